@@ -1,0 +1,51 @@
+"""The ``paigow`` command: thin argument parsing over the ``scoring`` and ``vision`` packages.
+
+Each sub-command module registers itself with :func:`argparse` and keeps its heavy imports
+inside its handler, so ``paigow hand`` never loads OpenCV or PyTorch. An
+:class:`scoring.errors.InputError` becomes one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scoring.errors import InputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (scoring commands first, then vision commands)."""
+    parser = argparse.ArgumentParser(
+        prog="paigow",
+        description="Pai gow tiles: exact scoring, house way, settlement and table vision.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from scoring import cli as scoring_cli
+
+    scoring_cli.register(sub)
+    try:
+        from vision import commands as vision_commands
+    except ImportError:  # vision commands not installed in this build
+        vision_commands = None
+    if vision_commands is not None:
+        vision_commands.register(sub)
+    return parser
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point. Returns the exit code: 0 ok, 1 a check found differences, 2 bad input."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        rc = args.func(args)
+    except InputError as exc:
+        print(f"paigow {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return int(rc or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
