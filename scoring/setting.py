@@ -128,7 +128,7 @@ def legal_splits(tiles: Sequence[Tile | str], rules: RuleProfile | str = PA) -> 
         k2 = evaluate(h2[0], h2[1], prof).key
         high, low = (h1, h2) if k1 >= k2 else (h2, h1)
         s = Setting(high, low).canonical()
-        sig = (tuple(t.face for t in s.high), tuple(t.face for t in s.low))
+        sig = tuple(sorted((tuple(t.face for t in s.high), tuple(t.face for t in s.low))))
         if sig in seen:
             continue
         seen.add(sig)
