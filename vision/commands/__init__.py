@@ -1,0 +1,24 @@
+"""Vision sub-commands of ``paigow``, one thin module per command group.
+
+Each module defines ``register(sub)`` that adds its sub-parsers (``set_defaults(func=...)``);
+handlers import the heavy stages lazily, return an exit code and raise
+:class:`scoring.errors.InputError` for bad input (exit code 2).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_GROUPS = ("render", "train", "run", "audit", "export", "serve")
+
+
+def register(sub) -> None:
+    """Add every available vision command group to the argparse sub-parser collection."""
+    for name in _GROUPS:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue  # group not built yet
+            raise
+        module.register(sub)
