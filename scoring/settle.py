@@ -57,7 +57,7 @@ from typing import Mapping, Sequence
 
 from .errors import InputError
 from .rules import PA, RuleProfile, get_profile
-from .setting import Setting, SettingError, make_setting
+from .setting import Setting, make_setting
 from .tiles import Tile, parse_tile, parse_tiles
 
 __all__ = [
@@ -444,7 +444,8 @@ def check_faces(tiles_by_position: Mapping[str, Sequence[Tile]]) -> None:
     for pos, tiles in tiles_by_position.items():
         for t in tiles:
             count[t] += 1
-            where.setdefault(t.face, []).append(pos)
+            if pos not in where.setdefault(t.face, []):
+                where[t.face].append(pos)
     for t, n in sorted(count.items(), key=lambda kv: kv[0].index):
         if n > t.copies:
             raise InputError(

@@ -1,0 +1,907 @@
+"""Synthetic training data: rendered pai gow tables, close-ups and per-tile pip crops.
+
+There are no labelled pai gow photographs, so everything the tile and pip detectors know comes
+from this renderer; it randomises appearance widely (domain randomisation) so that real images
+(../shared/realdata, never used here) look like one more variation.
+
+Scene model. Tiles are drawn as sprites (rounded, bevelled face with engraved/painted spots,
+see :mod:`vision.synth_draw`) onto a flat *table canvas* (the table plane), with a drop shadow
+and a thickness side toward the camera; face-down tiles, stacks of face-down tiles (the
+woodpile), chips, playing cards and arm/hand shapes are added; the canvas is then warped to the
+output image by a camera homography (up to ~40 degrees of tilt, yaw, roll), and camera effects
+are applied (lighting gradient, vignette, colour cast, blur, noise, JPEG). Labels are the tile
+sprite's rectangle and spot circles mapped through the same transforms, so they are exact.
+
+Conventions and choices (documented for the consumers):
+
+* Colour rule (scoring.tiles.Tile.red / .white): halves showing 1 or 4 have red spots; 6-6
+  (Teen) has six red spots: the left column of one half and the right column of the other
+  (point-symmetric, as every Chinese set in realdata draws it); all other spots are "white"
+  (white on dark tiles, black/blue/green on ivory tiles: class pip_white = not red).
+* 3-3 (Chong) has two layouts: two diagonals, or the "long" layout (two spots on the centre
+  line of each half and a horizontal pair on the midline); a tile set uses one of them.
+* Occlusion: a tile more than 40% hidden (by a chip, card or hand, or by the frame edge) gets
+  no label at all (it is left in the image unlabelled); a spot more than 50% hidden gets no
+  pip label. Tiles cut by the frame edge but >= 60% inside are labelled with the minimum-area
+  rectangle of their visible part (clipped to the image).
+* Training seeds are < 1_000_000; seeds >= 1_000_000 are held out for tests / E2E.
+
+Public API: :class:`SceneTile`, :class:`TableScene`, :func:`render_table`,
+:func:`render_closeup`, :func:`render_datasets`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scoring.errors import InputError
+from scoring.tiles import STANDARD_SET, TILES_BY_FACE
+from vision import synth_draw as D
+from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, order_polygon, rectify
+
+__all__ = ["SceneTile", "TableScene", "render_table", "render_closeup", "render_scene",
+           "render_datasets", "pip_crop", "POSITIONS", "HELD_OUT_SEED"]
+
+POSITIONS: tuple[str, ...] = ("dealer", "1", "2", "3", "4", "5", "6", "7")
+HELD_OUT_SEED = 1_000_000
+TILE_CLASSES = ("tile", "tile_back")
+PIP_CLASSES = ("pip_red", "pip_white")
+
+
+@dataclass
+class SceneTile:
+    """One tile in a rendered image.
+
+    Attributes:
+        face: ``"low-high"`` (e.g. ``"1-6"``; western tiles may show 0) or None when face down.
+        state: ``"face_up"`` | ``"face_down"``.
+        polygon: float32 (4, 2) corner points in image pixels (the tile's top face, corners in
+            drawing order: sprite (0,0), (w,0), (w,h), (0,h) -- use
+            :func:`vision.geometry.order_polygon` for the canonical order).
+        position: ``"dealer"``, ``"1"``..``"7"`` or None (woodpile, loose tiles, close-ups).
+        hand: 0 or 1 (which of the position's two hands), or None.
+        labelled: False when the tile is too hidden (> 40% occluded or outside the frame) to
+            carry a label.
+        visible: fraction of the tile visible (0..1).
+        layout: spot layout name: "standard", or "long" for the long 3-3 layout.
+        spots: list of ``(points float32 (16, 2) image px on the spot's outline, cls 0 red /
+            1 white, visible bool)``.
+    """
+
+    face: str | None
+    state: str
+    polygon: np.ndarray
+    position: str | None = None
+    hand: int | None = None
+    labelled: bool = True
+    visible: float = 1.0
+    layout: str = "standard"
+    spots: list = field(default_factory=list, repr=False)
+
+
+@dataclass
+class TableScene:
+    """A rendered image with its ground truth.
+
+    Attributes:
+        image: uint8 (H, W, 3) BGR.
+        tiles: list of :class:`SceneTile` (every tile drawn, labelled or not).
+        layout: layout-YAML dict ``{"table_id", "rules", "commission", "positions":
+            {name: [[x, y], ...]}}`` (image px; one polygon per position enclosing its 4 tiles,
+            no overlaps); empty ``positions`` for scenes without positions.
+        deal: position -> its 4 faces as laid (hand 0's two tiles, then hand 1's).
+        style: tile style name ("black", "ivory", "other", "western").
+        kind: "table" or "closeup".
+    """
+
+    image: np.ndarray
+    tiles: list
+    layout: dict
+    deal: dict
+    style: str = ""
+    kind: str = "table"
+
+
+# ----------------------------------------------------------------------------------------------
+# Deals
+
+def _random_deal(rng: np.random.Generator) -> dict[str, list[str]]:
+    faces = [t.face for t in STANDARD_SET]
+    order = rng.permutation(len(faces))
+    return {p: [faces[order[4 * i + k]] for k in range(4)] for i, p in enumerate(POSITIONS)}
+
+
+def _check_deal(deal: dict) -> dict[str, list[str]]:
+    """Validate a deal dict; raises InputError naming the bad value."""
+    if not isinstance(deal, dict):
+        raise InputError(f"deal must be a dict position -> 4 faces, got {deal!r}")
+    counts: dict[str, int] = {}
+    out = {}
+    for pos, faces in deal.items():
+        if str(pos) not in POSITIONS:
+            raise InputError(f"deal: unknown position {pos!r} (expected one of {POSITIONS})")
+        if not isinstance(faces, (list, tuple)) or len(faces) != 4:
+            raise InputError(f"deal: position {pos!r} must have 4 faces, got {faces!r}")
+        norm = []
+        for f in faces:
+            key = str(f).strip()
+            parts = key.replace("/", "-").split("-")
+            if len(parts) == 2 and all(p.isdigit() for p in parts):
+                key = "-".join(str(v) for v in sorted(int(p) for p in parts))
+            if key not in TILES_BY_FACE:
+                raise InputError(f"deal: position {pos!r}: not a pai gow face: {f!r}")
+            counts[key] = counts.get(key, 0) + 1
+            if counts[key] > TILES_BY_FACE[key].copies:
+                raise InputError(f"deal: face {key!r} appears more often than the set holds "
+                                 f"({TILES_BY_FACE[key].copies})")
+            norm.append(key)
+        out[str(pos)] = norm
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Camera
+
+def _camera(rng: np.random.Generator, out_w: int, out_h: int, max_tilt: float,
+            max_roll: float, yaw: float = 0.0):
+    """Camera homography from a table canvas to the output image.
+
+    Returns ``(H, canvas_w, canvas_h, origin, down, tilt)``: H float64 (3, 3) canvas px -> output
+    px; the canvas covers every output pixel; ``origin`` the canvas point that maps to the output
+    centre (scale about 1 there); ``down`` unit vector in the canvas toward the camera (the
+    side of a tile seen under tilt); ``tilt`` in degrees.
+    """
+    tilt = rng.uniform(0, max_tilt)
+    k = math.tan(math.radians(tilt)) * 0.36  # perspective strength over half the height
+    c = math.cos(math.radians(tilt)) * 0.25 + 0.75  # foreshortening (mild: zoom compensates)
+    p = -k / (out_h / 2)
+    roll = math.radians(rng.uniform(-max_roll, max_roll))
+    yw = math.radians(yaw)
+    P = np.array([[1, 0, 0], [0, c, 0], [0, p, 1]], np.float64)
+    Ry = np.array([[math.cos(yw), -math.sin(yw), 0], [math.sin(yw), math.cos(yw), 0], [0, 0, 1]])
+    Rr = np.array([[math.cos(roll), -math.sin(roll), 0], [math.sin(roll), math.cos(roll), 0], [0, 0, 1]])
+    Tout = np.array([[1, 0, out_w / 2], [0, 1, out_h / 2], [0, 0, 1]], np.float64)
+    H0 = Tout @ Rr @ P @ Ry  # centred canvas coords -> output
+    corners = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], np.float32)[None]
+    inv = cv2.perspectiveTransform(corners, np.linalg.inv(H0))[0]
+    lo = np.floor(inv.min(0)) - 4
+    hi = np.ceil(inv.max(0)) + 4
+    T = np.array([[1, 0, lo[0]], [0, 1, lo[1]], [0, 0, 1]], np.float64)
+    H = H0 @ T
+    cw, ch = int(hi[0] - lo[0]), int(hi[1] - lo[1])
+    origin = (-lo[0], -lo[1])
+    down = np.array([-math.sin(yw), math.cos(yw)])  # canvas direction of output "down"
+    return H, cw, ch, origin, down, tilt
+
+
+# ----------------------------------------------------------------------------------------------
+# Tile placement model
+
+@dataclass
+class _Tile:
+    face: str | None           # "l-h" or None (face down)
+    halves: tuple              # (top, bottom) half values in sprite order
+    cx: float                  # canvas centre
+    cy: float
+    angle: float               # radians, sprite y axis rotated by this
+    w: float                   # short side, canvas px
+    position: str | None = None
+    hand: int | None = None
+    long33: bool = False
+    levels: int = 1            # >1: a stack of face-down tiles (top face labelled)
+
+
+def _affine(t: _Tile, sw: int, sh: int, lift: np.ndarray | None = None) -> np.ndarray:
+    s = t.w / sw
+    ca, sa = math.cos(t.angle), math.sin(t.angle)
+    A = np.array([[ca * s, -sa * s, 0], [sa * s, ca * s, 0]], np.float64)
+    c = np.array([t.cx, t.cy]) + (lift if lift is not None else 0)
+    A[:, 2] = c - A[:, :2] @ np.array([sw / 2, sh / 2])
+    return A
+
+
+def _apply(A: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    return (pts @ A[:, :2].T + A[:, 2]).astype(np.float32)
+
+
+def _position_tiles(rng, faces, cx, cy, angle, w, aspect, pos, long33, arrangement):
+    """Four tiles of one position as two hands lying together (two pairs)."""
+    L = w * aspect
+    gap_in = rng.uniform(0.0, 0.08) * w      # inside a hand (touching or nearly)
+    gap_h = rng.uniform(0.25, 1.2) * w       # between the two hands
+    ca, sa = math.cos(angle), math.sin(angle)
+    out = []
+    if arrangement == "row":  # [h0 t0][h0 t1]  gap  [h1 t0][h1 t1]
+        xs = [0, w + gap_in, 2 * w + gap_in + gap_h, 3 * w + 2 * gap_in + gap_h]
+        xs = [x - (xs[-1]) / 2 for x in xs]
+        ys = [0, 0, 0, 0]
+    else:  # column: hand 0 nearer the player, hand 1 behind it
+        xs = [-(w + gap_in) / 2, (w + gap_in) / 2] * 2
+        ys = [(L + gap_h) / 2] * 2 + [-(L + gap_h) / 2] * 2
+    for k in range(4):
+        jx, jy = rng.normal(0, 0.03 * w, 2)
+        lx, ly = xs[k] + jx, ys[k] + jy
+        tx = cx + lx * ca - ly * sa
+        ty = cy + lx * sa + ly * ca
+        f = faces[k]
+        lo, hi = (int(v) for v in f.split("-"))
+        halves = (lo, hi) if rng.random() < 0.5 else (hi, lo)
+        a = angle + rng.normal(0, math.radians(3)) + (math.pi if rng.random() < 0.5 else 0)
+        out.append(_Tile(f, halves, tx, ty, a, w, pos, k // 2, long33 and f == "3-3"))
+    return out
+
+
+def _table_layout(rng, origin, out_w, out_h, w, zoom, deal, long33, arrangement, spread=1.0):
+    """Tiles of dealer + 7 seats placed around an arc (dealer at the top centre; seat 1 at the
+    image right, 7 at the left)."""
+    ox, oy = origin
+    W, H = out_w * zoom * spread, out_h * zoom * spread
+    tiles = []
+    for i, pos in enumerate(POSITIONS):
+        if pos not in deal:
+            continue
+        if pos == "dealer":
+            px, py, ang = 0.0, -0.30 * H, 0.0
+        else:
+            t = (int(pos) - 1) / 6.0
+            px = (0.5 - t) * 2 * 0.40 * W
+            py = 0.30 * H - 0.34 * H * (2 * t - 1) ** 2
+            ang = math.atan2(px, (0.9 * H)) * 0.9  # face the table centre, roughly
+        px += rng.normal(0, 0.008 * W)
+        py += rng.normal(0, 0.008 * H)
+        ang += rng.normal(0, math.radians(4))
+        arr = arrangement if arrangement else ("row" if rng.random() < 0.6 else "column")
+        tiles += _position_tiles(rng, deal[pos], ox + px, oy + py, ang, w, _ASPECT[0], pos,
+                                 long33, arr)
+    return tiles
+
+
+_ASPECT = [2.2]  # set per scene (style aspect) before layout
+
+
+# ----------------------------------------------------------------------------------------------
+# Compositing
+
+def _blend(canvas: np.ndarray, img: np.ndarray, alpha: np.ndarray, A: np.ndarray) -> None:
+    """Warp a float sprite (img, alpha) with affine A into the uint8 canvas (in place)."""
+    sh, sw = alpha.shape
+    corners = _apply(A, np.array([[0, 0], [sw, 0], [sw, sh], [0, sh]], np.float32))
+    x0, y0 = np.floor(corners.min(0)).astype(int) - 2
+    x1, y1 = np.ceil(corners.max(0)).astype(int) + 2
+    H, W = canvas.shape[:2]
+    x0c, y0c, x1c, y1c = max(x0, 0), max(y0, 0), min(x1, W), min(y1, H)
+    if x1c <= x0c or y1c <= y0c:
+        return
+    Ar = A.copy()
+    Ar[:, 2] -= (x0c, y0c)
+    size = (x1c - x0c, y1c - y0c)
+    wi = cv2.warpAffine(img, Ar, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    wa = cv2.warpAffine(alpha, Ar, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    roi = canvas[y0c:y1c, x0c:x1c].astype(np.float32)
+    roi = roi * (1 - wa[..., None]) + wi * wa[..., None]
+    canvas[y0c:y1c, x0c:x1c] = np.clip(roi, 0, 255).astype(np.uint8)
+
+
+def _circle_pts(cx, cy, r, n=16):
+    t = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    return np.stack([cx + r * np.cos(t), cy + r * np.sin(t)], 1).astype(np.float32)
+
+
+def _compose(rng, st: D.TileStyle, tiles: list, canvas: np.ndarray, down: np.ndarray,
+             tilt: float, occluders: list, H: np.ndarray, out_size, effects: float = 1.0,
+             shadow: bool = True):
+    """Draw tiles and occluders on the canvas, warp to the output, apply camera effects.
+
+    Returns (image uint8, list[SceneTile]).
+    """
+    ch, cw = canvas.shape[:2]
+    out_w, out_h = out_size
+    light = rng.normal(0, 1, 2)
+    light /= np.linalg.norm(light) + 1e-9
+    thick_frac = rng.uniform(0.28, 0.5)
+    side_k = 0.04 + math.sin(math.radians(tilt)) * 0.9
+    sprites = []
+    # painter's order: far (small along "down") first
+    order = sorted(range(len(tiles)), key=lambda i: tiles[i].cx * down[0] + tiles[i].cy * down[1])
+    # shadows of everything at once
+    if shadow:
+        smask = np.zeros((ch, cw), np.uint8)
+        sv = rng.normal(0, 1, 2)
+        sv = sv / (np.linalg.norm(sv) + 1e-9) * rng.uniform(0.05, 0.3)
+    dirt = rng.uniform(0, 1) if rng.random() < 0.5 else 0.0
+    for i in order:
+        t = tiles[i]
+        sw = int(np.clip(round(t.w * 1.4), 12, 220))
+        sh = int(round(sw * st.aspect))
+        outline = D.rounded_outline(sw, sh, st.corner)
+        tv = down * thick_frac * t.w * side_k
+        if shadow:
+            A = _affine(t, sw, sh, -tv * (t.levels - 1))
+            o = _apply(A, outline) + sv * t.w * (t.levels + 0.5)
+            o2 = _apply(A, outline)
+            cv2.fillConvexPoly(smask, np.round(np.vstack([o, o2 + tv * t.levels])).astype(np.int32), 255,
+                               cv2.LINE_AA)
+        sprites.append((i, sw, sh, outline, tv))
+    if shadow:
+        k = max(3.0, float(np.median([t.w for t in tiles])) * 0.25) if tiles else 3.0
+        sm = cv2.GaussianBlur(smask, (0, 0), k).astype(np.float32) / 255.0 * rng.uniform(0.25, 0.6)
+        canvas[:] = np.clip(canvas.astype(np.float32) * (1 - sm[..., None]), 0, 255).astype(np.uint8)
+    side_col = np.array(st.side, np.float32)
+    back_col = np.array(st.back, np.float32)
+    result = []
+    for (i, sw, sh, outline, tv) in sprites:
+        t = tiles[i]
+        # body / thickness, bottom layer first
+        for lev in range(t.levels):
+            A = _affine(t, sw, sh, -tv * lev)
+            o = _apply(A, outline)
+            hull = cv2.convexHull(np.vstack([o, o + tv]).astype(np.float32))
+            col = side_col if not st.two_layer else back_col
+            shade = 0.7 + 0.3 * max(0.0, float(-(down @ light)))
+            cv2.fillConvexPoly(canvas, np.round(hull * 4).astype(np.int32),
+                               tuple(float(v) for v in col * shade), cv2.LINE_AA, 2)
+            if st.two_layer:  # face layer on top of the coloured back
+                hull2 = cv2.convexHull(np.vstack([o, o + tv * 0.45]).astype(np.float32))
+                cv2.fillConvexPoly(canvas, np.round(hull2 * 4).astype(np.int32),
+                                   tuple(float(v) for v in side_col * shade), cv2.LINE_AA, 2)
+            if t.levels > 1:
+                cv2.polylines(canvas, [np.round((o + tv) * 4).astype(np.int32)], True,
+                              tuple(float(v) for v in col * 0.4), 1, cv2.LINE_AA, 2)
+        lift = -tv * (t.levels - 1)
+        A = _affine(t, sw, sh, lift)
+        # light direction in sprite coordinates
+        ca, sa = math.cos(-t.angle), math.sin(-t.angle)
+        ls = np.array([ca * light[0] - sa * light[1], sa * light[0] + ca * light[1]])
+        if t.face is not None:
+            img, alpha, spots = D.render_face_sprite(t.halves[0], t.halves[1], st, sw, rng, ls,
+                                                     t.long33, dirt)
+        else:
+            img, alpha = D.render_back_sprite(st, sw, rng, ls)
+            spots = []
+        _blend(canvas, img, alpha, A)
+        poly_c = _apply(A, np.array([[0, 0], [sw, 0], [sw, sh], [0, sh]], np.float32))
+        spots_c = [(_apply(A, _circle_pts(cx, cy, r)), cls) for (cx, cy, r, cls) in spots]
+        result.append((i, poly_c, spots_c))
+    # occluders
+    occ = np.zeros((ch, cw), np.uint8)
+    for fn in occluders:
+        fn(canvas, occ)
+    # warp to output
+    image = cv2.warpPerspective(canvas, H, (out_w, out_h), flags=cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_REFLECT)
+    if effects > 0:
+        image = D.camera_effects(image, rng, effects)
+    # labels
+    scene_tiles = []
+    frame = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], np.float32)
+    for (i, poly_c, spots_c) in sorted(result, key=lambda r: r[0]):
+        t = tiles[i]
+        poly_o = cv2.perspectiveTransform(poly_c[None], H)[0]
+        # occluded fraction on the canvas
+        x0, y0 = np.maximum(np.floor(poly_c.min(0)).astype(int), 0)
+        x1, y1 = np.minimum(np.ceil(poly_c.max(0)).astype(int) + 1, (cw, ch))
+        vis = 1.0
+        if x1 > x0 and y1 > y0:
+            m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+            cv2.fillConvexPoly(m, np.round(poly_c - (x0, y0)).astype(np.int32), 1)
+            area = max(int(m.sum()), 1)
+            hidden = int((occ[y0:y1, x0:x1] > 0)[m > 0].sum())
+            vis = 1.0 - hidden / area
+        # inside-frame fraction
+        area_o = abs(cv2.contourArea(poly_o))
+        inter, ipoly = cv2.intersectConvexConvex(poly_o.astype(np.float32), frame)
+        inside = inter / max(area_o, 1e-6)
+        vis_total = vis * inside
+        labelled = vis_total >= 0.6
+        polygon = poly_o
+        if labelled and inside < 0.999 and ipoly is not None and len(ipoly) >= 3:
+            rect = cv2.minAreaRect(ipoly.reshape(-1, 2))
+            polygon = cv2.boxPoints(rect).astype(np.float32)
+            polygon[:, 0] = np.clip(polygon[:, 0], 0, out_w)
+            polygon[:, 1] = np.clip(polygon[:, 1], 0, out_h)
+        spots_o = []
+        for (pts_c, cls) in spots_c:
+            pts_o = cv2.perspectiveTransform(pts_c[None], H)[0]
+            c = pts_c.mean(0)
+            r = float(np.linalg.norm(pts_c[0] - c))
+            samp = [c] + [c + r * 0.6 * np.array([math.cos(a), math.sin(a)]) for a in
+                          np.linspace(0, 2 * math.pi, 8, endpoint=False)]
+            hid = 0
+            for s in samp:
+                xi, yi = int(s[0]), int(s[1])
+                if 0 <= xi < cw and 0 <= yi < ch and occ[yi, xi]:
+                    hid += 1
+            co = pts_o.mean(0)
+            in_frame = 0 <= co[0] < out_w and 0 <= co[1] < out_h
+            spots_o.append((pts_o, int(cls), hid / len(samp) <= 0.5 and in_frame))
+        scene_tiles.append(SceneTile(
+            face=t.face, state="face_up" if t.face is not None else "face_down",
+            polygon=polygon.astype(np.float32), position=t.position, hand=t.hand,
+            labelled=bool(labelled), visible=float(vis_total),
+            layout="long" if t.long33 else "standard", spots=spots_o))
+    return image, scene_tiles
+
+
+# ----------------------------------------------------------------------------------------------
+# Occluder factories
+
+def _occluders(rng, cw, ch, tiles, n_chips, n_cards, n_hands, avoid_tiles: bool):
+    """Closures drawing distractors on the canvas (and their footprint into the occlusion
+    mask). With ``avoid_tiles`` they are kept off the tiles (render_table)."""
+    fns = []
+    centres = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
+    wmed = float(np.median([t.w for t in tiles])) if tiles else 40.0
+
+    def free(p, rad):
+        if not avoid_tiles or len(centres) == 0:
+            return True
+        return bool(np.min(np.linalg.norm(centres - p, axis=1)) > rad + wmed * 1.6)
+
+    for _ in range(n_chips):
+        for _try in range(10):
+            p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
+            rad = wmed * rng.uniform(0.6, 1.1)
+            if free(p, rad):
+                stack = int(rng.integers(1, 8))
+                fns.append(lambda c, m, p=p, rad=rad, stack=stack, s=int(rng.integers(1 << 30)):
+                           D.draw_chip(c, m, p, rad, np.random.default_rng(s), stack))
+                break
+    for _ in range(n_cards):
+        for _try in range(10):
+            p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
+            size = wmed * rng.uniform(2.0, 3.5)
+            if free(p, size * 0.6):
+                ang = rng.uniform(0, math.pi)
+                fns.append(lambda c, m, p=p, size=size, ang=ang, s=int(rng.integers(1 << 30)):
+                           D.draw_card(c, m, p, size, ang, np.random.default_rng(s)))
+                break
+    for _ in range(n_hands):
+        if avoid_tiles:
+            break
+        tgt = None
+        if len(centres) and rng.random() < 0.7:
+            tgt = centres[int(rng.integers(len(centres)))] + rng.normal(0, wmed, 2)
+        fns.append(lambda c, m, tgt=tgt, s=int(rng.integers(1 << 30)):
+                   D.draw_hand(c, m, np.random.default_rng(s), tgt))
+    return fns
+
+
+# ----------------------------------------------------------------------------------------------
+# Scenes
+
+def _layout_dict(scene_tiles, H, tiles, seed) -> dict:
+    """One quadrilateral per position enclosing its 4 tiles with margin, shrunk until no two
+    overlap (image px)."""
+    groups: dict[str, list] = {}
+    for st_, t in zip(scene_tiles, tiles):
+        if t.position is not None:
+            groups.setdefault(t.position, []).append(t)
+    rects = {}
+    for pos, ts in groups.items():
+        pts = []
+        for t in ts:
+            L = t.w * _ASPECT[0]
+            ca, sa = math.cos(t.angle), math.sin(t.angle)
+            for dx, dy in ((-t.w / 2, -L / 2), (t.w / 2, -L / 2), (t.w / 2, L / 2), (-t.w / 2, L / 2)):
+                pts.append((t.cx + dx * ca - dy * sa, t.cy + dx * sa + dy * ca))
+        rects[pos] = (cv2.minAreaRect(np.array(pts, np.float32)), ts[0].w)
+    margin = {p: 0.6 for p in rects}
+
+    def quad(p):
+        (c, (rw, rh), a), w = rects[p]
+        m = margin[p] * w
+        box = cv2.boxPoints((c, (rw + 2 * m, rh + 2 * m), a)).astype(np.float32)
+        return cv2.perspectiveTransform(box[None], H)[0]
+
+    for _ in range(12):
+        changed = False
+        names = list(rects)
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                a, b = quad(names[i]), quad(names[j])
+                area, _ = cv2.intersectConvexConvex(a, b)
+                if area > 0:
+                    margin[names[i]] *= 0.6
+                    margin[names[j]] *= 0.6
+                    changed = True
+        if not changed:
+            break
+    return {"table_id": f"synth-{seed}", "rules": "pa", "commission": "0.05",
+            "positions": {p: [[round(float(x), 1), round(float(y), 1)] for x, y in quad(p)]
+                          for p in POSITIONS if p in rects}}
+
+
+def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | None = None,
+                 deal: dict | None = None, tile_long=None) -> TableScene:
+    """Render one table scene.
+
+    Args:
+        seed: scene seed (numpy Generator).
+        size: output ``(width, height)`` px.
+        mode: "table" (render_table: full table, every tile face up and unoccluded, mild
+            tilt), "train" (tile-model frames: partial or full tables, zoom, face-down tiles,
+            woodpile, occluders, up to ~40 degrees tilt) or "pips" (like train but larger
+            tiles, for pip crops).
+        style: tile style ("black", "ivory", "other", "western") or None for random.
+        deal: position -> 4 faces (validated) or None for a random valid deal.
+        tile_long: tile long side in output px at the image centre (None: random by mode).
+
+    Returns:
+        :class:`TableScene`.
+    """
+    rng = np.random.default_rng(seed)
+    out_w, out_h = int(size[0]), int(size[1])
+    st = D.random_style(rng, style)
+    if mode != "table" and st.western and rng.random() < 0.5:
+        pass
+    _ASPECT[0] = st.aspect
+    full = mode == "table"
+    scale = out_w / 1920.0
+    if tile_long is None:
+        if full:
+            tile_long = rng.uniform(80, 100) * scale
+        elif mode == "pips":
+            tile_long = rng.uniform(60, 230) * scale
+        else:
+            tile_long = math.exp(rng.uniform(math.log(60), math.log(200))) * scale
+    w = tile_long / st.aspect
+    H, cw, ch, origin, down, tilt = _camera(
+        rng, out_w, out_h, max_tilt=25 if full else 40, max_roll=4 if full else 12,
+        yaw=rng.normal(0, 3) if full else rng.uniform(-25, 25))
+    if deal is None:
+        deal = _random_deal(rng)
+    else:
+        deal = _check_deal(deal)
+    long33 = rng.random() < 0.4
+    base_long = 90 * scale
+    zoom = max(1.0, tile_long / base_long)
+    spread = 1.0 if full else rng.uniform(0.9, 1.1)
+    face_deal = dict(deal)
+    if not full:
+        # empty seats and unrevealed (face-down) positions
+        for p in POSITIONS[1:]:
+            if rng.random() < 0.15:
+                face_deal.pop(p, None)
+    tiles = _table_layout(rng, origin, out_w, out_h, w, 1.0, face_deal, long33,
+                          None if not full else ("row" if rng.random() < 0.7 else "column"),
+                          spread)
+    if not full:
+        # zoom: scale the layout about a random anchor so only part of the table is seen
+        ax, ay = origin
+        anchor = np.array([ax, ay]) + (rng.uniform(-0.4, 0.4) * out_w, rng.uniform(-0.35, 0.35) * out_h) \
+            if zoom > 1.3 else np.array([ax, ay])
+        lay_zoom = zoom * (1.0 if zoom > 1.0 else 1.0)
+        for t in tiles:
+            t.cx = ax + (t.cx - ax) * lay_zoom - (anchor[0] - ax) * (lay_zoom - 1)
+            t.cy = ay + (t.cy - ay) * lay_zoom - (anchor[1] - ay) * (lay_zoom - 1)
+            t.w = w
+        # keep the canvas-visible tiles only
+        tiles = [t for t in tiles if -t.w * 3 < t.cx < cw + t.w * 3 and -t.w * 3 < t.cy < ch + t.w * 3]
+        # face-down positions / single tiles
+        if rng.random() < 0.35:
+            present = sorted({t.position for t in tiles if t.position})
+            posd = {p for p in present if rng.random() < 0.3}
+            for t in tiles:
+                if t.position in posd:
+                    t.face = None
+        for t in tiles:
+            if rng.random() < 0.04:
+                t.face = None
+        # the woodpile: stacks of face-down tiles
+        if rng.random() < 0.45:
+            n_st = int(rng.integers(2, 9))
+            levels = int(rng.integers(2, 5))
+            ang = rng.normal(0, 0.15) + (math.pi / 2 if rng.random() < 0.3 else 0)
+            px = origin[0] + rng.uniform(-0.45, 0.45) * out_w
+            py = origin[1] + rng.uniform(-0.45, 0.0) * out_h
+            gap = rng.uniform(0, 0.05) * w
+            occupied = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
+            new = []
+            for k in range(n_st):
+                off = (k - (n_st - 1) / 2) * (w + gap)
+                cx = px + off * math.cos(ang)
+                cy = py + off * math.sin(ang)
+                new.append(_Tile(None, (0, 0), cx, cy, ang, w, levels=levels))
+            if len(occupied) == 0 or all(np.min(np.linalg.norm(occupied - (n.cx, n.cy), axis=1)) > w * 3
+                                         for n in new):
+                tiles += new
+        # loose scattered tiles
+        if rng.random() < 0.25:
+            faces_used = [t.face for t in tiles if t.face]
+            pool = [f.face for f in STANDARD_SET]
+            for f in faces_used:
+                if f in pool:
+                    pool.remove(f)
+            occupied = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
+            for _ in range(int(rng.integers(1, 5))):
+                if not pool:
+                    break
+                p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
+                if len(occupied) and np.min(np.linalg.norm(occupied - p, axis=1)) < w * 3:
+                    continue
+                f = pool.pop(int(rng.integers(len(pool))))
+                lo, hi = (int(v) for v in f.split("-"))
+                tiles.append(_Tile(f if rng.random() < 0.8 else None, (lo, hi), p[0], p[1],
+                                   rng.uniform(0, 2 * math.pi), w, long33=long33 and f == "3-3"))
+                occupied = np.vstack([occupied, p])
+        if st.western:
+            # western dominoes: faces with blanks too (0..6 halves)
+            for t in tiles:
+                if t.face is not None and rng.random() < 0.5:
+                    a, b = int(rng.integers(0, 7)), int(rng.integers(0, 7))
+                    t.halves = (a, b)
+                    t.face = f"{min(a, b)}-{max(a, b)}"
+                    t.long33 = False
+    background = D.felt_background(rng, cw, ch, "felt" if full else None)
+    occ = _occluders(rng, cw, ch, tiles,
+                     n_chips=int(rng.integers(0, 8)), n_cards=int(rng.integers(0, 3)) if not full else 0,
+                     n_hands=(int(rng.random() < 0.3) + int(rng.random() < 0.1)) if not full else 0,
+                     avoid_tiles=full or rng.random() < 0.5)
+    image, stiles = _compose(rng, st, tiles, background, down, tilt, occ, H, (out_w, out_h),
+                             effects=rng.uniform(0.3, 0.8) if full else rng.uniform(0.4, 1.0))
+    layout = _layout_dict(stiles, H, tiles, seed) if full else {
+        "table_id": f"synth-{seed}", "rules": "pa", "commission": "0.05", "positions": {}}
+    out_deal = {p: deal[p] for p in POSITIONS if p in deal} if full else {}
+    return TableScene(image=image, tiles=stiles, layout=layout, deal=out_deal, style=st.name,
+                      kind="table")
+
+
+def render_table(seed: int, size=(1920, 1080), deal: dict[str, list[str]] | None = None,
+                 style: str | None = None) -> TableScene:
+    """Render a full pai gow table: dealer + 7 seats, 32 face-up tiles from one set, each
+    position's 4 tiles laid as two hands of two tiles lying together; positions around an arc
+    with the dealer at the top centre (seat 1 at the image right ... seat 7 at the left).
+
+    Args:
+        seed: int; same seed -> identical image bytes. Seeds >= 1_000_000 are the held-out
+            range for tests / E2E.
+        size: ``(width, height)`` of the image in px (tile long side about 80-100 px at 1920
+            wide, scaled with the width).
+        deal: position -> 4 faces ("low-high"; the first two are hand 0, the last two hand 1),
+            or None for a random valid deal from one 32-tile set.
+        style: "black" | "ivory" | "other" | "western" | None (random).
+
+    Returns:
+        :class:`TableScene` with ``image`` (H, W, 3) uint8 BGR, 32 :class:`SceneTile`, the
+        layout dict (one polygon per position, no overlaps) and the deal.
+
+    Raises:
+        InputError: a bad deal (unknown position or face, a face more often than the set
+            holds) or style.
+    """
+    if style is not None and style not in ("black", "ivory", "other", "western"):
+        raise InputError(f"unknown tile style {style!r} (black, ivory, other, western)")
+    if size is None or len(size) != 2 or int(size[0]) < 64 or int(size[1]) < 64:
+        raise InputError(f"bad image size {size!r} (width, height >= 64)")
+    return render_scene(seed, size, mode="table", style=style, deal=deal)
+
+
+def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = None) -> TableScene:
+    """A close-up: one to three tiles filling 40-98% of a small image (about 50-600 px a
+    side), straight on or slightly rotated, on a flat / white / checker / cloth / felt / wood
+    background (like single-tile product photos and renders)."""
+    rng = np.random.default_rng(seed)
+    st = D.random_style(rng, style)
+    _ASPECT[0] = st.aspect
+    n = n_tiles or int(rng.choice([1, 2, 3], p=[0.6, 0.25, 0.15]))
+    L = math.exp(rng.uniform(math.log(50), math.log(420)))
+    w = L / st.aspect
+    horizontal = rng.random() < 0.2
+    gap = rng.uniform(0, 0.4) * w if rng.random() < 0.6 else 0.0
+    gw, gh = n * w + (n - 1) * gap, L
+    fill = rng.uniform(0.4, 0.98, 2)
+    iw, ih = max(int(gw / fill[0]), int(gw) + 2), max(int(gh / fill[1]), int(gh) + 2)
+    if horizontal:
+        iw, ih = ih, iw
+    out_w, out_h = iw, ih
+    bg = D.felt_background(rng, out_w + 8, out_h + 8,
+                           str(rng.choice(["flat", "felt", "cloth", "wood"], p=[0.55, 0.2, 0.15, 0.1])))
+    H = np.array([[1, 0, -4], [0, 1, -4], [0, 0, 1]], np.float64)
+    rot = rng.normal(0, math.radians(4)) if rng.random() < 0.5 else 0.0
+    if rng.random() < 0.15:
+        rot = rng.uniform(-0.35, 0.35)
+    base = math.pi / 2 if horizontal else 0.0
+    cx0, cy0 = 4 + out_w / 2 + rng.normal(0, 0.02) * out_w, 4 + out_h / 2 + rng.normal(0, 0.02) * out_h
+    deal_faces = [STANDARD_SET[i].face for i in rng.permutation(32)[:n]]
+    long33 = rng.random() < 0.4
+    tiles = []
+    for k, f in enumerate(deal_faces):
+        off = (k - (n - 1) / 2) * (w + gap)
+        ang = base + rot
+        cx = cx0 + off * math.cos(ang)
+        cy = cy0 + off * math.sin(ang)
+        lo, hi = (int(v) for v in f.split("-"))
+        halves = (lo, hi) if rng.random() < 0.5 else (hi, lo)
+        face = f if rng.random() < 0.93 else None
+        tiles.append(_Tile(face, halves, cx, cy, ang + (math.pi if rng.random() < 0.3 else 0), w,
+                           long33=long33 and f == "3-3"))
+    # keep the tiles inside the image (shrink if rotation pushed them out)
+    image, stiles = _compose(rng, st, tiles, bg, np.array([0.0, 1.0]), rng.uniform(0, 20), [], H,
+                             (out_w, out_h), effects=rng.uniform(0.0, 0.6),
+                             shadow=rng.random() < 0.5)
+    return TableScene(image=image, tiles=stiles, layout={"table_id": f"synth-{seed}", "rules": "pa",
+                      "commission": "0.05", "positions": {}}, deal={}, style=st.name, kind="closeup")
+
+
+# ----------------------------------------------------------------------------------------------
+# Labels and crops
+
+def obb_label_lines(scene: TableScene) -> list[str]:
+    """YOLO OBB label lines ``class x1 y1 x2 y2 x3 y3 x4 y4`` (normalised to [0, 1]) for the
+    labelled tiles of a scene (class 0 tile, 1 tile_back)."""
+    h, w = scene.image.shape[:2]
+    lines = []
+    for t in scene.tiles:
+        if not t.labelled:
+            continue
+        p = order_polygon(t.polygon).astype(np.float64)
+        p[:, 0] = np.clip(p[:, 0] / w, 0, 1)
+        p[:, 1] = np.clip(p[:, 1] / h, 0, 1)
+        cls = 0 if t.state == "face_up" else 1
+        lines.append(f"{cls} " + " ".join(f"{v:.6f}" for v in p.reshape(-1)))
+    return lines
+
+
+def pip_crop(image: np.ndarray, tile: SceneTile, rng: np.random.Generator | None = None,
+             jitter: float = 0.0) -> tuple[np.ndarray, list[tuple[int, float, float, float, float]]]:
+    """The pip-model crop of one tile and its spot boxes.
+
+    The tile polygon gets random corner jitter (``jitter`` x tile width, gaussian sigma) and is
+    rectified with :func:`vision.geometry.rectify` (CROP_MARGIN), exactly like inference.
+
+    Returns:
+        ``(crop uint8 (CROP_H, CROP_W, 3), boxes)``: boxes as ``(cls, cx, cy, w, h)`` normalised
+        YOLO detect values (cls 0 pip_red, 1 pip_white), clipped to the crop; spots hidden by
+        occluders or mostly outside the crop are left out.
+    """
+    poly = np.asarray(tile.polygon, np.float64)
+    if jitter > 0 and rng is not None:
+        side = min(np.linalg.norm(poly[1] - poly[0]), np.linalg.norm(poly[2] - poly[1]))
+        poly = poly + rng.normal(0, jitter * side, poly.shape)
+        poly = poly + rng.normal(0, jitter * side * 0.5, (1, 2))
+    crop, M = rectify(image, poly.astype(np.float32), CROP_MARGIN)
+    boxes = []
+    for pts, cls, visible in tile.spots:
+        if not visible:
+            continue
+        q = cv2.perspectiveTransform(np.asarray(pts, np.float32)[None], M)[0]
+        x1, y1 = q.min(0)
+        x2, y2 = q.max(0)
+        full = max((x2 - x1) * (y2 - y1), 1e-6)
+        cx1, cy1 = max(x1, 0), max(y1, 0)
+        cx2, cy2 = min(x2, CROP_W), min(y2, CROP_H)
+        if cx2 <= cx1 or cy2 <= cy1 or (cx2 - cx1) * (cy2 - cy1) < 0.5 * full:
+            continue
+        boxes.append((int(cls), (cx1 + cx2) / 2 / CROP_W, (cy1 + cy2) / 2 / CROP_H,
+                      (cx2 - cx1) / CROP_W, (cy2 - cy1) / CROP_H))
+    return crop, boxes
+
+
+# ----------------------------------------------------------------------------------------------
+# Datasets
+
+def _split(i: int, n: int, val_fraction: float) -> str:
+    if val_fraction <= 0:
+        return "train"
+    return "val" if math.floor((i + 1) * val_fraction) > math.floor(i * val_fraction) else "train"
+
+
+def _write_yaml(path: Path, root: str, names: tuple[str, ...]) -> None:
+    lines = [f"# generated by vision.synth.render_datasets (paigow render)",
+             f"path: {root}", "train: images/train", "val: images/val", "names:"]
+    lines += [f"  {i}: {n}" for i, n in enumerate(names)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _scene_seed(seed: int, kind: int, i: int) -> int:
+    return (seed * 1_000_003 + kind * 500_009 + i * 7) % HELD_OUT_SEED
+
+
+def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fraction: float = 0.1,
+                    progress: bool = True, closeup_fraction: float = 0.25) -> dict:
+    """Render the tile (OBB) and pip (detect) datasets.
+
+    Writes ``out/tiles/{images,labels}/{train,val}`` (JPEG frames: table frames 1280 px wide,
+    16:9 or 4:3, plus ``closeup_fraction`` close-ups; labels ``class x1 y1 .. x4 y4``
+    normalised), ``out/pips/{images,labels}/{train,val}`` (96x192 crops from table scenes with
+    larger tiles and from close-ups; labels ``class cx cy w h``), ``out/tiles.yaml`` and
+    ``out/pips.yaml`` (``path: tiles`` / ``path: pips``, relative to the YAML's folder: the
+    project's trainer resolves it so) and absolute-path copies ``out/tiles/data.yaml``,
+    ``out/pips/data.yaml`` for plain ultralytics.
+
+    Args:
+        out: output folder (created).
+        n_tiles: number of tile-model images (>= 0).
+        n_pips: number of pip crops (>= 0).
+        seed: dataset seed (>= 0); scene seeds derived from it stay below 1_000_000.
+        val_fraction: fraction in [0, 0.5] of images put in val (interleaved).
+        progress: show tqdm progress bars.
+
+    Returns:
+        dict with counts: tiles_train, tiles_val, tile_labels, tile_back_labels, closeups,
+        pips_train, pips_val, pip_red, pip_white, seconds, and the YAML paths.
+
+    Raises:
+        InputError: negative counts or seed, val_fraction outside [0, 0.5].
+    """
+    import time
+
+    from tqdm import tqdm
+
+    for name, v in (("n_tiles", n_tiles), ("n_pips", n_pips), ("seed", seed)):
+        if not isinstance(v, (int, np.integer)) or v < 0:
+            raise InputError(f"{name} must be an integer >= 0, got {v!r}")
+    if not (0.0 <= float(val_fraction) <= 0.5):
+        raise InputError(f"val_fraction must be in [0, 0.5], got {val_fraction!r}")
+    out = Path(out)
+    t0 = time.time()
+    for ds in ("tiles", "pips"):
+        for sub in ("images", "labels"):
+            for sp in ("train", "val"):
+                (out / ds / sub / sp).mkdir(parents=True, exist_ok=True)
+    stats = dict(tiles_train=0, tiles_val=0, tile_labels=0, tile_back_labels=0, closeups=0,
+                 pips_train=0, pips_val=0, pip_red=0, pip_white=0)
+    rng = np.random.default_rng([seed, 17])
+    bar = tqdm(total=n_tiles, desc="tiles", disable=not progress, unit="img")
+    for i in range(n_tiles):
+        s = _scene_seed(seed, 0, i)
+        if rng.random() < closeup_fraction:
+            scene = render_closeup(s)
+            stats["closeups"] += 1
+        else:
+            size = (1280, 720) if rng.random() < 0.75 else (1280, 960)
+            scene = render_scene(s, size, mode="train")
+        lines = obb_label_lines(scene)
+        sp = _split(i, n_tiles, val_fraction)
+        name = f"t{seed}_{i:06d}"
+        cv2.imwrite(str(out / "tiles" / "images" / sp / f"{name}.jpg"), scene.image,
+                    [cv2.IMWRITE_JPEG_QUALITY, 93])
+        (out / "tiles" / "labels" / sp / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+        stats[f"tiles_{sp}"] += 1
+        stats["tile_labels"] += sum(1 for ln in lines if ln.startswith("0 "))
+        stats["tile_back_labels"] += sum(1 for ln in lines if ln.startswith("1 "))
+        bar.update(1)
+    bar.close()
+    bar = tqdm(total=n_pips, desc="pips", disable=not progress, unit="crop")
+    j = 0
+    k = 0
+    while j < n_pips:
+        s = _scene_seed(seed, 1, k)
+        k += 1
+        if rng.random() < 0.3:
+            scene = render_closeup(s)
+        else:
+            size = (960, 720) if rng.random() < 0.5 else (1280, 720)
+            scene = render_scene(s, size, mode="pips")
+        cands = [t for t in scene.tiles if t.labelled and (t.state == "face_up" or rng.random() < 0.05)]
+        rng.shuffle(cands)
+        for t in cands[:12]:
+            if j >= n_pips:
+                break
+            jit = rng.uniform(0.0, 0.04) if rng.random() < 0.85 else rng.uniform(0.04, 0.08)
+            crop, boxes = pip_crop(scene.image, t, rng, jit)
+            sp = _split(j, n_pips, val_fraction)
+            name = f"p{seed}_{j:06d}"
+            cv2.imwrite(str(out / "pips" / "images" / sp / f"{name}.jpg"), crop,
+                        [cv2.IMWRITE_JPEG_QUALITY, 95])
+            (out / "pips" / "labels" / sp / f"{name}.txt").write_text(
+                "".join(f"{c} {x:.6f} {y:.6f} {w:.6f} {h:.6f}\n" for c, x, y, w, h in boxes))
+            stats[f"pips_{sp}"] += 1
+            stats["pip_red"] += sum(1 for b in boxes if b[0] == 0)
+            stats["pip_white"] += sum(1 for b in boxes if b[0] == 1)
+            j += 1
+            bar.update(1)
+    bar.close()
+    _write_yaml(out / "tiles.yaml", "tiles", TILE_CLASSES)
+    _write_yaml(out / "pips.yaml", "pips", PIP_CLASSES)
+    _write_yaml(out / "tiles" / "data.yaml", str((out / "tiles").resolve()), TILE_CLASSES)
+    _write_yaml(out / "pips" / "data.yaml", str((out / "pips").resolve()), PIP_CLASSES)
+    stats["seconds"] = round(time.time() - t0, 1)
+    stats["tiles_yaml"] = str(out / "tiles.yaml")
+    stats["pips_yaml"] = str(out / "pips.yaml")
+    return stats

@@ -1,0 +1,690 @@
+"""Drawing primitives of the synthetic renderer (:mod:`vision.synth`): tile sprites, spots,
+table backgrounds, distractors and camera effects.
+
+Everything is numpy + OpenCV drawing, deterministic given a ``numpy.random.Generator``.
+Images are uint8 BGR unless a docstring says float32 (0..255 range). Sprite coordinates are
+pixels of the tile sprite: x across the tile's short side (0..sw), y along its long side
+(0..sh); the sprite's rectangle is the tile outline used for labels.
+
+No pixels of any real image are used; appearance parameters were chosen by eye against the
+descriptions in ``../shared/realdata/README.md`` (black casino tiles with engraved red/white
+spots, ivory tiles with black/red spots, rounded corners, glare).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+# ----------------------------------------------------------------------------------------------
+# Tile styles
+
+RED, WHITE = 0, 1  # pip classes of the pip model (pip_red, pip_white)
+
+
+@dataclass
+class TileStyle:
+    """Appearance of one tile set (all tiles of a scene usually share one).
+
+    Colours are BGR float tuples 0..255. ``spot_r``: spot radius as a fraction of tile width;
+    ``big_r``: radius of the single spot of a 1 half; ``depth``: engraved inner-shadow strength
+    0..1; ``gloss``: strength of the face's broad specular sheen; ``aspect``: length / width.
+    """
+
+    name: str
+    face: tuple
+    side: tuple
+    back: tuple
+    red: tuple
+    white: tuple
+    spot_r: float
+    big_r: float
+    depth: float
+    gloss: float
+    spec: float
+    aspect: float
+    corner: float
+    bevel: float
+    divider: int  # 0 none, 1 engraved line, 2 thin light line
+    back_pattern: int  # 0 plain, 1 circle, 2 lines, 3 diamond, 4 dots
+    two_layer: bool
+    col_s: float  # half distance between spot columns, fraction of width
+    row_t: float  # row step inside a half, fraction of width
+    two_style: int  # 0 horizontal pair, 1 diagonal, 2 vertical
+    teen_style: int  # 0 usual (top-left / bottom-right columns red), 1 mirrored
+    one_shift: float  # shift of the single spot toward the tile end (fraction of width)
+    western: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def _hsv2bgr(h, s, v) -> tuple:
+    px = np.uint8([[[int(h) % 180, int(np.clip(s, 0, 255)), int(np.clip(v, 0, 255))]]])
+    return tuple(float(c) for c in cv2.cvtColor(px, cv2.COLOR_HSV2BGR)[0, 0])
+
+
+def random_red(rng: np.random.Generator) -> tuple:
+    """A spot red from orange-red through crimson to pink (BGR floats)."""
+    h = rng.uniform(-12, 7) % 180
+    s = rng.uniform(140, 255)
+    v = rng.uniform(140, 255)
+    if rng.random() < 0.15:  # pinkish
+        s = rng.uniform(90, 160)
+        v = rng.uniform(200, 255)
+        h = rng.uniform(-14, 0) % 180
+    return _hsv2bgr(h, s, v)
+
+
+def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle:
+    """Draw a tile set's appearance.
+
+    Args:
+        kind: "black" (casino tiles, white/red spots), "ivory" (bone/ivory, dark/red spots),
+            "other" (coloured tiles), "western" (western-style dominoes, non-red spots) or None
+            (random: 55% black, 25% ivory, 12% other, 8% western).
+
+    Returns:
+        :class:`TileStyle`.
+    """
+    if kind is None:
+        kind = rng.choice(["black", "ivory", "other", "western"], p=[0.55, 0.25, 0.12, 0.08])
+    kind = str(kind)
+    two_layer = False
+    if kind == "black":
+        g = rng.uniform(8, 45)
+        tint = rng.normal(0, 4, 3)
+        face = tuple(np.clip(g + tint, 0, 255))
+        side = tuple(np.clip(np.array(face) * rng.uniform(0.8, 1.6) + rng.uniform(0, 25), 0, 255))
+        back = face if rng.random() < 0.8 else tuple(np.clip(np.array(face) + rng.uniform(5, 30), 0, 255))
+        wv = rng.uniform(185, 255)
+        cream = rng.uniform(0, 35) if rng.random() < 0.5 else 0.0
+        white = (wv - cream * 1.2, wv - cream * 0.4, wv)
+        red = random_red(rng)
+    elif kind == "ivory":
+        base = np.array([rng.uniform(170, 235), rng.uniform(200, 245), rng.uniform(215, 252)])
+        face = tuple(base)
+        side = tuple(base * rng.uniform(0.75, 0.95))
+        two_layer = rng.random() < 0.45
+        if two_layer:  # bone face over a coloured (often green or dark) back
+            back = (tuple(np.array(_hsv2bgr(rng.uniform(40, 80), rng.uniform(120, 230), rng.uniform(60, 150))))
+                    if rng.random() < 0.6 else tuple(rng.uniform(20, 120, 3)))
+        else:
+            back = face
+        dark = rng.random()
+        if dark < 0.6:
+            white = tuple(rng.uniform(10, 50, 3))
+        elif dark < 0.8:
+            white = _hsv2bgr(rng.uniform(100, 125), rng.uniform(150, 255), rng.uniform(60, 140))
+        else:
+            white = _hsv2bgr(rng.uniform(50, 90), rng.uniform(150, 255), rng.uniform(50, 120))
+        red = random_red(rng)
+    elif kind == "other":
+        face = _hsv2bgr(rng.uniform(0, 180), rng.uniform(80, 255), rng.uniform(40, 160))
+        side = tuple(np.array(face) * rng.uniform(0.7, 1.2))
+        back = face
+        wv = rng.uniform(200, 255)
+        white = (wv - rng.uniform(0, 30), wv - rng.uniform(0, 15), wv)
+        red = random_red(rng)
+    elif kind == "western":
+        if rng.random() < 0.6:
+            face = tuple(np.array([rng.uniform(175, 235), rng.uniform(200, 245), rng.uniform(215, 252)]))
+            white = tuple(rng.uniform(5, 60, 3)) if rng.random() < 0.7 else _hsv2bgr(
+                rng.uniform(90, 130), 200, rng.uniform(80, 200))
+        else:
+            face = _hsv2bgr(rng.uniform(0, 180), rng.uniform(60, 230), rng.uniform(60, 240))
+            white = _hsv2bgr(rng.uniform(15, 35), rng.uniform(120, 255), rng.uniform(180, 255)) if \
+                rng.random() < 0.5 else (245.0, 245.0, 245.0)
+        side = tuple(np.array(face) * rng.uniform(0.7, 0.95))
+        back = face
+        red = random_red(rng)
+    else:
+        raise ValueError(f"unknown tile style {kind!r}")
+    spot_r = rng.uniform(0.085, 0.15)
+    return TileStyle(
+        name=kind, face=face, side=side, back=back, red=red, white=white,
+        spot_r=spot_r, big_r=min(0.24, spot_r * rng.uniform(1.0, 1.7)),
+        depth=rng.uniform(0.0, 0.9) if kind != "western" else rng.uniform(0, 0.4),
+        gloss=rng.uniform(0.0, 0.35), spec=rng.uniform(0.0, 1.0),
+        aspect=rng.uniform(1.9, 2.45), corner=rng.uniform(0.05, 0.2), bevel=rng.uniform(0.03, 0.1),
+        divider=(int(rng.choice([0, 1, 2], p=[0.75, 0.15, 0.10])) if kind != "western"
+                 else int(rng.choice([1, 2], p=[0.7, 0.3]))),
+        back_pattern=int(rng.choice([0, 1, 2, 3, 4], p=[0.5, 0.15, 0.12, 0.13, 0.1])),
+        two_layer=two_layer,
+        col_s=rng.uniform(0.2, 0.27), row_t=rng.uniform(0.24, 0.31),
+        two_style=int(rng.choice([0, 1, 2], p=[0.7, 0.2, 0.1])),
+        teen_style=int(rng.choice([0, 1], p=[0.85, 0.15])),
+        one_shift=rng.uniform(0.0, 0.15) if rng.random() < 0.4 else 0.0,
+        western=kind == "western",
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Spot layouts
+
+def half_layout(n: int, st: TileStyle, rng: np.random.Generator) -> list[tuple[float, float]]:
+    """Spot centres of one half showing ``n`` (0..6) spots.
+
+    Coordinates are in units of tile width: x in [0, 1] across the tile, y in [0, 1] from the
+    tile's outer end (y=0) to the midline (y=1). Chinese layouts: 1 one big centred spot; 2 a
+    horizontal pair (or diagonal / vertical by style); 3 a diagonal; 4 a 2x2 square; 5 a 2x2
+    square plus centre; 6 two columns of three. Western tiles use the die layout.
+    """
+    s, t = st.col_s, st.row_t
+    c = 0.5
+    if n == 0:
+        return []
+    if n == 1:
+        return [(c, c - st.one_shift)]
+    if n == 2:
+        style = 1 if st.western else st.two_style
+        if style == 0:
+            return [(c - s, c), (c + s, c)]
+        if style == 1:
+            return [(c - s, c + t), (c + s, c - t)] if rng.random() < 0.5 else [(c - s, c - t), (c + s, c + t)]
+        return [(c, c - t), (c, c + t)]
+    if n == 3:
+        if rng.random() < 0.5:
+            return [(c + s, c - t), (c, c), (c - s, c + t)]
+        return [(c - s, c - t), (c, c), (c + s, c + t)]
+    if n == 4:
+        return [(c - s, c - t), (c + s, c - t), (c - s, c + t), (c + s, c + t)]
+    if n == 5:
+        return [(c - s, c - t), (c + s, c - t), (c, c), (c - s, c + t), (c + s, c + t)]
+    if n == 6:
+        return [(x, c + dy) for dy in (-t, 0.0, t) for x in (c - s, c + s)]
+    raise ValueError(n)
+
+
+def tile_spots(a: int, b: int, st: TileStyle, rng: np.random.Generator,
+               long33: bool = False) -> list[tuple[float, float, float, int]]:
+    """All spots of a tile with half ``a`` at the top end and half ``b`` at the bottom end.
+
+    Returns:
+        list of ``(x, y, r, cls)``: x, y in units of tile width (x 0..1, y 0..aspect), radius r
+        in tile widths, cls 0 red / 1 white. Colour rule (casino tiles, scoring.tiles.Tile.red):
+        halves showing 1 or 4 are red; 6-6 (Teen) has six red: in the usual style (as drawn
+        by every Chinese set in ../shared/realdata) the left column of the top half and the
+        right column of the bottom half; the alternative style mirrors it; everything else
+        white. Western tiles: no red spots. ``long33``: the 3-3 in the long
+        layout (two spots on the centre line of each half, a horizontal pair on the midline).
+    """
+    L = st.aspect
+    r = st.spot_r
+    out: list[tuple[float, float, float, int]] = []
+    if long33 and a == 3 and b == 3:
+        s = st.col_s
+        y1 = rng.uniform(0.22, 0.3) * L / 2
+        y2 = rng.uniform(0.55, 0.66) * L / 2
+        rr = min(r, 0.45 * (y2 - y1), 0.45 * (L / 2 - y2), 0.9 * s)
+        for (x, y) in [(0.5, y1), (0.5, y2), (0.5 - s, L / 2), (0.5 + s, L / 2),
+                       (0.5, L - y2), (0.5, L - y1)]:
+            out.append((x, y, rr, WHITE))
+        return out
+    hl = L / 2  # half length in widths (~1)
+    # shrink radius so that spots of a 6 never touch
+    rr = min(r, 0.42 * st.row_t * hl, 0.42 * 2 * st.col_s)
+    teen = (a, b) == (6, 6) and not st.western
+    for half, n in ((0, a), (1, b)):
+        pts = half_layout(n, st, rng)
+        for k, (x, y) in enumerate(pts):
+            yh = y * hl  # stretch the unit-square layout along the half's length
+            if half == 0:
+                px, py = x, yh
+            else:  # bottom half: point-symmetric (rotated 180 degrees)
+                px, py = 1.0 - x, L - yh
+            if n == 1:
+                rad = st.big_r
+                cls = RED
+            else:
+                rad = rr
+                cls = RED if n == 4 else WHITE
+            if st.western:
+                cls = WHITE
+            if teen:
+                # usual: left column of the top half and right column of the bottom half red;
+                # alternative (teen_style 1): the mirror image (right top, left bottom)
+                left = px < 0.5
+                cls = RED if (left if st.teen_style == 0 else not left) == (half == 0) else WHITE
+            out.append((px, py, rad, cls))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Tile sprites
+
+def _rounded_sdf(w: int, h: int, rc: float) -> np.ndarray:
+    """Signed distance (px, negative inside) to a w x h rounded rectangle with corner radius rc."""
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    qx = np.abs(xs + 0.5 - w / 2) - (w / 2 - rc)
+    qy = np.abs(ys + 0.5 - h / 2) - (h / 2 - rc)
+    ox = np.maximum(qx, 0)
+    oy = np.maximum(qy, 0)
+    return np.sqrt(ox * ox + oy * oy) + np.minimum(np.maximum(qx, qy), 0) - rc
+
+
+def _face_base(sw: int, sh: int, colour: tuple, st: TileStyle, rng: np.random.Generator,
+               light: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Blank tile surface (float32 sh x sw x 3) and its alpha (float32 sh x sw, 0..1)."""
+    rc = max(1.0, st.corner * sw)
+    d = _rounded_sdf(sw, sh, rc)
+    alpha = np.clip(0.5 - d, 0, 1)
+    img = np.empty((sh, sw, 3), np.float32)
+    img[:] = colour
+    # broad gradient
+    ys, xs = np.mgrid[0:sh, 0:sw].astype(np.float32)
+    u = (xs / sw - 0.5) * light[0] + (ys / sh - 0.5) * light[1]
+    lum = np.array(colour).mean()
+    grad = rng.uniform(0.0, 0.25) * u
+    img *= (1 + grad)[..., None]
+    img += (rng.uniform(0, 12) * u)[..., None]
+    # glossy sheen: a soft diagonal band (strong on dark tiles)
+    if st.gloss > 0.02:
+        ang = rng.uniform(0, np.pi)
+        pos = rng.uniform(-0.4, 0.4)
+        v = (xs / sw - 0.5) * np.cos(ang) + (ys / sh - 0.5) * np.sin(ang) * 2 - pos
+        band = np.exp(-(v / rng.uniform(0.15, 0.5)) ** 2) * st.gloss * (255 - lum) * 0.5
+        img += band[..., None]
+    # bevel: brighten edges facing the light, darken the others
+    b = max(1.0, st.bevel * sw)
+    rim = np.clip(1 + d / b, 0, 1) * (alpha > 0)
+    gy, gx = np.gradient(d)
+    bevel = (gx * light[0] + gy * light[1]) * rim
+    amp = rng.uniform(25, 70)
+    img += (bevel * amp)[..., None]
+    img -= (rim * rng.uniform(0, 20))[..., None]
+    return img, alpha
+
+
+def _draw_spot(img: np.ndarray, cx: float, cy: float, R: float, col: tuple, st: TileStyle,
+               light: np.ndarray, rng: np.random.Generator, face_lum: float) -> None:
+    """Draw one engraved/painted spot into ``img`` (float32) in place."""
+    h, w = img.shape[:2]
+    x0, x1 = int(max(0, np.floor(cx - R - 2))), int(min(w, np.ceil(cx + R + 2)))
+    y0, y1 = int(max(0, np.floor(cy - R - 2))), int(min(h, np.ceil(cy + R + 2)))
+    if x1 <= x0 or y1 <= y0:
+        return
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+    dx = xs + 0.5 - cx
+    dy = ys + 0.5 - cy
+    dist = np.sqrt(dx * dx + dy * dy)
+    a = np.clip(R - dist + 0.5, 0, 1)
+    if not a.any():
+        return
+    rn = dist / max(R, 1e-3)
+    col = np.array(col, np.float32) * rng.uniform(0.93, 1.05)
+    c = np.broadcast_to(col, dx.shape + (3,)).copy()
+    ud = (dx * light[0] + dy * light[1]) / np.maximum(dist, 1e-3)  # +1 toward the light
+    depth = st.depth
+    if depth > 0:
+        # engraved: the rim on the light side shades the inside; a dark ring all round
+        sh_in = depth * np.clip(rn - 0.45, 0, 1) * np.clip(ud, 0, 1) * 1.3
+        ring = depth * 0.5 * np.clip((rn - 0.78) / 0.22, 0, 1)
+        c *= (1 - np.clip(sh_in + ring, 0, 0.85))[..., None]
+        # opposite rim catches light
+        c += (depth * 40 * np.clip(rn - 0.6, 0, 1) * np.clip(-ud, 0, 1))[..., None]
+    else:
+        # painted dome: lighter toward the light
+        c *= (1 + 0.15 * ud * rn)[..., None]
+    if st.spec > 0.05:
+        # specular highlight
+        hx = cx + light[0] * R * 0.35 * (1 if depth <= 0 else -1)
+        hy = cy + light[1] * R * 0.35 * (1 if depth <= 0 else -1)
+        hr = R * rng.uniform(0.2, 0.45)
+        hl = np.exp(-((xs + 0.5 - hx) ** 2 + (ys + 0.5 - hy) ** 2) / (2 * hr * hr))
+        amp = st.spec * rng.uniform(0.3, 1.0)
+        c += (hl * amp * (255 - c.mean(-1)))[..., None] * 0.8
+    # soft edge halo (spot paint bleeding) on dark tiles
+    reg = img[y0:y1, x0:x1]
+    reg[:] = reg * (1 - a[..., None]) + c * a[..., None]
+
+
+def render_face_sprite(a: int, b: int, st: TileStyle, sw: int, rng: np.random.Generator,
+                       light: np.ndarray, long33: bool = False, dirt: float = 0.0
+                       ) -> tuple[np.ndarray, np.ndarray, list]:
+    """Render a face-up tile sprite.
+
+    Args:
+        a, b: half values (top end, bottom end), 0..6 (0 only for western tiles).
+        sw: sprite width in px (height = round(sw * aspect)).
+        light: unit 2-vector, direction toward the light in sprite coordinates.
+
+    Returns:
+        ``(bgr float32 (sh, sw, 3), alpha float32 (sh, sw), spots)``: spots as
+        ``(cx_px, cy_px, r_px, cls)`` in sprite pixels.
+    """
+    sh = int(round(sw * st.aspect))
+    img, alpha = _face_base(sw, sh, st.face, st, rng, light)
+    lum = float(np.mean(st.face))
+    if st.divider:
+        y = sh / 2
+        th = max(1, int(round(sw * rng.uniform(0.01, 0.025))))
+        x0, x1 = int(sw * 0.12), int(sw * 0.88)
+        if st.divider == 1:
+            col = tuple(float(v) for v in np.array(st.face) * 0.55) if lum > 90 else \
+                tuple(float(v) for v in np.array(st.face) + 35)
+        else:
+            col = tuple(float(v) for v in np.clip(np.array(st.face) + 70, 0, 255))
+        cv2.line(img, (x0, int(y)), (x1, int(y)), col, th, cv2.LINE_AA)
+    spots = []
+    for (x, y, r, cls) in tile_spots(a, b, st, rng, long33):
+        cx, cy, R = x * sw, y * sw, r * sw
+        col = st.red if cls == RED else st.white
+        _draw_spot(img, cx, cy, R, col, st, light, rng, lum)
+        spots.append((cx, cy, R, cls))
+    _surface_wear(img, sw, sh, rng, dirt, lum)
+    return img, alpha, spots
+
+
+def _surface_wear(img, sw, sh, rng, dirt, lum):
+    """Scratches and dust specks (light on dark tiles, dark on light tiles)."""
+    if dirt <= 0:
+        return
+    n = int(rng.poisson(dirt * 6))
+    sign = 1 if lum < 100 else -1
+    for _ in range(n):
+        p0 = (int(rng.uniform(0, sw)), int(rng.uniform(0, sh)))
+        ln = rng.uniform(0.05, 0.5) * sw
+        ang = rng.uniform(0, np.pi)
+        p1 = (int(p0[0] + ln * np.cos(ang)), int(p0[1] + ln * np.sin(ang)))
+        v = sign * rng.uniform(8, 35)
+        cv2.line(img, p0, p1, tuple(float(c) for c in np.clip(np.array(img[p0[1] % sh, p0[0] % sw]) + v, 0, 255)),
+                 1, cv2.LINE_AA)
+    for _ in range(int(rng.poisson(dirt * 10))):
+        p0 = (int(rng.uniform(0, sw)), int(rng.uniform(0, sh)))
+        v = sign * rng.uniform(10, 50)
+        cv2.circle(img, p0, int(rng.integers(0, 2)), tuple(float(c) for c in
+                   np.clip(np.array(img[p0[1], p0[0]]) + v, 0, 255)), -1, cv2.LINE_AA)
+
+
+def render_back_sprite(st: TileStyle, sw: int, rng: np.random.Generator, light: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Render a face-down tile (its back, optionally patterned). Returns (bgr float32, alpha)."""
+    sh = int(round(sw * st.aspect))
+    img, alpha = _face_base(sw, sh, st.back, st, rng, light)
+    p = st.back_pattern
+    lum = float(np.mean(st.back))
+    col = tuple(float(v) for v in (np.clip(np.array(st.back) + (40 if lum < 120 else -50), 0, 255)))
+    th = max(1, int(sw * 0.03))
+    if p == 1:
+        cv2.circle(img, (sw // 2, sh // 2), int(sw * 0.3), col, th, cv2.LINE_AA)
+        cv2.circle(img, (sw // 2, sh // 2), int(sw * 0.12), col, -1, cv2.LINE_AA)
+    elif p == 2:
+        for k in range(3, 8):
+            y = int(sh * k / 10)
+            cv2.line(img, (int(sw * 0.2), y), (int(sw * 0.8), y), col, th, cv2.LINE_AA)
+    elif p == 3:
+        pts = np.array([[sw / 2, sh * 0.25], [sw * 0.8, sh / 2], [sw / 2, sh * 0.75], [sw * 0.2, sh / 2]])
+        cv2.polylines(img, [pts.astype(np.int32)], True, col, th, cv2.LINE_AA)
+    elif p == 4:
+        for yy in np.linspace(0.15, 0.85, 7):
+            for xx in (0.3, 0.7):
+                cv2.circle(img, (int(sw * xx), int(sh * yy)), max(1, int(sw * 0.04)), col, -1, cv2.LINE_AA)
+    _surface_wear(img, sw, sh, rng, rng.uniform(0, 1), lum)
+    return img, alpha
+
+
+def rounded_outline(sw: float, sh: float, corner: float, n: int = 4) -> np.ndarray:
+    """Outline polygon (k, 2) float32 of a rounded rectangle sprite (corner = fraction of sw)."""
+    rc = corner * sw
+    pts = []
+    for (cx, cy, a0) in ((sw - rc, rc, -90), (sw - rc, sh - rc, 0), (rc, sh - rc, 90), (rc, rc, 180)):
+        for k in range(n + 1):
+            t = np.deg2rad(a0 + 90 * k / n)
+            pts.append((cx + rc * np.cos(t), cy + rc * np.sin(t)))
+    return np.array(pts, np.float32)
+
+
+# ----------------------------------------------------------------------------------------------
+# Backgrounds
+
+def _smooth_noise(rng, h, w, scale, ch=1):
+    sh, sw = max(2, int(h / scale)), max(2, int(w / scale))
+    n = rng.standard_normal((sh, sw, ch)).astype(np.float32)
+    n = cv2.resize(n, (w, h), interpolation=cv2.INTER_CUBIC)
+    return n.reshape(h, w, ch)
+
+
+def felt_background(rng: np.random.Generator, w: int, h: int, kind: str | None = None
+                    ) -> np.ndarray:
+    """A table surface (uint8 BGR h x w): felt (green/blue/red/other) with printing, wood,
+    plain cloth, or a flat/checker studio background.
+
+    kind: "felt" | "wood" | "cloth" | "flat" | None (random).
+    """
+    if kind is None:
+        kind = str(rng.choice(["felt", "wood", "cloth", "flat"], p=[0.72, 0.12, 0.1, 0.06]))
+    if kind == "felt":
+        r = rng.random()
+        if r < 0.5:
+            base = _hsv2bgr(rng.uniform(50, 85), rng.uniform(120, 255), rng.uniform(50, 160))
+        elif r < 0.72:
+            base = _hsv2bgr(rng.uniform(95, 120), rng.uniform(120, 255), rng.uniform(50, 160))
+        elif r < 0.88:
+            base = _hsv2bgr(rng.choice([rng.uniform(0, 8), rng.uniform(165, 180)]),
+                            rng.uniform(120, 255), rng.uniform(50, 150))
+        else:
+            base = _hsv2bgr(rng.uniform(0, 180), rng.uniform(0, 255), rng.uniform(30, 170))
+        img = np.empty((h, w, 3), np.float32)
+        img[:] = base
+        img *= (1 + 0.06 * _smooth_noise(rng, h, w, 200))
+        img += rng.normal(0, rng.uniform(2, 7), (h, w, 1)).astype(np.float32)
+        out = np.clip(img, 0, 255).astype(np.uint8)
+        _table_printing(out, rng, base)
+        return out
+    if kind == "wood":
+        base = np.array(_hsv2bgr(rng.uniform(8, 22), rng.uniform(100, 220), rng.uniform(70, 200)), np.float32)
+        ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+        ang = rng.uniform(0, np.pi)
+        u = xs * np.cos(ang) + ys * np.sin(ang)
+        warp = _smooth_noise(rng, h, w, 120)[..., 0] * rng.uniform(5, 25)
+        grain = np.sin((u + warp) / rng.uniform(3, 12)) * 0.5 + 0.5
+        grain = grain ** rng.uniform(1, 4)
+        img = base[None, None, :] * (0.75 + 0.35 * grain[..., None])
+        img *= (1 + 0.1 * _smooth_noise(rng, h, w, 150))
+        return np.clip(img, 0, 255).astype(np.uint8)
+    if kind == "cloth":
+        v = rng.uniform(5, 80) if rng.random() < 0.6 else rng.uniform(80, 230)
+        base = np.clip(np.array([v, v, v]) + rng.normal(0, 8, 3), 0, 255)
+        img = np.empty((h, w, 3), np.float32)
+        img[:] = base
+        img *= (1 + 0.15 * _smooth_noise(rng, h, w, 60))
+        img += rng.normal(0, 4, (h, w, 1)).astype(np.float32)
+        return np.clip(img, 0, 255).astype(np.uint8)
+    # flat studio / transparent-looking
+    r = rng.random()
+    img = np.empty((h, w, 3), np.uint8)
+    if r < 0.45:
+        img[:] = 255 if rng.random() < 0.6 else int(rng.uniform(200, 255))
+    elif r < 0.65:
+        c = int(rng.uniform(200, 255)), int(rng.uniform(140, 215))
+        cs = max(4, int(rng.uniform(6, 20)))
+        ys, xs = np.mgrid[0:h, 0:w]
+        chk = ((ys // cs + xs // cs) % 2).astype(bool)
+        img[:] = c[0]
+        img[chk] = c[1]
+    else:
+        img[:] = tuple(int(v) for v in rng.uniform(0, 255, 3))
+    return img
+
+
+def _table_printing(img: np.ndarray, rng: np.random.Generator, base) -> None:
+    """Arcs, text-like strokes and betting circles printed on felt (in place)."""
+    h, w = img.shape[:2]
+    lum = float(np.mean(base))
+    cols = [(60, 200, 230), (220, 220, 220), (40, 170, 200), (30, 30, 30) if lum > 120 else (200, 200, 200)]
+    col = cols[int(rng.integers(len(cols)))]
+    col = tuple(int(np.clip(c * rng.uniform(0.7, 1.0) + b * 0.2, 0, 255)) for c, b in zip(col, base))
+    # big arcs
+    for _ in range(int(rng.integers(0, 4))):
+        cx, cy = w / 2 + rng.normal(0, w * 0.05), rng.uniform(-0.6, 0.1) * h
+        ax = rng.uniform(0.4, 1.0) * w
+        ay = ax * rng.uniform(0.4, 1.1)
+        cv2.ellipse(img, (int(cx), int(cy)), (int(ax), int(ay)), 0, 0, 180, col,
+                    int(rng.integers(1, 6)), cv2.LINE_AA)
+    # betting circles / boxes
+    for _ in range(int(rng.integers(0, 9))):
+        c = (int(rng.uniform(0, w)), int(rng.uniform(0, h)))
+        rad = int(rng.uniform(0.02, 0.06) * w)
+        if rng.random() < 0.7:
+            cv2.circle(img, c, rad, col, int(rng.integers(1, 4)), cv2.LINE_AA)
+        else:
+            cv2.rectangle(img, (c[0] - rad, c[1] - rad // 2), (c[0] + rad, c[1] + rad // 2), col,
+                          int(rng.integers(1, 4)), cv2.LINE_AA)
+    # text-like strokes
+    words = ["PAI GOW", "DEALER", "BANKER", "COMMISSION 5%", "PLAYER", "BET", "MIN 25", "MAX 5000",
+             "HOUSE WAY", "PUSH", "PAYS 1 TO 1", "TABLE 7"]
+    for _ in range(int(rng.integers(0, 5))):
+        txt = words[int(rng.integers(len(words)))]
+        org = (int(rng.uniform(0, w * 0.85)), int(rng.uniform(0.05, 1.0) * h))
+        scale = rng.uniform(0.6, 2.5) * w / 1920
+        cv2.putText(img, txt, org, int(rng.choice([0, 2, 3, 4])), max(0.3, scale), col,
+                    max(1, int(scale * 2)), cv2.LINE_AA)
+
+
+# ----------------------------------------------------------------------------------------------
+# Distractors (drawn on the table canvas; each also returns its footprint for occlusion)
+
+def draw_chip(img: np.ndarray, mask: np.ndarray, c, rad: float, rng: np.random.Generator,
+              stack: int = 1, lift: tuple = (0.0, -1.0)) -> None:
+    """A casino chip (or a stack of ``stack`` chips) at centre c, radius rad px."""
+    col = _hsv2bgr(rng.uniform(0, 180), rng.uniform(100, 255), rng.uniform(60, 230))
+    edge = (235, 235, 235) if rng.random() < 0.8 else _hsv2bgr(rng.uniform(0, 180), 200, 220)
+    dark = tuple(v * 0.6 for v in col)
+    th = max(1.0, rad * 0.12)
+    for k in range(stack):
+        cx, cy = c[0] + lift[0] * th * k, c[1] + lift[1] * th * k
+        cc = (int(cx), int(cy))
+        cv2.circle(img, (int(cx), int(cy + th * 0.8)), int(rad), dark, -1, cv2.LINE_AA)
+        cv2.circle(img, cc, int(rad), col, -1, cv2.LINE_AA)
+        cv2.circle(mask, (int(cx), int(cy + th * 0.4)), int(rad + th), 255, -1)
+        n = int(rng.choice([4, 6, 8]))
+        for i in range(n):
+            a0 = 360 * i / n
+            cv2.ellipse(img, cc, (int(rad * 0.85), int(rad * 0.85)), 0, a0, a0 + 180 / n, edge,
+                        max(1, int(rad * 0.22)), cv2.LINE_AA)
+    cc = (int(c[0] + lift[0] * th * (stack - 1)), int(c[1] + lift[1] * th * (stack - 1)))
+    cv2.circle(img, cc, int(rad * 0.55), edge, max(1, int(rad * 0.05)), cv2.LINE_AA)
+
+
+def draw_card(img: np.ndarray, mask: np.ndarray, c, size: float, angle: float,
+              rng: np.random.Generator) -> None:
+    """A playing card (face or back) of long side ``size`` px, rotated by ``angle`` rad."""
+    w, h = size * 0.7, size
+    R = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    rect = rounded_outline(w, h, 0.07, 3) - np.array([w / 2, h / 2])
+    pts = (rect @ R.T + np.array(c)).astype(np.int32)
+    face_up = rng.random() < 0.6
+    base = (245, 245, 245) if face_up else (
+        (40, 40, 170) if rng.random() < 0.5 else (150, 70, 30))
+    cv2.fillPoly(img, [pts], tuple(int(v * rng.uniform(0.85, 1.0)) for v in base), cv2.LINE_AA)
+    cv2.polylines(img, [pts], True, (90, 90, 90), 1, cv2.LINE_AA)
+    cv2.fillPoly(mask, [pts], 255)
+
+    def tp(x, y):
+        return tuple(int(v) for v in (np.array([x - w / 2, y - h / 2]) @ R.T + np.array(c)))
+
+    if face_up:
+        ink = (30, 30, 200) if rng.random() < 0.5 else (25, 25, 25)
+        for _ in range(int(rng.integers(1, 7))):
+            cv2.circle(img, tp(rng.uniform(0.3, 0.7) * w, rng.uniform(0.2, 0.8) * h),
+                       max(1, int(w * 0.08)), ink, -1, cv2.LINE_AA)
+        cv2.putText(img, str(rng.choice(list("A23456789JQK"))), tp(w * 0.08, h * 0.16), 0,
+                    max(0.3, size / 160), ink, max(1, int(size / 90)), cv2.LINE_AA)
+    else:
+        inner = (rounded_outline(w * 0.84, h * 0.88, 0.05, 2) - np.array([w * 0.42, h * 0.44])) @ R.T + np.array(c)
+        cv2.polylines(img, [inner.astype(np.int32)], True, (235, 235, 235), max(1, int(size / 60)), cv2.LINE_AA)
+
+
+def draw_hand(img: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
+              target=None) -> None:
+    """A skin-coloured arm/hand shape entering from an image edge, reaching toward ``target``."""
+    h, w = img.shape[:2]
+    skin = _hsv2bgr(rng.uniform(5, 20), rng.uniform(50, 170), rng.uniform(90, 240))
+    sleeve = tuple(float(v) for v in rng.uniform(10, 200, 3))
+    edge = int(rng.integers(4))
+    if target is None:
+        target = (rng.uniform(0.2, 0.8) * w, rng.uniform(0.2, 0.8) * h)
+    tx, ty = target
+    start = [(rng.uniform(0, w), -0.1 * h), (w * 1.1, rng.uniform(0, h)), (rng.uniform(0, w), h * 1.1),
+             (-0.1 * w, rng.uniform(0, h))][edge]
+    d = np.array([tx - start[0], ty - start[1]])
+    L = np.linalg.norm(d) + 1e-6
+    u = d / L
+    width = rng.uniform(0.04, 0.09) * min(w, h) * 1.3
+    ang = np.degrees(np.arctan2(u[1], u[0]))
+    # arm (sleeve part then skin)
+    mid = (start[0] + u[0] * L * 0.45, start[1] + u[1] * L * 0.45)
+    cv2.ellipse(img, (int(mid[0]), int(mid[1])), (int(L * 0.5), int(width)), ang, 0, 360, sleeve, -1, cv2.LINE_AA)
+    cv2.ellipse(mask, (int(mid[0]), int(mid[1])), (int(L * 0.5), int(width)), ang, 0, 360, 255, -1)
+    fore = (start[0] + u[0] * L * 0.8, start[1] + u[1] * L * 0.8)
+    cv2.ellipse(img, (int(fore[0]), int(fore[1])), (int(L * 0.22), int(width * 0.8)), ang, 0, 360, skin, -1, cv2.LINE_AA)
+    cv2.ellipse(mask, (int(fore[0]), int(fore[1])), (int(L * 0.22), int(width * 0.8)), ang, 0, 360, 255, -1)
+    # palm and fingers
+    palm = (tx, ty)
+    cv2.ellipse(img, (int(palm[0]), int(palm[1])), (int(width * 1.1), int(width * 0.95)), ang, 0, 360, skin, -1, cv2.LINE_AA)
+    cv2.ellipse(mask, (int(palm[0]), int(palm[1])), (int(width * 1.1), int(width * 0.95)), ang, 0, 360, 255, -1)
+    nv = np.array([-u[1], u[0]])
+    for k in range(4):
+        off = (k - 1.5) * width * 0.45
+        fl = width * rng.uniform(0.8, 1.4)
+        p = np.array(palm) + u * (width * 0.9 + fl * 0.5) + nv * off
+        cv2.ellipse(img, (int(p[0]), int(p[1])), (int(fl * 0.6), int(width * 0.2)), ang + rng.normal(0, 8),
+                    0, 360, tuple(v * 0.95 for v in skin), -1, cv2.LINE_AA)
+        cv2.ellipse(mask, (int(p[0]), int(p[1])), (int(fl * 0.6), int(width * 0.2)), ang, 0, 360, 255, -1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Camera effects (output image)
+
+def camera_effects(img: np.ndarray, rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
+    """Lighting gradient, vignette, colour cast, blur (motion or defocus), noise and a JPEG
+    round trip. uint8 BGR in, uint8 BGR out (same shape)."""
+    h, w = img.shape[:2]
+    f = img.astype(np.float32)
+    # colour cast / exposure / gamma
+    gain = np.array([rng.uniform(0.85, 1.15) for _ in range(3)], np.float32) * rng.uniform(0.7, 1.25)
+    f *= gain
+    # lighting gradient + vignette (multiplicative field at low resolution)
+    sh, sw = max(2, h // 16), max(2, w // 16)
+    ys, xs = np.mgrid[0:sh, 0:sw].astype(np.float32)
+    xs = xs / (sw - 1) - 0.5
+    ys = ys / (sh - 1) - 0.5
+    ang = rng.uniform(0, 2 * np.pi)
+    field = 1 + rng.uniform(0, 0.45) * strength * (xs * np.cos(ang) + ys * np.sin(ang))
+    field *= 1 - rng.uniform(0, 0.6) * strength * (xs ** 2 + ys ** 2) * 2
+    if rng.random() < 0.5:  # a spotlight
+        cx, cy = rng.uniform(-0.4, 0.4, 2)
+        field *= 1 + rng.uniform(0, 0.35) * np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / rng.uniform(0.02, 0.2))
+    field = cv2.resize(field, (w, h), interpolation=cv2.INTER_LINEAR)
+    f *= field[..., None]
+    if rng.random() < 0.3:
+        gamma = rng.uniform(0.75, 1.3)
+        f = 255.0 * np.power(np.clip(f, 0, 255) / 255.0, gamma)
+    img = np.clip(f, 0, 255).astype(np.uint8)
+    # blur
+    r = rng.random()
+    if r < 0.25 * strength:
+        k = rng.uniform(0.5, 1.8)
+        img = cv2.GaussianBlur(img, (0, 0), k)
+    elif r < 0.37 * strength:
+        n = int(rng.integers(3, 9))
+        ker = np.zeros((n, n), np.float32)
+        ker[n // 2, :] = 1.0
+        M = cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), rng.uniform(0, 180), 1.0)
+        ker = cv2.warpAffine(ker, M, (n, n))
+        ker /= max(ker.sum(), 1e-6)
+        img = cv2.filter2D(img, -1, ker)
+    # noise
+    if rng.random() < 0.7:
+        sigma = rng.uniform(1, 9) * strength
+        noise = rng.standard_normal((h, w, 1), dtype=np.float32) * sigma
+        if rng.random() < 0.4:
+            noise = noise + rng.standard_normal((h, w, 3), dtype=np.float32) * sigma * 0.5
+        img = np.clip(img.astype(np.float32) + noise, 0, 255).astype(np.uint8)
+    # JPEG artefacts
+    if rng.random() < 0.7:
+        q = int(rng.uniform(25, 95))
+        ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
+        img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return img

@@ -1,0 +1,576 @@
+"""Table: tile reads -> positions (two hands each) -> rounds settled by :mod:`scoring.settle`.
+
+Design: .agents/VISION_DESIGN.md section 4; event schema .agents/EVENT_SCHEMA.md.
+
+Positions
+---------
+With a :class:`Layout` (YAML, polygons per position in image pixels) a tile belongs to the
+position whose polygon holds its centre (:func:`assign_positions`). Without a layout,
+:func:`auto_group` clusters the tiles by proximity: single linkage on centre distances with the
+link length ``link * median tile long side`` (default 1.0 long side: the four tiles of a position
+lie within about a tile length of each other, positions are further apart). The group whose
+centroid is nearest the top centre of the frame is the **dealer** (an overhead camera looks
+down on the table from the players' side, the dealer opposite at the top); the other groups are
+seats "1".."7" from the dealer's left: image right to left. Without a layout, seat numbers are
+therefore an order of the groups present, not the table's seat numbers: use a layout for real
+tables. Either way the *banker* is a position name (``"dealer"`` by default; ``--banker 3``
+when seat 3 banks).
+
+A position's four tiles are two hands laid together: :func:`pair_hands` chooses the pairing of
+the three possible ones with the least summed centre distance; the hand with the higher key
+(:func:`scoring.hands.hand_key`) is the high hand. The vision system cannot tell which hand a
+player meant as high, so it never reports a mis-set from the table; settle does the rest.
+
+Rounds over time
+----------------
+:class:`RoundTracker` keeps, per position, the signature of what it shows (the setting, or the
+problem: unknown tiles, face-down tiles, wrong tile count) and how many consecutive frames it
+has been the same. A position is **final** when it shows a setting of four known tiles, identical
+for ``n_stable`` consecutive frames (any occlusion -- a missing or unknown tile -- breaks the run).
+The round **settles** when the banker's position is final and every other position showing tiles
+is final or stably shows a problem, or at the latest ``settle_wait`` frames after the banker
+became final. Settlement uses :func:`scoring.settle.settle_round` with the final positions only;
+every other position is reported ``"not_settled"`` with its reason -- never a guessed result.
+A face read more often than a set holds (a misread somewhere) excludes every position holding it
+(and the whole round when the banker holds it). One event per round: after settling, nothing is
+emitted until the banker's position stably shows something else (cleared, or other tiles) for
+``n_stable`` frames; then a new round opens. For still images use ``n_stable=1``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from scoring.errors import InputError
+from scoring.hands import hand_key
+from scoring.rules import get_profile
+from scoring.setting import Setting, get_house_way
+from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money, settle_round
+from scoring.tiles import TILES_BY_FACE
+
+from .decode import TileRead
+
+__all__ = [
+    "Layout",
+    "PositionState",
+    "SettledRound",
+    "RoundTracker",
+    "load_layout",
+    "assign_positions",
+    "position_of",
+    "auto_group",
+    "pair_hands",
+    "build_positions",
+    "point_in_polygon",
+]
+
+
+# --------------------------------------------------------------------------- layout
+
+
+@dataclass
+class Layout:
+    """A table's geometry and money settings (from a layout YAML).
+
+    Attributes:
+        positions: position id (``"dealer"``, ``"1".."7"``) -> float64 (k, 2) polygon in image
+            pixels (k >= 3).
+        table_id: the table's name in events.
+        rules: rule profile name (``"pa"`` default, ``"nj"``).
+        commission: commission rate as exact decimal text, or None for the profile's.
+        house_way: house way name (``"reference"`` default).
+        banker: the banking position (``"dealer"`` default, or a seat id).
+        bets: position -> wager as exact decimal text (default 1 each).
+        co_bank: the house co-banks with a banking player.
+        path: where the layout came from (for messages).
+
+    YAML form (``rules``, ``commission``, ``table_id``, ``house_way``, ``banker``, ``bets``,
+    ``co_bank`` optional)::
+
+        table_id: table-1
+        rules: pa
+        commission: "0.05"
+        positions:
+          dealer: [[860, 40], [1060, 40], [1060, 240], [860, 240]]
+          "1": [[1500, 700], ...]
+    """
+
+    positions: dict[str, np.ndarray]
+    table_id: str = "table-1"
+    rules: str = "pa"
+    commission: str | None = None
+    house_way: str = "reference"
+    banker: str = "dealer"
+    bets: dict[str, str] = field(default_factory=dict)
+    co_bank: bool = False
+    path: str = "<layout>"
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "layout") -> "Layout":
+        """Validate and build a layout from its dict form (see class docstring).
+
+        Raises:
+            InputError: naming ``where`` and the offending key or value.
+        """
+        if not isinstance(d, Mapping):
+            raise InputError(f"{where}: expected a mapping with 'positions', got {type(d).__name__}")
+        known = {"positions", "table_id", "rules", "commission", "house_way", "banker", "bets",
+                 "co_bank"}
+        extra = sorted(set(map(str, d)) - known)
+        if extra:
+            raise InputError(f"{where}: unknown key(s) {', '.join(extra)} "
+                             f"(allowed: {', '.join(sorted(known))})")
+        raw = d.get("positions")
+        if not isinstance(raw, Mapping) or not raw:
+            raise InputError(f"{where}: 'positions' must map position ids to polygons")
+        positions: dict[str, np.ndarray] = {}
+        for key, poly in raw.items():
+            pos = str(key).strip().lower()
+            if pos not in POSITIONS:
+                raise InputError(f"{where}: position {key!r} is not 'dealer' or a seat id 1..7")
+            try:
+                arr = np.asarray(poly, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise InputError(f"{where}: polygon of position {key!r} is not a list of [x, y] "
+                                 f"points: {poly!r}") from None
+            if arr.ndim != 2 or arr.shape[1] != 2 or len(arr) < 3 or not np.isfinite(arr).all():
+                raise InputError(f"{where}: polygon of position {key!r} needs >= 3 finite [x, y] "
+                                 f"points, got {poly!r}")
+            positions[pos] = arr
+        rules = str(d.get("rules", "pa"))
+        get_profile(rules)  # InputError naming it
+        commission = d.get("commission")
+        if commission is not None:
+            commission = _exact_text(commission)
+            parse_commission(commission)
+        way = str(d.get("house_way", "reference"))
+        get_house_way(way)
+        banker = str(d.get("banker", "dealer")).strip().lower()
+        if banker not in positions:
+            raise InputError(f"{where}: banker {banker!r} is not one of its positions "
+                             f"({', '.join(positions)})")
+        bets_raw = d.get("bets") or {}
+        if not isinstance(bets_raw, Mapping):
+            raise InputError(f"{where}: 'bets' must map positions to amounts, got {bets_raw!r}")
+        bets: dict[str, str] = {}
+        for key, value in bets_raw.items():
+            pos = str(key).strip().lower()
+            if pos not in positions:
+                raise InputError(f"{where}: bet for {key!r}, which is not a position of the layout")
+            text = _exact_text(value)
+            parse_money(text, what=f"{where}: bet for position {pos}")
+            bets[pos] = text
+        co_bank = d.get("co_bank", False)
+        if not isinstance(co_bank, bool):
+            raise InputError(f"{where}: co_bank must be true or false, got {co_bank!r}")
+        table_id = str(d.get("table_id", "table-1"))
+        return cls(positions, table_id, rules, commission, way, banker, bets, co_bank, where)
+
+    def to_dict(self) -> dict:
+        """The YAML/dict form (polygons as lists)."""
+        out: dict[str, Any] = {"table_id": self.table_id, "rules": self.rules,
+                               "house_way": self.house_way, "banker": self.banker,
+                               "positions": {p: v.tolist() for p, v in self.positions.items()}}
+        if self.commission is not None:
+            out["commission"] = self.commission
+        if self.bets:
+            out["bets"] = dict(self.bets)
+        if self.co_bank:
+            out["co_bank"] = True
+        return out
+
+
+def _exact_text(value) -> str:
+    """Money/rate from YAML as text: YAML floats keep the digits the user wrote (repr)."""
+    if isinstance(value, bool):
+        raise InputError(f"amount {value!r} is not a decimal")
+    if isinstance(value, float):
+        return repr(value)
+    return str(value).strip()
+
+
+def load_layout(path: str | Path) -> Layout:
+    """Read a layout YAML file.
+
+    Raises:
+        InputError: missing file, invalid YAML, or a bad value (the message names the file).
+    """
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"layout file not found: {p}")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"layout file {p} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    return Layout.from_dict(data, where=f"layout {p}")
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def point_in_polygon(point, polygon) -> bool:
+    """True when ``point`` (x, y) lies inside ``polygon`` (k, 2) px (even-odd rule; points on
+    an edge may go either way)."""
+    x, y = float(point[0]), float(point[1])
+    poly = np.asarray(polygon, dtype=np.float64)
+    inside = False
+    n = len(poly)
+    for i in range(n):
+        x1, y1 = poly[i]
+        x2, y2 = poly[(i + 1) % n]
+        if (y1 > y) != (y2 > y):
+            xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+            if x < xc:
+                inside = not inside
+    return inside
+
+
+def position_of(reads: Sequence[TileRead], layout: Layout) -> list[str | None]:
+    """The layout position holding each tile's centre (None when in no polygon; the first
+    polygon in layout order wins where polygons overlap)."""
+    out: list[str | None] = []
+    for r in reads:
+        c = r.centre
+        out.append(next((p for p, poly in layout.positions.items() if point_in_polygon(c, poly)),
+                        None))
+    return out
+
+
+def assign_positions(reads: Sequence[TileRead], layout: Layout) -> dict[str, list[TileRead]]:
+    """Tiles per layout position (every layout position present, possibly empty); tiles whose
+    centre lies in no polygon are left out (see :func:`position_of`)."""
+    out: dict[str, list[TileRead]] = {p: [] for p in layout.positions}
+    for r, p in zip(reads, position_of(reads, layout)):
+        if p is not None:
+            out[p].append(r)
+    return out
+
+
+def auto_group(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = None,
+               link: float = 1.0) -> dict[str, list[TileRead]]:
+    """Group tiles into positions without a layout (see module docstring).
+
+    Args:
+        reads: the frame's tiles.
+        frame_size: ``(width, height)`` px of the frame (top centre = ``(width/2, 0)``); default:
+            the top centre of the tiles' bounding box.
+        link: link length in median tile long sides (single linkage).
+
+    Returns:
+        ``{"dealer": [...], "1": [...], ...}``; groups beyond the dealer and seven seats are
+        dropped (the eighth seat does not exist).
+    """
+    reads = list(reads)
+    if not reads:
+        return {}
+    c = np.array([r.centre for r in reads])
+    size = float(np.median([r.long_side for r in reads]))
+    thr = link * max(size, 1.0)
+    parent = list(range(len(reads)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    d = np.linalg.norm(c[:, None] - c[None], axis=-1)
+    for i in range(len(reads)):
+        for j in range(i + 1, len(reads)):
+            if d[i, j] <= thr:
+                parent[find(i)] = find(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(reads)):
+        groups.setdefault(find(i), []).append(i)
+    members = list(groups.values())
+    if frame_size is not None:
+        top = np.array([frame_size[0] / 2.0, 0.0])
+    else:
+        top = np.array([(c[:, 0].min() + c[:, 0].max()) / 2, c[:, 1].min()])
+    cents = [c[m].mean(0) for m in members]
+    dealer = int(np.argmin([np.linalg.norm(g - top) for g in cents]))
+    out = {"dealer": [reads[i] for i in members[dealer]]}
+    rest = sorted((k for k in range(len(members)) if k != dealer), key=lambda k: -cents[k][0])
+    for n, k in enumerate(rest[:7], start=1):
+        out[str(n)] = [reads[i] for i in members[k]]
+    return out
+
+
+def pair_hands(tiles4: Sequence[TileRead], rules="pa") -> tuple[list[TileRead], list[TileRead]]:
+    """Split four tiles into the two hands lying together.
+
+    Of the three pairings, the one with the least summed centre distance (px) is taken. When
+    every tile has a face, the hand with the higher key (:func:`scoring.hands.hand_key` under
+    ``rules``) comes first (the high hand); otherwise the hands are in pairing order.
+
+    Raises:
+        InputError: not exactly four tiles.
+    """
+    t = list(tiles4)
+    if len(t) != 4:
+        raise InputError(f"pair_hands needs four tiles, got {len(t)}")
+    c = [x.centre for x in t]
+
+    def dist(i, j):
+        return float(np.linalg.norm(c[i] - c[j]))
+
+    pairings = [((0, 1), (2, 3)), ((0, 2), (1, 3)), ((0, 3), (1, 2))]
+    best = min(pairings, key=lambda p: dist(*p[0]) + dist(*p[1]))
+    h1 = [t[i] for i in best[0]]
+    h2 = [t[i] for i in best[1]]
+    if all(x.face for x in t):
+        k1 = hand_key(h1[0].face, h1[1].face, rules)
+        k2 = hand_key(h2[0].face, h2[1].face, rules)
+        if k2 > k1:
+            h1, h2 = h2, h1
+    return h1, h2
+
+
+@dataclass
+class PositionState:
+    """What one position shows in one frame.
+
+    Attributes:
+        position: ``"dealer"`` or ``"1".."7"``.
+        tiles: its :class:`TileRead` s (high hand first when set).
+        setting: the :class:`scoring.setting.Setting` laid (high = the higher hand), or None
+            when the position has a problem.
+        problems: list of ``(kind, detail)``: kind ``"wrong_tile_count"``, ``"unknown_tile"``
+            or ``"face_down"``; a position with problems is never settled.
+    """
+
+    position: str
+    tiles: list[TileRead]
+    setting: Setting | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def signature(self) -> tuple:
+        """Hashable summary for stability tracking: the setting's hands, or the problems with
+        the tiles' states and faces."""
+        if self.setting is not None:
+            c = self.setting.canonical()
+            return ("set", tuple(x.face for x in c.high), tuple(x.face for x in c.low))
+        return ("problem", tuple(sorted((r.state, r.face or "") for r in self.tiles)))
+
+    @property
+    def reason(self) -> str | None:
+        """The problems as one line (None when there are none)."""
+        return "; ".join(d for _, d in self.problems) or None
+
+
+def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa"
+                    ) -> dict[str, PositionState]:
+    """:class:`PositionState` per position that shows at least one tile."""
+    out: dict[str, PositionState] = {}
+    for pos, tiles in groups.items():
+        tiles = list(tiles)
+        if not tiles:
+            continue
+        st = PositionState(pos, tiles)
+        if len(tiles) != 4:
+            st.problems.append(("wrong_tile_count", f"{len(tiles)} tiles, a position holds 4"))
+        n_unknown = sum(r.state == "unknown" for r in tiles)
+        if n_unknown:
+            why = "; ".join(sorted({r.reason or "unread" for r in tiles if r.state == "unknown"}))
+            st.problems.append(("unknown_tile", f"{n_unknown} tile(s) unknown ({why})"))
+        n_down = sum(r.state == "face_down" for r in tiles)
+        if n_down:
+            st.problems.append(("face_down", f"{n_down} tile(s) face down"))
+        if not st.problems:
+            h, lo = pair_hands(tiles, rules)
+            st.tiles = h + lo
+            st.setting = Setting((TILES_BY_FACE[h[0].face], TILES_BY_FACE[h[1].face]),
+                                 (TILES_BY_FACE[lo[0].face], TILES_BY_FACE[lo[1].face]))
+        out[pos] = st
+    return out
+
+
+# --------------------------------------------------------------------------- rounds
+
+
+@dataclass
+class SettledRound:
+    """A round the tracker settled (shaped into an event by :mod:`vision.events`).
+
+    Attributes:
+        positions: every position seen in the settling frame (:class:`PositionState`).
+        final: positions settled (final and free of duplicate faces).
+        result: the :class:`scoring.settle.RoundResult`, or None when nothing could be settled.
+        not_settled: position -> reason, for every position seen but not settled.
+        alerts: ``[{"kind", "position", "detail"}]`` from the table and from settlement.
+        banker: the banking position; rules, commission, house_way as used.
+        frame: what the caller passed to :meth:`RoundTracker.update` (index, time, source...).
+    """
+
+    positions: dict[str, PositionState]
+    final: list[str]
+    result: RoundResult | None
+    not_settled: dict[str, str]
+    alerts: list[dict]
+    banker: str
+    rules: str
+    commission: str | None
+    house_way: str
+    bets: dict[str, str]
+    frame: dict
+
+
+class RoundTracker:
+    """Per-position stability over frames and one settlement per round (module docstring).
+
+    Args:
+        n_stable: consecutive identical frames for a position to be final (>= 1; 1 for stills).
+        banker: the banking position id.
+        rules, commission, house_way, bets, co_bank: settlement settings (see
+            :func:`scoring.settle.settle_round`); commission None = the profile's rate.
+        settle_wait: frames to wait after the banker is final for other positions to become
+            final (default ``n_stable``).
+
+    Raises:
+        InputError: ``n_stable`` < 1 or a bad setting.
+    """
+
+    def __init__(self, n_stable: int = 10, banker: str = "dealer", rules: str = "pa",
+                 commission: str | None = None, house_way: str = "reference",
+                 bets: Mapping[str, str] | None = None, co_bank: bool = False,
+                 settle_wait: int | None = None) -> None:
+        if not isinstance(n_stable, int) or n_stable < 1:
+            raise InputError(f"stable frame count must be an integer >= 1, got {n_stable!r}")
+        self.n_stable = n_stable
+        self.banker = str(banker).strip().lower()
+        if self.banker not in POSITIONS:
+            raise InputError(f"banker {banker!r} is not 'dealer' or a seat id 1..7")
+        self.rules = get_profile(rules).name if not hasattr(rules, "name") else rules.name
+        self._profile = get_profile(rules)
+        if commission is not None:
+            parse_commission(commission)
+        self.commission = commission
+        get_house_way(house_way)
+        self.house_way = house_way
+        self.bets = dict(bets or {})
+        self.co_bank = co_bank
+        self.settle_wait = n_stable if settle_wait is None else int(settle_wait)
+        self._streak: dict[str, tuple[tuple, int]] = {}
+        self._banker_final_for = 0
+        self._settled_sig: tuple | None = None  # banker signature of the last settled round
+        self.rounds = 0
+
+    # -- state ---------------------------------------------------------------------------
+    def _observe(self, positions: Mapping[str, PositionState]) -> None:
+        seen = set(positions) | set(self._streak)
+        for pos in seen:
+            sig = positions[pos].signature if pos in positions else ("empty",)
+            old = self._streak.get(pos)
+            self._streak[pos] = (sig, old[1] + 1 if old and old[0] == sig else 1)
+
+    def is_final(self, pos: str) -> bool:
+        """True when ``pos`` has shown the same setting for ``n_stable`` frames."""
+        s = self._streak.get(pos)
+        return bool(s and s[0][0] == "set" and s[1] >= self.n_stable)
+
+    def _is_stable(self, pos: str) -> bool:
+        s = self._streak.get(pos)
+        return bool(s and s[1] >= self.n_stable)
+
+    @property
+    def open(self) -> bool:
+        """True while the current round has not been settled."""
+        return self._settled_sig is None
+
+    def update(self, positions: Mapping[str, PositionState], frame: Mapping | None = None
+               ) -> SettledRound | None:
+        """Feed one frame's positions; returns the :class:`SettledRound` on the frame that
+        settles a round, else None."""
+        self._observe(positions)
+        b = self._streak.get(self.banker)
+        if self._settled_sig is not None:
+            if b and b[1] >= self.n_stable and b[0] != self._settled_sig:
+                self._settled_sig = None  # the table changed: a new round
+                self._banker_final_for = 0
+            else:
+                return None
+        if not self.is_final(self.banker):
+            self._banker_final_for = 0
+            return None
+        self._banker_final_for += 1
+        ready = all(self.is_final(p) or self._is_stable(p) for p in positions)
+        if not ready and self._banker_final_for <= self.settle_wait:
+            return None
+        self._settled_sig = self._streak[self.banker][0]
+        self.rounds += 1
+        return self._settle(dict(positions), dict(frame or {}))
+
+    # -- settlement ----------------------------------------------------------------------
+    def _settle(self, positions: dict[str, PositionState], frame: dict) -> SettledRound:
+        alerts: list[dict] = []
+        not_settled: dict[str, str] = {}
+        for pos, st in positions.items():
+            for kind, detail in st.problems:
+                if kind != "face_down":
+                    alerts.append({"kind": kind, "position": pos, "detail": detail})
+        final = [p for p in positions if self.is_final(p) and positions[p].setting is not None]
+        for p in positions:
+            if p not in final:
+                not_settled[p] = positions[p].reason or "not stable"
+        # faces read more often than a set holds: somebody's read is wrong
+        count: Counter = Counter()
+        holders: dict[str, set[str]] = {}
+        for p in positions:
+            for r in positions[p].tiles:
+                if r.face:
+                    count[r.face] += 1
+                    holders.setdefault(r.face, set()).add(p)
+        for face, n in count.items():
+            if n > TILES_BY_FACE[face].copies:
+                hs = sorted(holders[face], key=POSITIONS.index)
+                alerts.append({"kind": "duplicate_face", "position": hs[0],
+                               "detail": f"{face} read {n} times (at {', '.join(hs)}), a set "
+                                         f"holds {TILES_BY_FACE[face].copies}"})
+                for p in hs:
+                    if p in final:
+                        final.remove(p)
+                        not_settled[p] = f"duplicate face {face}"
+        result = None
+        if self.banker not in final:
+            why = not_settled.get(self.banker, "banker position empty")
+            for p in final:
+                not_settled[p] = f"banker {self.banker} not settled ({why})"
+            final = []
+        else:
+            others = [p for p in final if p != self.banker]
+            if not others:
+                final = []
+                not_settled.setdefault(self.banker, "no other position settled")
+            else:
+                bets = {p: v for p, v in self.bets.items() if p in final}
+                if self.banker == "dealer":
+                    bets.pop("dealer", None)
+                result = settle_round({p: positions[p].setting for p in final}, bets=bets,
+                                      banker=self.banker, rules=self._profile,
+                                      way=self.house_way, co_bank=self.co_bank,
+                                      commission=self.commission)
+                alerts.extend(a.to_dict() for a in result.alerts)
+        order = {p: i for i, p in enumerate(POSITIONS)}
+        final.sort(key=order.get)
+        return SettledRound(positions, final, result, not_settled, alerts, self.banker,
+                            self.rules, self.commission, self.house_way, dict(self.bets), frame)
+
+    def reset(self) -> None:
+        """Forget all state (a new source)."""
+        self._streak.clear()
+        self._banker_final_for = 0
+        self._settled_sig = None
+
+
+def commission_text(value) -> str:
+    """Exact decimal text of a commission rate (for events)."""
+    return str(Decimal(str(value)))
