@@ -9,11 +9,14 @@ and the optimal setting live here too (see below).
 
 from __future__ import annotations
 
+import itertools as _it
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Protocol, Sequence
 
 from .errors import InputError
-from .hands import HandValue, evaluate
+from .hands import HandValue, class_key_table, evaluate
 from .rules import PA, RuleProfile, get_profile
 from .tiles import Tile, parse_tile
 
@@ -107,8 +110,9 @@ def _tiles4(tiles: Sequence[Tile | str]) -> list[Tile]:
 def legal_splits(tiles: Sequence[Tile | str], rules: RuleProfile | str = PA) -> list[Setting]:
     """The distinct ways to set four tiles, each oriented so the high hand ranks >= the low hand.
 
-    There are three ways to split four tiles into two hands, two when they hold a pair of
-    equal faces (rules.md 4), and one when they are two pairs of identical faces.
+    There are three ways to split four tiles into two hands, and two when they hold a pair
+    of equal faces (rules.md 4), also when they hold two such pairs (T T / 10 10 and
+    T 10 / T 10).
 
     Returns:
         list of :class:`Setting` (1..3), in a fixed order.
@@ -176,12 +180,6 @@ class HouseWay(Protocol):
 # ---------------------------------------------------------------------------------------------
 # House ways (house-way.md; PA 621a.8(d)) and the optimal setting.
 # ---------------------------------------------------------------------------------------------
-
-import itertools as _it
-from fractions import Fraction
-from decimal import Decimal
-
-from .hands import class_key_table
 
 __all__ += [
     "HOUSE_WAYS",
@@ -613,6 +611,10 @@ class PAMinimalHouseWay(ClassHouseWay):
 HOUSE_WAYS: dict[str, HouseWay] = {
     "reference": ReferenceHouseWay(),
     "pa-minimal": PAMinimalHouseWay(),
+    # house-way.md section 1 as published splits the Gee Joon pair with 4+6, 5+6 or L6+H6;
+    # the cited PA 621a.8(d)(1) says never. The default follows the regulation; the published
+    # text stays available by name.
+    "reference-split-gee": ReferenceHouseWay(split_supreme_pair=True),
 }
 """The registered house ways by name. A casino's own way: subclass :class:`ClassHouseWay`
 (or implement :class:`HouseWay`) and add it here; comparison code never changes."""

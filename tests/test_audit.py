@@ -80,6 +80,7 @@ def _raw(path):
 def test_chain_verifies_and_hashes_recompute(store_path):
     res = verify(store_path)
     assert res.ok and res.rounds == 5 and res.frames_checked == 2
+    assert verify(store_path, deep=True).ok
     with AuditStore(store_path) as s:
         recs = list(s.rounds())
         assert [r.seq for r in recs] == [1, 2, 3, 4, 5]
@@ -216,6 +217,10 @@ def test_foreign_and_corrupt_files_raise_input_error(tmp_path):
     with pytest.raises(InputError, match="missing.db.*does not exist"):
         verify(tmp_path / "missing.db")
     assert main(["audit", "verify", str(text)]) == 2
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 64)
+    with pytest.raises(InputError, match="corrupt.db"):
+        verify(corrupt)
 
 
 def test_newer_schema_refused(store_path):
@@ -309,6 +314,7 @@ def test_payouts_cli_exit_codes(store_path, tmp_path, capsys):
     full = [f"r{i:06d},{s},{a}" for i in range(1, 6) for s, a in (("1", "0.95"), ("2", "-1"))]
     ok = _csv(tmp_path / "ok.csv", full)
     assert main(["audit", "check-payouts", str(store_path), str(ok)]) == 0
+    assert capsys.readouterr().out.strip() == "0 difference(s)"
     bad = _csv(tmp_path / "bad.csv", full[:-1] + ["r000005,2,-2"])
     assert main(["audit", "check-payouts", str(store_path), str(bad), "--json"]) == 1
     out = json.loads(capsys.readouterr().out)

@@ -187,8 +187,9 @@ def test_tracker_settles_once_after_n_stable_and_matches_scoring():
 
 
 def test_tracker_unknown_tile_position_not_settled_others_exact():
-    frames = [table_reads(unknown=("2", 1))] * 3
-    (i, rnd), = run_frames(RoundTracker(n_stable=3), frames)
+    frames = [table_reads(unknown=("2", 1))] * 12
+    (i, rnd), = run_frames(RoundTracker(n_stable=3, settle_wait=4), frames)
+    assert i == 2 + 4  # banker final at frame 2, then 4 more frames waiting for seat 2
     assert rnd.final == ["dealer", "1", "3"]
     assert "unknown" in rnd.not_settled["2"]
     want = true_result(only={"dealer", "1", "3"})

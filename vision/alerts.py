@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from scoring.errors import InputError
 from scoring.tiles import TILES_BY_FACE, Tile, parse_tile
@@ -44,6 +44,9 @@ def _positions(event: Mapping) -> list[tuple[str, dict]]:
 
 
 def _tile(face, where: str) -> Tile | None:
+    t = TILES_BY_FACE.get(face) if isinstance(face, str) else None
+    if t is not None:  # fast path: the pipeline writes canonical faces
+        return t
     if isinstance(face, Mapping):
         face = face.get("face")
     if face is None or (isinstance(face, str) and face.strip().lower() in _SKIP):
@@ -107,10 +110,12 @@ def _setting(p: Mapping, pos: str, rid):
     high, low = p.get("high"), p.get("low")
     if not high or not low:
         return None
-    faces = list(high) + list(low)
-    if any(_tile(f, f"round {rid!r} position {pos!r}") is None for f in faces):
+    where = f"round {rid!r} position {pos!r}"
+    hi = [_tile(f, where) for f in high]
+    lo = [_tile(f, where) for f in low]
+    if None in hi or None in lo:
         return None
-    return make_setting([_tile(f, "") for f in high], [_tile(f, "") for f in low])
+    return make_setting(hi, lo)
 
 
 def mis_set_alerts(event: Mapping) -> list[dict]:

@@ -293,7 +293,8 @@ def run_pip_detector(pip_detector, crops: Sequence[np.ndarray]) -> list[Detectio
 
 
 def decode_tiles(frame: np.ndarray, tile_dets: Detections, pip_detector,
-                 min_confidence: float = 0.5) -> list[TileRead]:
+                 min_confidence: float = 0.5, allow_diagonal_two: bool = False
+                 ) -> list[TileRead]:
     """Read every detected tile of one frame.
 
     Args:
@@ -303,6 +304,7 @@ def decode_tiles(frame: np.ndarray, tile_dets: Detections, pip_detector,
         pip_detector: the pip model (see :func:`run_pip_detector`); run once on the batch of
             face-up crops.
         min_confidence: a face below this confidence (fraction) is reported as unknown.
+        allow_diagonal_two: see :func:`half_shape_ok`.
 
     Returns:
         list of :class:`TileRead`, one per tile detection, in detection order.
@@ -336,15 +338,17 @@ def decode_tiles(frame: np.ndarray, tile_dets: Detections, pip_detector,
     for k, slot in enumerate(up_idx):
         i = det_rows[slot]
         reads[slot] = read_from_pips(all_pips[k], tile_dets.polygon[i], tile_dets.xyxy[i],
-                                     float(tile_dets.confidence[i]), min_confidence)
+                                     float(tile_dets.confidence[i]), min_confidence,
+                                     allow_diagonal_two)
     return [r for r in reads if r is not None]
 
 
 def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
-                   min_confidence: float = 0.5) -> TileRead:
+                   min_confidence: float = 0.5, allow_diagonal_two: bool = False) -> TileRead:
     """The :class:`TileRead` of one face-up tile from its spot detections (crop px)."""
     centres = (pips.xyxy[:, :2] + pips.xyxy[:, 2:]) / 2 if len(pips) else np.zeros((0, 2))
-    face, conf, reads = decode_face(centres, pips.class_id, pips.confidence)
+    face, conf, reads = decode_face(centres, pips.class_id, pips.confidence,
+                                    allow_diagonal_two=allow_diagonal_two)
     reason = reads.get("reason")
     if face is not None:
         conf = min(conf, float(tile_confidence))

@@ -445,6 +445,18 @@ def _smooth_noise(rng, h, w, scale, ch=1):
     return n.reshape(h, w, ch)
 
 
+def _textured(rng, h, w, base, amp, scale, sigma) -> np.ndarray:
+    """Uniform colour with a smooth low-frequency variation and fine fabric noise (uint8)."""
+    sh, sw = max(2, int(h / scale)), max(2, int(w / scale))
+    low = np.asarray(base, np.float32)[None, None, :] * (
+        1 + amp * rng.standard_normal((sh, sw, 1), dtype=np.float32))
+    img = cv2.resize(np.clip(low, 0, 255), (w, h), interpolation=cv2.INTER_CUBIC)
+    tile = (rng.standard_normal((256, 256), dtype=np.float32) * np.float32(sigma)).astype(np.int16)
+    reps = (-(-h // 256), -(-w // 256))
+    noise = np.tile(tile, reps)[:h, :w, None]
+    return np.clip(img.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+
+
 def felt_background(rng: np.random.Generator, w: int, h: int, kind: str | None = None
                     ) -> np.ndarray:
     """A table surface (uint8 BGR h x w): felt (green/blue/red/other) with printing, wood,
@@ -465,32 +477,26 @@ def felt_background(rng: np.random.Generator, w: int, h: int, kind: str | None =
                             rng.uniform(120, 255), rng.uniform(50, 150))
         else:
             base = _hsv2bgr(rng.uniform(0, 180), rng.uniform(0, 255), rng.uniform(30, 170))
-        img = np.empty((h, w, 3), np.float32)
-        img[:] = base
-        img *= (1 + 0.06 * _smooth_noise(rng, h, w, 200))
-        img += rng.normal(0, rng.uniform(2, 7), (h, w, 1)).astype(np.float32)
-        out = np.clip(img, 0, 255).astype(np.uint8)
+        out = _textured(rng, h, w, base, 0.06, 200, rng.uniform(2, 7))
         _table_printing(out, rng, base)
         return out
     if kind == "wood":
         base = np.array(_hsv2bgr(rng.uniform(8, 22), rng.uniform(100, 220), rng.uniform(70, 200)), np.float32)
-        ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+        h2, w2 = max(2, h // 2), max(2, w // 2)
+        ys, xs = np.mgrid[0:h2, 0:w2].astype(np.float32)
         ang = rng.uniform(0, np.pi)
-        u = xs * np.cos(ang) + ys * np.sin(ang)
-        warp = _smooth_noise(rng, h, w, 120)[..., 0] * rng.uniform(5, 25)
-        grain = np.sin((u + warp) / rng.uniform(3, 12)) * 0.5 + 0.5
-        grain = grain ** rng.uniform(1, 4)
+        u = xs * np.float32(np.cos(ang)) + ys * np.float32(np.sin(ang))
+        warp = _smooth_noise(rng, h2, w2, 60)[..., 0] * np.float32(rng.uniform(3, 12))
+        grain = np.sin((u + warp) / np.float32(rng.uniform(1.5, 6))) * 0.5 + 0.5
+        grain = grain ** np.float32(rng.uniform(1, 4))
         img = base[None, None, :] * (0.75 + 0.35 * grain[..., None])
-        img *= (1 + 0.1 * _smooth_noise(rng, h, w, 150))
-        return np.clip(img, 0, 255).astype(np.uint8)
+        img *= (1 + 0.1 * _smooth_noise(rng, h2, w2, 75))
+        img = cv2.resize(np.clip(img, 0, 255).astype(np.uint8), (w, h), interpolation=cv2.INTER_LINEAR)
+        return img
     if kind == "cloth":
         v = rng.uniform(5, 80) if rng.random() < 0.6 else rng.uniform(80, 230)
         base = np.clip(np.array([v, v, v]) + rng.normal(0, 8, 3), 0, 255)
-        img = np.empty((h, w, 3), np.float32)
-        img[:] = base
-        img *= (1 + 0.15 * _smooth_noise(rng, h, w, 60))
-        img += rng.normal(0, 4, (h, w, 1)).astype(np.float32)
-        return np.clip(img, 0, 255).astype(np.uint8)
+        return _textured(rng, h, w, base, 0.15, 60, 4.0)
     # flat studio / transparent-looking
     r = rng.random()
     img = np.empty((h, w, 3), np.uint8)
@@ -611,7 +617,7 @@ def draw_hand(img: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
     d = np.array([tx - start[0], ty - start[1]])
     L = np.linalg.norm(d) + 1e-6
     u = d / L
-    width = rng.uniform(0.04, 0.09) * min(w, h) * 1.3
+    width = rng.uniform(0.03, 0.06) * min(w, h)
     ang = np.degrees(np.arctan2(u[1], u[0]))
     # arm (sleeve part then skin)
     mid = (start[0] + u[0] * L * 0.45, start[1] + u[1] * L * 0.45)
@@ -641,32 +647,10 @@ def camera_effects(img: np.ndarray, rng: np.random.Generator, strength: float = 
     """Lighting gradient, vignette, colour cast, blur (motion or defocus), noise and a JPEG
     round trip. uint8 BGR in, uint8 BGR out (same shape)."""
     h, w = img.shape[:2]
-    f = img.astype(np.float32)
-    # colour cast / exposure / gamma
-    gain = np.array([rng.uniform(0.85, 1.15) for _ in range(3)], np.float32) * rng.uniform(0.7, 1.25)
-    f *= gain
-    # lighting gradient + vignette (multiplicative field at low resolution)
-    sh, sw = max(2, h // 16), max(2, w // 16)
-    ys, xs = np.mgrid[0:sh, 0:sw].astype(np.float32)
-    xs = xs / (sw - 1) - 0.5
-    ys = ys / (sh - 1) - 0.5
-    ang = rng.uniform(0, 2 * np.pi)
-    field = 1 + rng.uniform(0, 0.45) * strength * (xs * np.cos(ang) + ys * np.sin(ang))
-    field *= 1 - rng.uniform(0, 0.6) * strength * (xs ** 2 + ys ** 2) * 2
-    if rng.random() < 0.5:  # a spotlight
-        cx, cy = rng.uniform(-0.4, 0.4, 2)
-        field *= 1 + rng.uniform(0, 0.35) * np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / rng.uniform(0.02, 0.2))
-    field = cv2.resize(field, (w, h), interpolation=cv2.INTER_LINEAR)
-    f *= field[..., None]
-    if rng.random() < 0.3:
-        gamma = rng.uniform(0.75, 1.3)
-        f = 255.0 * np.power(np.clip(f, 0, 255) / 255.0, gamma)
-    img = np.clip(f, 0, 255).astype(np.uint8)
-    # blur
+    # blur first (optics), then exposure/lighting, then sensor noise
     r = rng.random()
     if r < 0.25 * strength:
-        k = rng.uniform(0.5, 1.8)
-        img = cv2.GaussianBlur(img, (0, 0), k)
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.5, 1.8))
     elif r < 0.37 * strength:
         n = int(rng.integers(3, 9))
         ker = np.zeros((n, n), np.float32)
@@ -675,13 +659,33 @@ def camera_effects(img: np.ndarray, rng: np.random.Generator, strength: float = 
         ker = cv2.warpAffine(ker, M, (n, n))
         ker /= max(ker.sum(), 1e-6)
         img = cv2.filter2D(img, -1, ker)
-    # noise
+    # colour cast / exposure (per channel gain)
+    gain = np.array([rng.uniform(0.85, 1.15) for _ in range(3)], np.float32) * np.float32(rng.uniform(0.7, 1.25))
+    # lighting gradient + vignette + spotlight (multiplicative field at low resolution)
+    sh, sw = max(2, h // 16), max(2, w // 16)
+    ys, xs = np.mgrid[0:sh, 0:sw].astype(np.float32)
+    xs = xs / (sw - 1) - 0.5
+    ys = ys / (sh - 1) - 0.5
+    ang = rng.uniform(0, 2 * np.pi)
+    fld = 1 + rng.uniform(0, 0.45) * strength * (xs * np.cos(ang) + ys * np.sin(ang))
+    fld *= 1 - rng.uniform(0, 0.6) * strength * (xs ** 2 + ys ** 2) * 2
+    if rng.random() < 0.5:
+        cx, cy = rng.uniform(-0.4, 0.4, 2)
+        fld *= 1 + rng.uniform(0, 0.35) * np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / rng.uniform(0.02, 0.2))
+    fld3 = (fld[..., None] * gain[None, None, :]).astype(np.float32)
+    fld3 = cv2.resize(fld3, (w, h), interpolation=cv2.INTER_LINEAR)
+    f = img.astype(np.float32)
+    f *= fld3
     if rng.random() < 0.7:
-        sigma = rng.uniform(1, 9) * strength
-        noise = rng.standard_normal((h, w, 1), dtype=np.float32) * sigma
+        sigma = np.float32(rng.uniform(1, 9) * strength)
+        f += rng.standard_normal((h, w, 1), dtype=np.float32) * sigma
         if rng.random() < 0.4:
-            noise = noise + rng.standard_normal((h, w, 3), dtype=np.float32) * sigma * 0.5
-        img = np.clip(img.astype(np.float32) + noise, 0, 255).astype(np.uint8)
+            f += rng.standard_normal((h, w, 3), dtype=np.float32) * (sigma * np.float32(0.5))
+    img = np.clip(f, 0, 255).astype(np.uint8)
+    if rng.random() < 0.3:
+        gamma = rng.uniform(0.75, 1.3)
+        lut = np.clip(255.0 * (np.arange(256) / 255.0) ** gamma, 0, 255).astype(np.uint8)
+        img = cv2.LUT(img, lut)
     # JPEG artefacts
     if rng.random() < 0.7:
         q = int(rng.uniform(25, 95))

@@ -6,9 +6,10 @@ Positions
 ---------
 With a :class:`Layout` (YAML, polygons per position in image pixels) a tile belongs to the
 position whose polygon holds its centre (:func:`assign_positions`). Without a layout,
-:func:`auto_group` clusters the tiles by proximity: single linkage on centre distances with the
-link length ``link * median tile long side`` (default 1.0 long side: the four tiles of a position
-lie within about a tile length of each other, positions are further apart). The group whose
+:func:`auto_group` clusters the tiles by proximity: single linkage on centre distances, links
+taken shortest first, never joining groups into more than four tiles and never longer than
+``link * median tile long side`` (default 2.5: the tiles of a hand touch, a position's two
+hands lie within about a tile length of each other, positions are further apart). The group whose
 centroid is nearest the top centre of the frame is the **dealer** (an overhead camera looks
 down on the table from the players' side, the dealer opposite at the top); the other groups are
 seats "1".."7" from the dealer's left: image right to left. Without a layout, seat numbers are
@@ -28,8 +29,8 @@ problem: unknown tiles, face-down tiles, wrong tile count) and how many consecut
 has been the same. A position is **final** when it shows a setting of four known tiles, identical
 for ``n_stable`` consecutive frames (any occlusion -- a missing or unknown tile -- breaks the run).
 The round **settles** when the banker's position is final and every other position showing tiles
-is final or stably shows a problem, or at the latest ``settle_wait`` frames after the banker
-became final. Settlement uses :func:`scoring.settle.settle_round` with the final positions only;
+is final too, or at the latest ``settle_wait`` frames after the banker became final (positions
+still occluded, face down or unread then are not settled). Settlement uses :func:`scoring.settle.settle_round` with the final positions only;
 every other position is reported ``"not_settled"`` with its reason -- never a guessed result.
 A face read more often than a set holds (a misread somewhere) excludes every position holding it
 (and the whole round when the banker holds it). One event per round: after settling, nothing is
@@ -255,14 +256,14 @@ def assign_positions(reads: Sequence[TileRead], layout: Layout) -> dict[str, lis
 
 
 def auto_group(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = None,
-               link: float = 1.0) -> dict[str, list[TileRead]]:
+               link: float = 2.5) -> dict[str, list[TileRead]]:
     """Group tiles into positions without a layout (see module docstring).
 
     Args:
         reads: the frame's tiles.
         frame_size: ``(width, height)`` px of the frame (top centre = ``(width/2, 0)``); default:
             the top centre of the tiles' bounding box.
-        link: link length in median tile long sides (single linkage).
+        link: longest link in median tile long sides (single linkage, groups of at most 4).
 
     Returns:
         ``{"dealer": [...], "1": [...], ...}``; groups beyond the dealer and seven seats are
@@ -283,10 +284,16 @@ def auto_group(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = N
         return i
 
     d = np.linalg.norm(c[:, None] - c[None], axis=-1)
-    for i in range(len(reads)):
-        for j in range(i + 1, len(reads)):
-            if d[i, j] <= thr:
-                parent[find(i)] = find(j)
+    count = [1] * len(reads)
+    iu, ju = np.triu_indices(len(reads), 1)
+    for k in np.argsort(d[iu, ju], kind="stable"):
+        i, j = int(iu[k]), int(ju[k])
+        if d[i, j] > thr:
+            break
+        a, b = find(i), find(j)
+        if a != b and count[a] + count[b] <= 4:
+            parent[a] = b
+            count[b] += count[a]
     groups: dict[int, list[int]] = {}
     for i in range(len(reads)):
         groups.setdefault(find(i), []).append(i)
@@ -432,8 +439,8 @@ class RoundTracker:
         banker: the banking position id.
         rules, commission, house_way, bets, co_bank: settlement settings (see
             :func:`scoring.settle.settle_round`); commission None = the profile's rate.
-        settle_wait: frames to wait after the banker is final for other positions to become
-            final (default ``n_stable``).
+        settle_wait: frames to wait after the banker is final for the other positions to become
+            final (default ``2 * n_stable``; 0 when ``n_stable`` is 1, for stills).
 
     Raises:
         InputError: ``n_stable`` < 1 or a bad setting.
@@ -458,7 +465,9 @@ class RoundTracker:
         self.house_way = house_way
         self.bets = dict(bets or {})
         self.co_bank = co_bank
-        self.settle_wait = n_stable if settle_wait is None else int(settle_wait)
+        if settle_wait is None:
+            settle_wait = 0 if n_stable == 1 else 2 * n_stable
+        self.settle_wait = int(settle_wait)
         self._streak: dict[str, tuple[tuple, int]] = {}
         self._banker_final_for = 0
         self._settled_sig: tuple | None = None  # banker signature of the last settled round
@@ -476,10 +485,6 @@ class RoundTracker:
         """True when ``pos`` has shown the same setting for ``n_stable`` frames."""
         s = self._streak.get(pos)
         return bool(s and s[0][0] == "set" and s[1] >= self.n_stable)
-
-    def _is_stable(self, pos: str) -> bool:
-        s = self._streak.get(pos)
-        return bool(s and s[1] >= self.n_stable)
 
     @property
     def open(self) -> bool:
@@ -502,7 +507,7 @@ class RoundTracker:
             self._banker_final_for = 0
             return None
         self._banker_final_for += 1
-        ready = all(self.is_final(p) or self._is_stable(p) for p in positions)
+        ready = all(self.is_final(p) for p in positions)
         if not ready and self._banker_final_for <= self.settle_wait:
             return None
         self._settled_sig = self._streak[self.banker][0]

@@ -1,0 +1,56 @@
+"""``paigow render``: render the synthetic tile (OBB) and pip (detect) training datasets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def register(sub) -> None:
+    """Add ``paigow render`` to the argparse sub-parser collection."""
+    p = sub.add_parser(
+        "render", help="render synthetic training data (tile frames and pip crops)",
+        description="Writes DIR/tiles/{images,labels}/{train,val}, DIR/pips/..., DIR/tiles.yaml "
+                    "and DIR/pips.yaml (see vision/synth.py). Deterministic by --seed.")
+    p.add_argument("--n", type=int, required=True, help="number of tile-model images")
+    p.add_argument("--n-pips", type=int, default=None,
+                   help="number of pip crops (default 4 x --n)")
+    p.add_argument("--out", default="datasets", help="output folder (default datasets)")
+    p.add_argument("--seed", type=int, default=0, help="dataset seed, 0..999999 (default 0)")
+    p.add_argument("--val-fraction", type=float, default=0.1,
+                   help="fraction of images in val, 0..0.5 (default 0.1)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    from scoring.errors import InputError
+
+    if args.n < 0:
+        raise InputError(f"--n must be >= 0, got {args.n}")
+    n_pips = 4 * args.n if args.n_pips is None else args.n_pips
+    if n_pips < 0:
+        raise InputError(f"--n-pips must be >= 0, got {n_pips}")
+    if not 0 <= args.seed < 1_000_000:
+        raise InputError(f"--seed must be in 0..999999 (larger seeds are held out), got {args.seed}")
+    if not 0.0 <= args.val_fraction <= 0.5:
+        raise InputError(f"--val-fraction must be in [0, 0.5], got {args.val_fraction}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out is not a folder: {str(out)!r}")
+
+    from vision.synth import render_datasets
+
+    stats = render_datasets(out, args.n, n_pips, args.seed, val_fraction=args.val_fraction,
+                            progress=not args.no_progress and not args.json)
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        print(f"tiles: {stats['tiles_train']} train + {stats['tiles_val']} val images "
+              f"({stats['closeups']} close-ups; {stats['tile_labels']} tile, "
+              f"{stats['tile_back_labels']} tile_back labels) -> {stats['tiles_yaml']}")
+        print(f"pips: {stats['pips_train']} train + {stats['pips_val']} val crops "
+              f"({stats['pip_red']} red, {stats['pip_white']} white) -> {stats['pips_yaml']}")
+        print(f"{stats['seconds']} s")
+    return 0

@@ -1,0 +1,115 @@
+"""``paigow serve SOURCE``: the dealer display (live picture, hands, results, alerts) over HTTP.
+
+Binds to 127.0.0.1 unless ``--host`` says otherwise. The port is bound here, before uvicorn
+starts, so a port in use is an :class:`scoring.errors.InputError` naming it (exit code 2); the
+bound socket is handed to uvicorn. Control endpoints (``POST /api/control/reset``) need
+``--token`` or the ``PAIGOW_TOKEN`` environment variable; without one they are disabled.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import socket
+
+from scoring.errors import InputError
+
+TOKEN_ENV = "PAIGOW_TOKEN"
+
+
+def register(sub) -> None:
+    """Add ``serve`` to the sub-parser collection."""
+    p = sub.add_parser("serve", help="dealer display: live picture, hands, results and alerts "
+                                     "in a browser",
+                       description="Run the recognition pipeline on SOURCE and serve the dealer "
+                                   "display (vision/web/): GET / (page), /video.mjpeg, "
+                                   "/api/state, /api/events (server-sent events).")
+    p.add_argument("source", help="camera index, rtsp/http URL, video file, image, folder or glob")
+    p.add_argument("--layout", help="table layout YAML (position polygons); default: automatic "
+                                    "grouping")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)")
+    p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    p.add_argument("--token", default=None,
+                   help=f"control token (default: env {TOKEN_ENV}; none: control disabled)")
+    p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
+                   help="inference backend (default onnx)")
+    p.add_argument("--models-dir", default="models", help="folder with tiles/pips models")
+    p.add_argument("--loop", action="store_true", help="replay a file source when it ends")
+    p.add_argument("--no-realtime", action="store_true",
+                   help="process file sources as fast as possible instead of at their frame rate")
+    p.add_argument("--log-level", default="warning",
+                   choices=("critical", "error", "warning", "info", "debug"))
+    p.set_defaults(func=_serve)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (SO_REUSEADDR, like uvicorn).
+
+    Raises:
+        InputError: bad port number, unknown host, port in use or not permitted (the message
+            names ``host:port``).
+    """
+    if not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InputError(f"port {port!r} is not a TCP port number (0..65535)")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(f"cannot resolve host {host!r}: {exc}") from None
+    family, stype, proto, _, addr = infos[0]
+    sock = socket.socket(family, stype, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(addr)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(f"port {port} on {host} is already in use") from None
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise InputError(f"port {port} on {host}: permission denied") from None
+        raise InputError(f"cannot bind {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _serve(args) -> int:
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    from vision.capture import open_source
+
+    # cheap checks first: the source, then the port; the models last
+    open_source(args.source).close()
+    if args.layout is not None:
+        from vision.table import load_layout
+
+        load_layout(args.layout)
+    sock = bind_socket(args.host, args.port)
+    try:
+        import uvicorn
+
+        from vision.web.app import create_app
+        from vision.web.feed import PipelineFeed
+
+        feed = PipelineFeed(args.source, layout=args.layout, models_dir=args.models_dir,
+                            backend=args.backend, loop=args.loop,
+                            realtime=not args.no_realtime)
+        app = create_app(feed, token=token)
+        config = uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=2,
+                                access_log=args.log_level in ("info", "debug"))
+        server = uvicorn.Server(config)
+        host = sock.getsockname()[0]
+        shown = f"[{host}]" if ":" in host else host
+        logging.getLogger("vision.web").setLevel(args.log_level.upper())
+        print(f"paigow serve: dealer display on http://{shown}:{sock.getsockname()[1]}/ "
+              f"(control {'enabled' if token else 'disabled'}); Ctrl-C to stop", flush=True)
+        feed.start()
+        try:
+            server.run(sockets=[sock])
+        finally:
+            feed.stop()
+    finally:
+        sock.close()
+    return 0

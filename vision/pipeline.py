@@ -1,0 +1,747 @@
+"""The pipeline: capture -> detect -> decode -> table -> settle -> overlay / events.
+
+The only module that knows every stage (../shared/docs/architecture.md). Public entry points:
+:class:`Pipeline` (one frame at a time), :func:`identify` (still images -> tile JSON),
+:func:`run` (a source -> annotated video or images, events.jsonl, summary) and :func:`demo`
+(a rendered round through the whole pipeline).
+
+Speed: tile identities are cached across frames. A face-up tile whose axis-aligned box
+overlaps a cached face-up tile of the previous frame with IoU > ``cache_iou`` (0.9) keeps that
+tile's face, confidence and spots without running the pip model again; only new or moved tiles
+(and tiles that were unknown) are rectified and decoded. Each cached identity is re-verified
+(decoded again) after ``reverify_every`` frames (default 15, half a second at 30 fps), so a
+tile swapped in place is noticed within that time. On a still table of 32 tiles the per-frame
+cost is then the tile detector alone. Timings per stage (capture, detect, decode, score, draw)
+are kept in seconds and reported by :func:`run` (mean ms per frame and fps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from scoring.errors import InputError
+
+from . import MODELS_DIR
+from .decode import TileRead, read_from_pips, run_pip_detector
+from .detections import TILE, TILE_BACK, Detections
+from .events import EventWriter, round_event, tile_dict
+from .geometry import rectify
+from .table import (Layout, PositionState, RoundTracker, SettledRound, auto_group,
+                    build_positions, load_layout, position_of)
+
+__all__ = ["Pipeline", "FrameResult", "identify", "run", "demo", "STAGES", "DEMO_SEED",
+           "model_version", "load_detectors"]
+
+STAGES = ("capture", "detect", "decode", "score", "draw")
+DEMO_SEED = 1_000_777
+
+
+@dataclass
+class FrameResult:
+    """Everything the pipeline learnt from one frame.
+
+    Attributes:
+        index: frame index in the source; timestamp: seconds; source: spec; path: image file.
+        reads: the :class:`vision.decode.TileRead` of every detected tile.
+        tile_positions: position id (or None) of each read, same order.
+        positions: position id -> :class:`vision.table.PositionState` (positions with tiles).
+        settled: the :class:`vision.table.SettledRound` when this frame settled a round.
+        event: the round event dict (EVENT_SCHEMA.md) when this frame settled a round.
+        timings: stage -> seconds spent on this frame (detect, decode, score, draw).
+        decoded: how many tiles were decoded afresh (the rest came from the cache).
+    """
+
+    index: int
+    timestamp: float
+    source: str
+    path: str | None
+    reads: list[TileRead]
+    tile_positions: list[str | None]
+    positions: dict[str, PositionState]
+    settled: SettledRound | None = None
+    event: dict | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    decoded: int = 0
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:8]
+
+
+def model_version(models_dir: str | Path = MODELS_DIR, backend: str = "onnx") -> str:
+    """``"tiles-<sha8>+pips-<sha8>"`` from the model files' SHA-256 (``"unknown"`` parts for
+    missing files)."""
+    ext = ".onnx" if backend == "onnx" else ".pt"
+    parts = []
+    for name in ("tiles", "pips"):
+        p = Path(models_dir) / f"{name}{ext}"
+        parts.append(f"{name}-{_file_digest(p)}" if p.is_file() else f"{name}-unknown")
+    return "+".join(parts)
+
+
+def load_detectors(models_dir: str | Path = MODELS_DIR, backend: str = "onnx",
+                   tile_conf: float | None = None, pip_conf: float | None = None):
+    """The tile and pip detectors of :mod:`vision.detect` from ``models_dir``.
+
+    Raises:
+        InputError: unknown backend, a missing or corrupt model file (naming it).
+    """
+    if backend not in ("onnx", "ultralytics"):
+        raise InputError(f"unknown backend {backend!r}: choose onnx or ultralytics")
+    models_dir = Path(models_dir)
+    if not models_dir.is_dir():
+        raise InputError(f"models folder not found: {models_dir}")
+    ext = ".onnx" if backend == "onnx" else ".pt"
+    for name in ("tiles", "pips"):
+        p = models_dir / f"{name}{ext}"
+        if not p.is_file():
+            raise InputError(f"model file not found: {p}")
+    from . import detect
+
+    kw_t = {} if tile_conf is None else {"conf": tile_conf}
+    kw_p = {} if pip_conf is None else {"conf": pip_conf}
+    tiles = detect.TileDetector(models_dir / f"tiles{ext}", backend=backend, **kw_t)
+    pips = detect.PipDetector(models_dir / f"pips{ext}", backend=backend, **kw_p)
+    return tiles, pips
+
+
+def _run_tile_detector(detector, image: np.ndarray) -> Detections:
+    fn = getattr(detector, "detect", None) or detector
+    out = fn(image)
+    if not isinstance(out, Detections):
+        raise TypeError(f"tile detector returned {type(out).__name__}, expected Detections")
+    return out
+
+
+def _iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of axis-aligned boxes a (n, 4) x b (m, 4) -> (n, m) float64."""
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros((len(a), len(b)))
+    a = a.astype(np.float64)[:, None]
+    b = b.astype(np.float64)[None]
+    iw = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+    ih = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
+    inter = iw * ih
+    area_a = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
+    area_b = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
+    return inter / np.maximum(area_a + area_b - inter, 1e-9)
+
+
+@dataclass
+class _Cached:
+    xyxy: np.ndarray
+    read: TileRead
+    verified: int  # frame counter when last decoded
+
+
+class Pipeline:
+    """Detect, decode, group, track and settle, frame by frame.
+
+    Args:
+        models_dir: folder with tiles.onnx / pips.onnx (or .pt for backend ultralytics).
+        backend: ``"onnx"`` (onnxruntime, default) or ``"ultralytics"``.
+        layout: a :class:`vision.table.Layout`, a path to a layout YAML, or None (automatic
+            grouping: see :func:`vision.table.auto_group`).
+        n_stable: frames a position must stay identical to be final (1 for stills).
+        banker, rules, commission, house_way, table_id, bets: override the layout's (or the
+            defaults: dealer, pa, the profile's commission, reference, "table-1").
+        min_confidence: faces below this confidence are unknown (fraction).
+        tile_conf, pip_conf: detector confidence thresholds (None: the detector's default).
+        cache_iou: IoU above which a tile counts as not moved (see module docstring).
+        reverify_every: frames after which a cached identity is decoded again (>= 1).
+        tile_detector, pip_detector: inject detectors (tests); then no model files are read.
+        draw: produce annotated frames (False: ``process`` returns the input frame).
+        source: the source name written into events.
+        allow_diagonal_two: accept diagonal 2s (see :func:`vision.decode.half_shape_ok`; off:
+            a diagonal 2 cannot be told from a 3 whose centre spot was missed).
+
+    Raises:
+        InputError: bad settings, missing/corrupt models, bad layout file.
+    """
+
+    def __init__(self, models_dir: str | Path = MODELS_DIR, backend: str = "onnx",
+                 layout: Layout | str | Path | None = None, n_stable: int = 10,
+                 banker: str | None = None, rules: str | None = None,
+                 commission: str | None = None, house_way: str | None = None,
+                 table_id: str | None = None, bets: dict | None = None,
+                 min_confidence: float = 0.5, tile_conf: float | None = None,
+                 pip_conf: float | None = None, cache_iou: float = 0.9,
+                 reverify_every: int = 15, tile_detector=None, pip_detector=None,
+                 draw: bool = True, source: str = "", allow_diagonal_two: bool = False) -> None:
+        if isinstance(layout, (str, Path)):
+            layout = load_layout(layout)
+        self.layout = layout
+        if not 0.0 <= min_confidence <= 1.0:
+            raise InputError(f"min confidence must be in [0, 1], got {min_confidence!r}")
+        if not 0.0 < cache_iou <= 1.0:
+            raise InputError(f"cache IoU must be in (0, 1], got {cache_iou!r}")
+        if int(reverify_every) < 1:
+            raise InputError(f"reverify_every must be >= 1, got {reverify_every!r}")
+        self.min_confidence = float(min_confidence)
+        self.cache_iou = float(cache_iou)
+        self.reverify_every = int(reverify_every)
+        self.allow_diagonal_two = bool(allow_diagonal_two)
+        if tile_detector is None or pip_detector is None:
+            t, p = load_detectors(models_dir, backend, tile_conf, pip_conf)
+            tile_detector = tile_detector or t
+            pip_detector = pip_detector or p
+            self.model_version = model_version(models_dir, backend)
+        else:
+            self.model_version = getattr(tile_detector, "version", "injected")
+        self.tile_detector = tile_detector
+        self.pip_detector = pip_detector
+        lay = layout
+        self.banker = (banker or (lay.banker if lay else "dealer")).strip().lower()
+        self.rules = rules or (lay.rules if lay else "pa")
+        self.commission = commission if commission is not None else (lay.commission if lay else None)
+        self.house_way = house_way or (lay.house_way if lay else "reference")
+        self.table_id = table_id or (lay.table_id if lay else "table-1")
+        self.bets = dict(bets if bets is not None else (lay.bets if lay else {}))
+        if lay is not None and self.banker not in lay.positions:
+            raise InputError(f"banker {self.banker!r} is not a position of the layout "
+                             f"({', '.join(lay.positions)})")
+        self.n_stable = n_stable
+        self.tracker = RoundTracker(n_stable=n_stable, banker=self.banker, rules=self.rules,
+                                    commission=self.commission, house_way=self.house_way,
+                                    bets=self.bets, co_bank=bool(lay.co_bank) if lay else False)
+        self.draw_enabled = draw
+        self.source = source
+        self._cache: list[_Cached] = []
+        self._frame_no = 0
+        self.round_no = 0
+        self.last_event: dict | None = None
+        self.totals = {s: 0.0 for s in STAGES}
+        self.frames = 0
+        self.decoded_total = 0
+        self.tiles_total = 0
+
+    # ------------------------------------------------------------------ stages
+    def detect(self, image: np.ndarray) -> Detections:
+        """Tile detections (classes 0/1) of one image, image px."""
+        d = _run_tile_detector(self.tile_detector, image)
+        return d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
+
+    def decode(self, image: np.ndarray, dets: Detections, use_cache: bool = True
+               ) -> tuple[list[TileRead], int]:
+        """Reads for every detection (cache-aware); returns ``(reads, number decoded afresh)``."""
+        n = len(dets)
+        reads: list[TileRead | None] = [None] * n
+        up = [i for i in range(n) if int(dets.class_id[i]) == TILE]
+        for i in range(n):
+            if int(dets.class_id[i]) == TILE_BACK:
+                c = float(dets.confidence[i])
+                reads[i] = TileRead(None, "face_down", c, dets.polygon[i].copy(),
+                                    dets.xyxy[i].copy(), tile_confidence=c)
+        todo = list(up)
+        new_cache: list[_Cached] = []
+        if use_cache and self._cache and up:
+            iou = _iou_matrix(dets.xyxy[up], np.array([c.xyxy for c in self._cache]))
+            taken: set[int] = set()
+            todo = []
+            for row, i in enumerate(up):
+                j = int(np.argmax(iou[row])) if iou.shape[1] else -1
+                c = self._cache[j] if j >= 0 else None
+                if (c is not None and j not in taken and iou[row, j] > self.cache_iou
+                        and self._frame_no - c.verified < self.reverify_every):
+                    taken.add(j)
+                    old = c.read
+                    reads[i] = TileRead(old.face, old.state, old.confidence,
+                                        dets.polygon[i].copy(), dets.xyxy[i].copy(), old.pips,
+                                        old.reads, old.reason, old.tile_confidence)
+                    new_cache.append(_Cached(dets.xyxy[i].copy(), reads[i], c.verified))
+                else:
+                    todo.append(i)
+        crops = [rectify(image, dets.polygon[i])[0] for i in todo]
+        pips = run_pip_detector(self.pip_detector, crops)
+        for i, p in zip(todo, pips):
+            r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
+                               self.min_confidence, self.allow_diagonal_two)
+            reads[i] = r
+            if r.state == "face_up":
+                new_cache.append(_Cached(dets.xyxy[i].copy(), r, self._frame_no))
+        if use_cache:
+            self._cache = new_cache
+        return [r for r in reads if r is not None], len(todo)
+
+    def group(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
+        """``(position per read, groups)`` from the layout or automatic grouping."""
+        if self.layout is not None:
+            where = position_of(reads, self.layout)
+        else:
+            groups = auto_group(reads, frame_size)
+            ids = {id(r): p for p, rs in groups.items() for r in rs}
+            where = [ids.get(id(r)) for r in reads]
+        groups: dict[str, list[TileRead]] = {}
+        for r, p in zip(reads, where):
+            if p is not None:
+                groups.setdefault(p, []).append(r)
+        return where, groups
+
+    # ------------------------------------------------------------------ one frame
+    def process(self, frame: Any) -> tuple[np.ndarray, FrameResult]:
+        """Run every stage on one frame.
+
+        Args:
+            frame: a :class:`vision.capture.Frame` or a uint8 (H, W, 3) BGR array.
+
+        Returns:
+            ``(annotated frame uint8 (H, W, 3), FrameResult)``.
+        """
+        if isinstance(frame, np.ndarray):
+            image, index, ts, src, path = frame, self._frame_no, self._frame_no / 30.0, self.source, None
+        else:
+            image, index, ts = frame.image, frame.index, frame.timestamp
+            src, path = frame.source or self.source, frame.path
+        if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3:
+            raise InputError(f"frame must be an (H, W, 3) image, got {getattr(image, 'shape', image)!r}")
+        tm: dict[str, float] = {}
+        t0 = time.perf_counter()
+        dets = self.detect(image)
+        t1 = time.perf_counter()
+        reads, n_dec = self.decode(image, dets)
+        t2 = time.perf_counter()
+        where, groups = self.group(reads, (image.shape[1], image.shape[0]))
+        positions = build_positions(groups, self.rules)
+        settled = self.tracker.update(positions, {"index": index, "timestamp": ts})
+        event = None
+        if settled is not None:
+            self.round_no += 1
+            tiles = [tile_dict(r, p) for r, p in zip(reads, where)]
+            event = round_event(settled, f"r{self.round_no:06d}", self.table_id, src, index,
+                                model_version=self.model_version, tiles=tiles)
+            self.last_event = event
+        t3 = time.perf_counter()
+        res = FrameResult(index, ts, src, path, reads, where, positions, settled, event,
+                          decoded=n_dec)
+        out = self.draw(image, res) if self.draw_enabled else image
+        t4 = time.perf_counter()
+        tm.update(detect=t1 - t0, decode=t2 - t1, score=t3 - t2, draw=t4 - t3)
+        res.timings = tm
+        for k, v in tm.items():
+            self.totals[k] += v
+        self.frames += 1
+        self.decoded_total += n_dec
+        self.tiles_total += sum(r.state != "face_down" for r in reads)
+        self._frame_no += 1
+        return out, res
+
+    def round_view(self, res: FrameResult) -> dict:
+        """The dict handed to :func:`vision.overlay.draw`: ``{"tiles": [tile dicts with
+        "position"], "positions": {pos: {"tiles", "high", "low", "high_hand", "low_hand",
+        "final", "problems", "result", "net"}}, "layout": {pos: polygon} or None,
+        "banker_position", "table_id", "round_id", "event": the last event or None,
+        "settled_now": bool}``."""
+        last = self.last_event
+        pos_view: dict[str, dict] = {}
+        for p, st in res.positions.items():
+            v: dict[str, Any] = {"tiles": [r.face for r in st.tiles], "final": self.tracker.is_final(p),
+                                 "problems": [k for k, _ in st.problems], "reason": st.reason,
+                                 "high": None, "low": None, "high_hand": None, "low_hand": None,
+                                 "result": None, "net": None}
+            if st.setting is not None:
+                c = st.setting.canonical()
+                v.update(high=[t.face for t in c.high], low=[t.face for t in c.low],
+                         high_hand=st.setting.high_value(self.rules).name,
+                         low_hand=st.setting.low_value(self.rules).name)
+            if last is not None and not self.tracker.open and p in last["positions"]:
+                e = last["positions"][p]
+                v["result"] = e.get("result", "banker" if p == last["banker_position"] else None)
+                v["net"] = e.get("net")
+            pos_view[p] = v
+        return {
+            "tiles": [tile_dict(r, p) for r, p in zip(res.reads, res.tile_positions)],
+            "positions": pos_view,
+            "layout": ({p: v.tolist() for p, v in self.layout.positions.items()}
+                       if self.layout is not None else None),
+            "banker_position": self.banker,
+            "table_id": self.table_id,
+            "round_id": last["round_id"] if last is not None and not self.tracker.open else None,
+            "event": last if not self.tracker.open else None,
+            "settled_now": res.event is not None,
+        }
+
+    def draw(self, image: np.ndarray, res: FrameResult) -> np.ndarray:
+        """Annotated copy of ``image`` (vision.overlay, or a plain fallback drawing)."""
+        view = self.round_view(res)
+        try:
+            from . import overlay
+        except ImportError:
+            overlay = None
+        if overlay is not None and hasattr(overlay, "draw"):
+            return overlay.draw(image, view)
+        return _fallback_draw(image, view)
+
+    def reset(self) -> None:
+        """Forget tracking state and the identity cache (a new, unrelated source/image)."""
+        self.tracker.reset()
+        self._cache = []
+
+    def summary(self, capture_s: float = 0.0, wall_s: float | None = None) -> dict:
+        """Per-stage mean milliseconds per frame and fps (processing and wall clock)."""
+        n = max(self.frames, 1)
+        totals = dict(self.totals, capture=capture_s)
+        proc = sum(totals.values())
+        out = {
+            "frames": self.frames,
+            "rounds": self.round_no,
+            "ms_per_frame": {s: round(1000 * totals[s] / n, 2) for s in STAGES},
+            "fps_pipeline": round(self.frames / proc, 2) if proc > 0 else None,
+            "tiles_decoded": self.decoded_total,
+            "tiles_seen": self.tiles_total,
+        }
+        if wall_s is not None:
+            out["wall_s"] = round(wall_s, 3)
+            out["fps_wall"] = round(self.frames / wall_s, 2) if wall_s > 0 else None
+        return out
+
+
+def _fallback_draw(image: np.ndarray, view: dict) -> np.ndarray:
+    """Minimal drawing (tile outlines and faces) when vision.overlay is unavailable."""
+    import cv2
+
+    out = image.copy()
+    colours = {"face_up": (0, 200, 0), "face_down": (200, 120, 0), "unknown": (0, 0, 255)}
+    for t in view["tiles"]:
+        pts = np.round(np.asarray(t["polygon"])).astype(np.int32)
+        cv2.polylines(out, [pts], True, colours.get(t["state"], (255, 255, 255)), 2)
+        label = t["face"] or ("?" if t["state"] == "unknown" else "back")
+        x, y = pts.min(0)
+        cv2.putText(out, label, (int(x), int(y) - 4), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
+                    (255, 255, 255), 1, cv2.LINE_AA)
+    return out
+
+
+# ---------------------------------------------------------------------- identify
+
+
+def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
+             backend: str = "onnx", min_confidence: float = 0.5, tile_detector=None,
+             pip_detector=None, progress: bool = False, with_reads: bool = False) -> list[dict]:
+    """Identify the tiles in still images.
+
+    Args:
+        paths: image files, folders or globs (each expanded by :func:`vision.capture.open_source`).
+        with_reads: add each tile's decoder evidence (``"reads"``: read A/B counts, reason).
+
+    Returns:
+        ``[{"image": path, "tiles": [{"face": "1-5" | None, "state": "face_up|face_down|unknown",
+        "confidence": 0.99, "xyxy": [x1, y1, x2, y2], "polygon": [[x, y] * 4]}]}]``.
+
+    Raises:
+        InputError: a path that is missing, not an image, an empty folder; missing models.
+    """
+    from .capture import open_source
+
+    if not paths:
+        raise InputError("no image given")
+    sources = [open_source(str(p)) for p in paths]  # validate every path first
+    for s in sources:
+        if s.kind not in ("image", "images"):
+            s.close()
+            raise InputError(f"not an image, folder or glob of images: {s.spec}")
+    pipe = Pipeline(models_dir, backend, n_stable=1, min_confidence=min_confidence,
+                    tile_detector=tile_detector, pip_detector=pip_detector, draw=False)
+    out = []
+    total = sum(s.frame_count or 0 for s in sources)
+    bar = _progress(total, progress, "identify")
+    for s in sources:
+        with s:
+            for fr in s:
+                dets = pipe.detect(fr.image)
+                reads, _ = pipe.decode(fr.image, dets, use_cache=False)
+                tiles = []
+                for r in reads:
+                    d = r.to_dict()
+                    if with_reads:
+                        d["reads"] = r.reads
+                        d["reason"] = r.reason
+                    tiles.append(d)
+                out.append({"image": fr.path or fr.source, "tiles": tiles})
+                if bar is not None:
+                    bar.update(1)
+    if bar is not None:
+        bar.close()
+    return out
+
+
+def _progress(total: int | None, enabled: bool, desc: str):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total or None, desc=desc, unit="frame", file=sys.stderr, leave=False)
+
+
+# ---------------------------------------------------------------------- run
+
+
+class _Sink:
+    """Annotated output: a video file (mp4v .mp4, else MJPG .avi) or image files."""
+
+    def __init__(self, out_dir: Path, kind: str, fps: float | None) -> None:
+        self.out_dir = out_dir
+        self.kind = kind
+        self.fps = fps or 30.0
+        self.writer = None
+        self.path: Path | None = None
+        self.images: list[Path] = []
+
+    def write(self, image: np.ndarray, frame) -> None:
+        import cv2
+
+        if self.kind in ("image", "images"):
+            d = self.out_dir / "annotated"
+            d.mkdir(parents=True, exist_ok=True)
+            name = Path(getattr(frame, "path", None) or f"frame{frame.index:06d}.png").stem
+            p = d / f"{name}.jpg"
+            cv2.imwrite(str(p), image)
+            self.images.append(p)
+            return
+        if self.writer is None:
+            h, w = image.shape[:2]
+            for ext, fourcc in ((".mp4", "mp4v"), (".avi", "MJPG")):
+                p = self.out_dir / f"annotated{ext}"
+                wr = cv2.VideoWriter(str(p), cv2.VideoWriter_fourcc(*fourcc), self.fps, (w, h))
+                if wr.isOpened():
+                    self.writer, self.path = wr, p
+                    break
+                wr.release()
+            if self.writer is None:
+                raise InputError(f"cannot write a video into {self.out_dir}")
+        self.writer.write(image)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.release()
+            self.writer = None
+
+
+def run(source: str, layout: Layout | str | Path | None = None, out_dir: str | Path | None = None,
+        show: bool = False, json_events: bool = False, models_dir: str | Path = MODELS_DIR,
+        backend: str = "onnx", n_stable: int | None = None, banker: str | None = None,
+        table_id: str | None = None, progress: bool = True, tile_detector=None,
+        pip_detector=None, frames: Iterable | None = None, stdout=None,
+        max_frames: int | None = None, **pipeline_kw) -> dict:
+    """Run the whole pipeline on a source.
+
+    Args:
+        source: camera index, video file, stream URL, image file, folder or glob
+            (:func:`vision.capture.open_source`).
+        layout: layout YAML path or :class:`Layout` (None: automatic grouping).
+        out_dir: folder for the annotated output (``annotated.mp4`` or ``annotated/*.jpg``) and
+            ``events.jsonl``; None writes no files.
+        show: display frames in a window (needs an OpenCV build with GUI; InputError if not).
+        json_events: print one JSON line per settled round on ``stdout``.
+        n_stable: frames for a position to be final. None: 10 for video/live sources; for image
+            files each image is its own table (tracker reset per image, N = 1).
+        banker, table_id: override the layout's.
+        frames: iterate these :class:`vision.capture.Frame` s instead of opening ``source``
+            (the demo and tests).
+        max_frames: stop after this many frames.
+        pipeline_kw: passed to :class:`Pipeline` (rules, commission, min_confidence, ...).
+
+    Returns:
+        summary dict: ``{"source", "frames", "rounds", "ms_per_frame": {stage: ms},
+        "fps_pipeline", "fps_wall", "events": [event dicts], "output": path, "events_path",
+        "capture_stats"}``.
+
+    Raises:
+        InputError: bad source, layout or models; ``--show`` without a GUI.
+    """
+    from .capture import open_source
+
+    stdout = stdout or sys.stdout
+    src = None
+    kind = "video"
+    fps = None
+    total = None
+    if frames is None:
+        src = open_source(source)
+        kind, fps, total = src.kind, src.fps, src.frame_count
+        frames = src
+    stills = kind in ("image", "images") and n_stable is None
+    pipe = Pipeline(models_dir, backend, layout=layout, n_stable=1 if stills else (n_stable or 10),
+                    banker=banker, table_id=table_id, tile_detector=tile_detector,
+                    pip_detector=pip_detector, source=str(source), **pipeline_kw)
+    out_path = Path(out_dir) if out_dir is not None else None
+    sink = None
+    writer = None
+    if out_path is not None:
+        out_path.mkdir(parents=True, exist_ok=True)
+        sink = _Sink(out_path, kind, fps)
+    writer = EventWriter(out_path / "events.jsonl" if out_path else None,
+                         stdout if json_events else None)
+    if show:
+        import cv2
+
+        try:
+            cv2.namedWindow("paigow")
+        except cv2.error:
+            raise InputError("--show needs an OpenCV build with GUI support "
+                             "(opencv-python-headless has none)") from None
+    events: list[dict] = []
+    capture_s = 0.0
+    bar = _progress(total, progress and total is not None and total > 1, "run")
+    t_start = time.perf_counter()
+    try:
+        it = iter(frames)
+        n = 0
+        while True:
+            tc = time.perf_counter()
+            try:
+                fr = next(it)
+            except StopIteration:
+                break
+            capture_s += time.perf_counter() - tc
+            if stills:
+                pipe.reset()
+            annotated, res = pipe.process(fr)
+            if res.event is not None:
+                events.append(res.event)
+                writer.write(res.event)
+            if sink is not None:
+                sink.write(annotated, fr)
+            if show:
+                import cv2
+
+                cv2.imshow("paigow", annotated)
+                if cv2.waitKey(1) & 0xFF in (ord("q"), 27):
+                    break
+            if bar is not None:
+                bar.update(1)
+            n += 1
+            if max_frames is not None and n >= max_frames:
+                break
+    finally:
+        wall = time.perf_counter() - t_start
+        if bar is not None:
+            bar.close()
+        if sink is not None:
+            sink.close()
+        writer.close()
+        if src is not None:
+            src.close()
+    summary = pipe.summary(capture_s, wall)
+    summary.update({
+        "source": str(source),
+        "events": events,
+        "output": (str(sink.path) if sink is not None and sink.path is not None
+                   else (str(out_path / "annotated") if sink is not None and sink.images else None)),
+        "events_path": str(out_path / "events.jsonl") if out_path is not None else None,
+        "capture_stats": src.stats().to_dict() if src is not None else None,
+        "model_version": pipe.model_version,
+    })
+    return summary
+
+
+# ---------------------------------------------------------------------- demo
+
+
+def demo_frames(seed: int = DEMO_SEED, n_deal: int = 12, n_stable_frames: int = 24,
+                size=(1920, 1080)):
+    """Frames of a short rendered round: the dealing (tiles appear position by position, a
+    hand-shaped occluder passes), then the still table. Returns ``(frames, scene)``:
+    :class:`vision.capture.Frame` list and the final :class:`vision.synth.TableScene`."""
+    import cv2
+
+    from .capture import Frame
+    from .synth import render_table
+
+    scene = render_table(seed, size=size)
+    full = scene.image
+    rng = np.random.default_rng(seed)
+    # the empty table: the rendered table with every tile painted over by its surroundings
+    mask = np.zeros(full.shape[:2], np.uint8)
+    for t in scene.tiles:
+        from .geometry import expand_polygon
+
+        cv2.fillConvexPoly(mask, np.round(expand_polygon(t.polygon, 0.12)).astype(np.int32), 255)
+    empty = cv2.inpaint(full, mask, 5, cv2.INPAINT_TELEA)
+    order = ["dealer"] + [str(i) for i in range(1, 8)]
+    frames = []
+    idx = 0
+    for k in range(n_deal):
+        shown = set(order[: int(round((k + 1) / n_deal * len(order)))])
+        img = empty.copy()
+        for t in scene.tiles:
+            if t.position in shown:
+                m = np.zeros(mask.shape, np.uint8)
+                cv2.fillConvexPoly(m, np.round(expand_polygon(t.polygon, 0.12)).astype(np.int32), 255)
+                img[m > 0] = full[m > 0]
+        # a dealer's hand (dark ellipse) over the latest position
+        last = order[len(shown) - 1]
+        pts = np.concatenate([t.polygon for t in scene.tiles if t.position == last])
+        c = pts.mean(0) + rng.normal(0, 10, 2)
+        cv2.ellipse(img, (int(c[0]), int(c[1])), (90, 55), float(rng.uniform(0, 180)), 0, 360,
+                    (60, 80, 110), -1)
+        frames.append(Frame(img, idx / 30.0, idx, f"demo:{seed}", None))
+        idx += 1
+    for _ in range(n_stable_frames):
+        frames.append(Frame(full, idx / 30.0, idx, f"demo:{seed}", None))
+        idx += 1
+    return frames, scene
+
+
+def settlement_table(event: dict) -> str:
+    """Readable settlement table of one round event (one line per position)."""
+    lines = [f"round {event['round_id']}  table {event['table_id']}  banker "
+             f"{event['banker_position']}  rules {event['rules']}  commission {event['commission']}"]
+    lines.append(f"{'position':<9}{'high':<12}{'low':<12}{'high hand':<22}{'low hand':<22}"
+                 f"{'result':<12}{'net':>8}")
+    for p, e in event["positions"].items():
+        hi = " ".join(e["high"]) if e.get("high") else "-"
+        lo = " ".join(e["low"]) if e.get("low") else "-"
+        res = "banker" if e.get("role") == "banker" and e.get("result") is None else e.get("result")
+        lines.append(f"{p:<9}{hi:<12}{lo:<12}{str(e.get('high_hand') or '-'):<22}"
+                     f"{str(e.get('low_hand') or '-'):<22}{str(res):<12}{str(e.get('net') or '-'):>8}")
+    for a in event.get("alerts", []):
+        lines.append(f"alert {a['kind']} at {a['position']}: {a['detail']}")
+    return "\n".join(lines)
+
+
+def demo(out_dir: str | Path = "demo_out", models_dir: str | Path = MODELS_DIR,
+         backend: str = "onnx", json_events: bool = False, seed: int = DEMO_SEED,
+         tile_detector=None, pip_detector=None, stdout=None, n_stable: int = 8) -> dict:
+    """Render a short table round (held-out seed), run the full pipeline, write
+    ``annotated.mp4`` and ``events.jsonl`` to ``out_dir`` and print the settlement table
+    (or the events as JSON lines with ``json_events``).
+
+    Returns:
+        the :func:`run` summary plus ``"truth"``: the rendered deal.
+
+    Raises:
+        InputError: missing models (naming the file).
+    """
+    stdout = stdout or sys.stdout
+    if tile_detector is None or pip_detector is None:
+        load_detectors(models_dir, backend)  # fail fast, before rendering
+    frames, scene = demo_frames(seed)
+    from .table import Layout as _Layout
+
+    layout = _Layout.from_dict(scene.layout, where="demo layout")
+    summary = run(f"demo:{seed}", layout=layout, out_dir=out_dir, json_events=json_events,
+                  models_dir=models_dir, backend=backend, n_stable=n_stable, frames=frames,
+                  tile_detector=tile_detector, pip_detector=pip_detector, stdout=stdout,
+                  progress=False)
+    if not json_events:
+        for ev in summary["events"]:
+            print(settlement_table(ev), file=stdout)
+        if not summary["events"]:
+            print("no round settled (tiles not read well enough)", file=stdout)
+        ms = summary["ms_per_frame"]
+        print(f"{summary['frames']} frames, {summary['rounds']} round(s); ms/frame "
+              + ", ".join(f"{k} {v}" for k, v in ms.items())
+              + f"; {summary['fps_pipeline']} fps; output {summary['output']}", file=stdout)
+    summary["truth"] = scene.deal
+    return summary

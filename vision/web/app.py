@@ -1,0 +1,207 @@
+"""The dealer display web app (FastAPI): live picture, positions, results, alerts.
+
+Routes (all read-only except ``/api/control/*``):
+
+================================  ==========================================================
+``GET /``                         the page (plain HTML + vanilla JS from ``/static``; no CDN)
+``GET /video.mjpeg``              MJPEG stream (``multipart/x-mixed-replace``) of the annotated
+                                  picture; ``?frames=N`` ends after N pictures (0: endless)
+``GET /snapshot.jpg``             the latest picture (503 before the first)
+``GET /api/state``                :meth:`vision.web.feed.LiveFeed.state` as JSON, plus
+                                  ``"control"`` (whether control endpoints are enabled)
+``GET /api/events``               server-sent events: ``event: round`` with each settled round
+                                  event (EVENT_SCHEMA JSON) as ``data``, ``id`` = round_id;
+                                  ``?replay=N`` first sends the last N rounds already settled,
+                                  ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
+                                  (browser reconnect) replays the rounds settled after that id
+``GET /healthz``                  ``{"ok": true, "status": ...}``
+``POST /api/control/reset``       start a new round (forget the current one); needs the token
+================================  ==========================================================
+
+Control endpoints need ``Authorization: Bearer <token>`` or ``X-Token: <token>``: 401 without a
+token, 403 with a wrong one, and 403 for every request when the app was created without a token
+(control disabled). Tokens are compared in constant time (:func:`hmac.compare_digest`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+
+from .feed import LiveFeed
+
+__all__ = ["create_app", "MJPEG_BOUNDARY"]
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+#: Multipart boundary of the MJPEG stream.
+MJPEG_BOUNDARY = "paigowframe"
+_NO_STORE = {"Cache-Control": "no-store"}
+_CSP = ("default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+
+
+def _sse(event: dict, name: str = "round") -> bytes:
+    data = json.dumps(event, separators=(",", ":"), ensure_ascii=True)
+    rid = str(event.get("round_id", "")).replace("\n", " ")
+    return f"id: {rid}\nevent: {name}\ndata: {data}\n\n".encode()
+
+
+def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float = 10.0,
+               max_fps: float = 15.0, title: str = "Pai gow dealer display") -> FastAPI:
+    """Build the dealer display app over a running (or to-be-started) feed.
+
+    Args:
+        feed: the :class:`vision.web.feed.LiveFeed` to show. The app neither starts nor stops
+            it (the caller owns its lifetime; ``paigow serve`` does both).
+        token: control token (None or empty: control endpoints disabled).
+        heartbeat_s: seconds between keep-alive comments on the event stream (and picture
+            repeats on the MJPEG stream when no new frame arrives), so dead clients are noticed.
+        max_fps: most pictures per second sent to one MJPEG client.
+        title: page title.
+
+    Returns:
+        The FastAPI application (serve it with uvicorn).
+    """
+    token = token or None
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.feed = feed
+    app.state.control_enabled = token is not None
+    min_interval = 1.0 / max_fps if max_fps and max_fps > 0 else 0.0
+
+    @app.middleware("http")
+    async def _headers(request: Request, call_next):
+        resp = await call_next(request)
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "no-referrer")
+        resp.headers.setdefault("Content-Security-Policy", _CSP)
+        return resp
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html",
+                            headers=_NO_STORE)
+
+    @app.get("/healthz")
+    async def healthz() -> dict:
+        return {"ok": True, "status": feed.state()["status"]}
+
+    @app.get("/api/state")
+    async def api_state() -> JSONResponse:
+        st = feed.state()
+        st["control"] = app.state.control_enabled
+        st["title"] = title
+        return JSONResponse(st, headers=_NO_STORE)
+
+    @app.get("/snapshot.jpg")
+    async def snapshot() -> Response:
+        jpg = feed.latest_jpeg()
+        if jpg is None:
+            raise HTTPException(503, "no picture yet")
+        return Response(jpg, media_type="image/jpeg", headers=_NO_STORE)
+
+    @app.get("/video.mjpeg")
+    async def video(frames: int = Query(0, ge=0, description="end after N pictures (0: endless)")
+                    ) -> StreamingResponse:
+        async def parts() -> AsyncIterator[bytes]:
+            sent = 0
+            last: bytes | None = None
+            last_sent_at = 0.0
+            version = -1
+            while True:
+                version, jpg = feed.latest_frame()
+                now = time.monotonic()
+                if jpg is not None and (jpg is not last or now - last_sent_at >= heartbeat_s):
+                    wait = min_interval - (now - last_sent_at)
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                        version, jpg = feed.latest_frame()
+                    yield (f"--{MJPEG_BOUNDARY}\r\nContent-Type: image/jpeg\r\n"
+                           f"Content-Length: {len(jpg)}\r\n\r\n").encode() + jpg + b"\r\n"
+                    last, last_sent_at, sent = jpg, time.monotonic(), sent + 1
+                    if frames and sent >= frames:
+                        return
+                if feed.closed:
+                    return
+                await feed.next_frame(version, timeout=heartbeat_s)
+
+        return StreamingResponse(
+            parts(), media_type=f"multipart/x-mixed-replace; boundary={MJPEG_BOUNDARY}",
+            headers={**_NO_STORE, "X-Accel-Buffering": "no"})
+
+    @app.get("/api/events")
+    async def events(request: Request,
+                     replay: int = Query(0, ge=0, le=100,
+                                         description="first send the last N settled rounds"),
+                     limit: int = Query(0, ge=0, description="end after N rounds (0: endless)")
+                     ) -> StreamingResponse:
+        sub = feed.subscribe()  # before reading the history: no round falls in between
+        history = list(reversed(feed.history()))  # oldest first
+        backlog: list[dict] = []
+        last_id = request.headers.get("last-event-id")
+        if last_id:
+            ids = [e.get("round_id") for e in history]
+            if last_id in ids:
+                backlog = history[ids.index(last_id) + 1:]
+        elif replay:
+            backlog = history[-replay:]
+
+        async def stream() -> AsyncIterator[bytes]:
+            sent = 0
+            try:
+                yield b"retry: 2000\n: connected\n\n"
+                seen = set()
+                for ev in backlog:
+                    seen.add(ev.get("round_id"))
+                    yield _sse(ev)
+                    sent += 1
+                    if limit and sent >= limit:
+                        return
+                while True:
+                    ev = await sub.aget(timeout=heartbeat_s)
+                    if ev is None:
+                        if sub.closed or feed.closed:
+                            return
+                        yield b": ping\n\n"
+                        continue
+                    if ev.get("round_id") in seen:  # already sent from the backlog
+                        continue
+                    yield _sse(ev)
+                    sent += 1
+                    if limit and sent >= limit:
+                        return
+            finally:
+                sub.close()
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={**_NO_STORE, "X-Accel-Buffering": "no"})
+
+    def require_token(request: Request) -> None:
+        if token is None:
+            raise HTTPException(403, "control is disabled: start the server with --token or "
+                                     "PAIGOW_TOKEN")
+        given = None
+        auth = request.headers.get("authorization", "")
+        if auth[:7].lower() == "bearer ":
+            given = auth[7:].strip()
+        given = given or request.headers.get("x-token")
+        if not given:
+            raise HTTPException(401, "control needs a token (Authorization: Bearer or X-Token)",
+                                headers={"WWW-Authenticate": "Bearer"})
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            raise HTTPException(403, "wrong token")
+
+    @app.post("/api/control/reset", dependencies=[Depends(require_token)])
+    async def control_reset() -> dict[str, Any]:
+        return feed.reset()
+
+    return app

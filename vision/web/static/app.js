@@ -1,0 +1,181 @@
+// Dealer display: renders /api/state, listens to /api/events (server-sent events).
+// Plain JS, no dependencies; all data goes into the page via textContent (never innerHTML).
+"use strict";
+
+const RESULT_TEXT = { win: "WIN", lose: "LOSE", push: "PUSH", not_settled: "NOT SETTLED" };
+const POS_NAME = (p) => (p === "dealer" ? "Dealer" : "Seat " + p);
+let lastRoundShown = null;
+let freshRound = null;
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k === "data") for (const [dk, dv] of Object.entries(v)) e.dataset[dk] = dv;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function setText(id, text) { document.getElementById(id).textContent = text; }
+
+function money(v) {
+  if (v === null || v === undefined) return "";
+  const s = String(v);
+  return (s.startsWith("-") || s === "0" || /^0(\.0*)?$/.test(s)) ? s : "+" + s;
+}
+
+function handCell(faces, name) {
+  const td = el("td", {});
+  td.append(el("span", { class: "tiles" }, faces && faces.length ? faces.join(" ") : "-"));
+  if (name) td.append(el("span", { class: "hand-name" }, name));
+  return td;
+}
+
+function renderPositions(st) {
+  const body = document.getElementById("positions-body");
+  const rows = [];
+  for (const [pos, p] of Object.entries(st.positions || {})) {
+    const res = p.result || "not_settled";
+    const resCell = el("td", {},
+      el("span", { class: "result " + res }, RESULT_TEXT[res] || res.toUpperCase()));
+    if (p.reason) resCell.append(el("span", { class: "reason" }, p.reason));
+    if (p.mis_set) resCell.append(el("span", { class: "reason" }, "mis-set"));
+    const tr = el("tr", { class: p.role === "banker" ? "banker" : "", data: { pos: pos } },
+      el("td", {}, POS_NAME(pos) + (p.role === "banker" ? " (banker)" : "")),
+      handCell(p.high, p.high_hand),
+      handCell(p.low, p.low_hand),
+      resCell,
+      el("td", { class: "num net" }, money(p.net)),
+      el("td", { class: "alert-cell" }, (p.alerts || []).join("; ")));
+    if (freshRound && st.last_round && st.last_round.round_id === freshRound) {
+      tr.classList.add("fresh");
+    }
+    rows.push(tr);
+  }
+  if (!rows.length) {
+    rows.push(el("tr", { class: "empty" },
+      el("td", { colspan: "6" }, "waiting for the first settled round")));
+  }
+  body.replaceChildren(...rows);
+  freshRound = null;
+}
+
+function renderAlerts(listId, alerts, emptyText) {
+  const ul = document.getElementById(listId);
+  const items = (alerts || []).map((a) => el("li", {},
+    (a.position ? POS_NAME(a.position) + ": " : "") + (a.kind || "alert") +
+    (a.detail ? " - " + a.detail : "")));
+  if (!items.length && emptyText) items.push(el("li", { class: "none" }, emptyText));
+  ul.replaceChildren(...items);
+}
+
+function renderLive(st) {
+  const live = (st.live && st.live.positions) || {};
+  const rows = Object.entries(live).map(([pos, p]) => el("tr", { data: { pos: pos } },
+    el("td", {}, POS_NAME(pos)),
+    el("td", { class: "tiles" }, (p.tiles || []).map((f) => f || "?").join(" ")),
+    el("td", {}, p.high_hand ? p.high_hand + " / " + (p.low_hand || "") : ""),
+    el("td", {}, p.status === "set" ? "set" : (p.detail || p.status || ""))));
+  if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: "4" }, "nothing seen")));
+  document.getElementById("live-body").replaceChildren(...rows);
+  renderAlerts("live-alerts", st.live && st.live.alerts, null);
+}
+
+function renderHistory(st) {
+  const items = (st.rounds || []).map((r) => {
+    const res = Object.entries(r.results || {})
+      .map(([p, v]) => p + ":" + (RESULT_TEXT[v] || v)).join(" ");
+    return el("li", {}, r.round_id + "  " + (r.time || "") + "  " + res +
+      (r.alerts ? "  (" + r.alerts + " alert" + (r.alerts > 1 ? "s" : "") + ")" : ""));
+  });
+  document.getElementById("history").replaceChildren(...items);
+}
+
+function render(st) {
+  if (st.title) { setText("title", st.title); document.title = st.title; }
+  setText("table-id", st.table_id || "-");
+  const status = document.getElementById("status");
+  status.textContent = st.status;
+  status.className = "status " + st.status;
+  setText("frame-index", st.frame_index === null ? "-" : st.frame_index);
+  setText("fps", st.fps ? "(" + st.fps + " fps)" : "");
+  document.getElementById("no-picture").classList.toggle("hidden", !!st.has_picture);
+  const err = document.getElementById("error");
+  err.textContent = st.error || "";
+  err.classList.toggle("hidden", !st.error);
+  const last = st.last_round;
+  setText("round-id", last ? last.round_id : "none yet");
+  setText("round-time", last ? (last.time || "") : "");
+  if (!last || last.round_id !== lastRoundShown || freshRound) {
+    lastRoundShown = last ? last.round_id : null;
+    renderPositions(st);
+    renderAlerts("alerts", st.alerts, "none");
+    const bank = last && last.bank;
+    setText("bank", bank ? "Bank: net " + money(bank.net) + ", commission " + bank.commission +
+      ", house net " + money(bank.house_net) : "");
+  }
+  renderLive(st);
+  renderHistory(st);
+  document.getElementById("control").classList.toggle("hidden", !st.control);
+}
+
+let refreshing = false;
+async function refresh() {
+  if (refreshing) return;
+  refreshing = true;
+  try {
+    const r = await fetch("/api/state", { cache: "no-store" });
+    if (r.ok) render(await r.json());
+  } catch (e) {
+    setText("status", "unreachable");
+    document.getElementById("status").className = "status error";
+  } finally {
+    refreshing = false;
+  }
+}
+
+function listen() {
+  const es = new EventSource("/api/events");
+  const st = document.getElementById("events-status");
+  es.onopen = () => { st.textContent = "live"; st.className = "status live"; };
+  es.onerror = () => { st.textContent = "reconnecting"; st.className = "status lost"; };
+  es.addEventListener("round", (msg) => {
+    let ev;
+    try { ev = JSON.parse(msg.data); } catch (e) { return; }
+    freshRound = ev.round_id;
+    refresh();
+  });
+}
+
+function video() {
+  const img = document.getElementById("video");
+  img.addEventListener("error", () => {
+    setTimeout(() => { img.src = "/video.mjpeg?t=" + Date.now(); }, 2000);
+  });
+}
+
+function control() {
+  const form = document.getElementById("control");
+  const input = document.getElementById("token");
+  input.value = sessionStorage.getItem("paigow-token") || "";
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    sessionStorage.setItem("paigow-token", input.value);
+    const r = await fetch("/api/control/reset", {
+      method: "POST", headers: { Authorization: "Bearer " + input.value } });
+    setText("control-msg", r.ok ? "new round started" : "refused (" + r.status + ")");
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  video();
+  control();
+  refresh();
+  listen();
+  setInterval(refresh, 1000);
+});
