@@ -46,8 +46,9 @@ def make_event(i: int) -> dict:
                           "xyxy": [x, y, x + 35.5, y + 70.25],
                           "polygon": [[x, y], [x + 35.5, y], [x + 35.5, y + 70.25],
                                       [x, y + 70.25]], "position": pos})
+    hh, mm, ss = i // 3600 % 24, i // 60 % 60, i % 60
     return {"round_id": f"r{i:07d}", "table_id": "table-1",
-            "time": f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z",
+            "time": f"2026-11-29T{hh:02d}:{mm:02d}:{ss:02d}.{i % 1000:03d}Z",
             "source": "rtsp://cam0", "frame_index": 30 * i, "rules": "pa", "commission": "0.05",
             "house_way": "reference", "model_version": "tiles-v1+pips-v1",
             "banker_position": "dealer", "positions": positions, "alerts": [], "tiles": tiles}

@@ -225,7 +225,8 @@ def test_demo_with_fake_detectors(tmp_path):
     import io
 
     buf = io.StringIO()
-    s = demo(out_dir=tmp_path / "demo", tile_detector=fake, pip_detector=fake, stdout=buf)
+    s = demo(out_dir=tmp_path / "demo", tile_detector=fake, pip_detector=fake, stdout=buf,
+             prepared=(frames, scene))
     assert s["rounds"] == 1, buf.getvalue()
     ev = s["events"][0]
     assert ev["frame_index"] >= 12  # not before the table was complete and still

@@ -259,3 +259,11 @@ def test_event_writer(tmp_path):
         w.write(ev)
     lines = (tmp_path / "o" / "events.jsonl").read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["round_id"] == "r000001"
+
+
+def test_long_occlusion_of_the_banker_does_not_re_emit_the_round():
+    full = table_reads()
+    hidden = table_reads(drop=("dealer", 0))
+    frames = [full] * 3 + [hidden] * 6 + [full] * 6
+    events = run_frames(RoundTracker(n_stable=2), frames)
+    assert [i for i, _ in events] == [1]

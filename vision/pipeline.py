@@ -37,7 +37,8 @@ from .table import (Layout, PositionState, RoundTracker, SettledRound, auto_grou
                     build_positions, load_layout, position_of)
 
 __all__ = ["Pipeline", "FrameResult", "identify", "run", "demo", "STAGES", "DEMO_SEED",
-           "model_version", "load_detectors"]
+           "model_version", "load_detectors", "demo_frames", "demo_deal",
+           "settlement_table"]
 
 STAGES = ("capture", "detect", "decode", "score", "draw")
 DEMO_SEED = 1_000_777
@@ -69,6 +70,13 @@ class FrameResult:
     event: dict | None = None
     timings: dict[str, float] = field(default_factory=dict)
     decoded: int = 0
+
+    @property
+    def alerts(self) -> list[dict]:
+        """Live alerts of this frame: ``{"kind", "position", "detail"}`` for every position
+        problem (``unknown_tile``, ``wrong_tile_count``; face-down tiles are not alerts)."""
+        return [{"kind": k, "position": p, "detail": d}
+                for p, st in self.positions.items() for k, d in st.problems if k != "face_down"]
 
 
 def _file_digest(path: Path) -> str:
@@ -648,46 +656,66 @@ def run(source: str, layout: Layout | str | Path | None = None, out_dir: str | P
 # ---------------------------------------------------------------------- demo
 
 
-def demo_frames(seed: int = DEMO_SEED, n_deal: int = 12, n_stable_frames: int = 24,
+def demo_deal(seed: int = DEMO_SEED) -> dict[str, list[str]]:
+    """The demo's deal: 32 tiles shuffled by ``seed``; the dealer's four set by the house way
+    (high hand first), the seats' four as dealt."""
+    from scoring.setting import house_way_setting
+    from scoring.tiles import STANDARD_SET
+
+    rng = np.random.default_rng(seed)
+    faces = [STANDARD_SET[i].face for i in rng.permutation(len(STANDARD_SET))]
+    order = ["dealer"] + [str(i) for i in range(1, 8)]
+    deal = {p: faces[4 * k: 4 * k + 4] for k, p in enumerate(order)}
+    s = house_way_setting(deal["dealer"])
+    deal["dealer"] = [t.face for t in (*s.high, *s.low)]
+    return deal
+
+
+def demo_frames(seed: int = DEMO_SEED, n_deal: int = 12, n_still: int = 24,
                 size=(1920, 1080)):
-    """Frames of a short rendered round: the dealing (tiles appear position by position, a
-    hand-shaped occluder passes), then the still table. Returns ``(frames, scene)``:
-    :class:`vision.capture.Frame` list and the final :class:`vision.synth.TableScene`."""
+    """Frames of a short rendered round: the dealing (positions appear one after another while
+    a hand-shaped occluder covers the newest), then the still table.
+
+    Returns:
+        ``(frames, scene)``: list of :class:`vision.capture.Frame` (``n_deal + n_still``,
+        30 fps timestamps) and the final :class:`vision.synth.TableScene`.
+    """
     import cv2
 
     from .capture import Frame
+    from .geometry import expand_polygon
     from .synth import render_table
 
-    scene = render_table(seed, size=size)
+    scene = render_table(seed, size=size, deal=demo_deal(seed))
     full = scene.image
     rng = np.random.default_rng(seed)
-    # the empty table: the rendered table with every tile painted over by its surroundings
-    mask = np.zeros(full.shape[:2], np.uint8)
-    for t in scene.tiles:
-        from .geometry import expand_polygon
-
-        cv2.fillConvexPoly(mask, np.round(expand_polygon(t.polygon, 0.12)).astype(np.int32), 255)
-    empty = cv2.inpaint(full, mask, 5, cv2.INPAINT_TELEA)
     order = ["dealer"] + [str(i) for i in range(1, 8)]
+    masks = {p: np.zeros(full.shape[:2], np.uint8) for p in order}
+    for t in scene.tiles:
+        if t.position in masks:
+            cv2.fillConvexPoly(masks[t.position],
+                               np.round(expand_polygon(t.polygon, 0.25)).astype(np.int32), 255)
+    everything = np.zeros(full.shape[:2], np.uint8)
+    for m in masks.values():
+        everything |= m
+    empty = cv2.inpaint(full, everything, 5, cv2.INPAINT_TELEA)  # the table before the deal
     frames = []
     idx = 0
+    shown_mask = np.zeros(full.shape[:2], bool)
+    n_shown = 0
     for k in range(n_deal):
-        shown = set(order[: int(round((k + 1) / n_deal * len(order)))])
-        img = empty.copy()
-        for t in scene.tiles:
-            if t.position in shown:
-                m = np.zeros(mask.shape, np.uint8)
-                cv2.fillConvexPoly(m, np.round(expand_polygon(t.polygon, 0.12)).astype(np.int32), 255)
-                img[m > 0] = full[m > 0]
-        # a dealer's hand (dark ellipse) over the latest position
-        last = order[len(shown) - 1]
-        pts = np.concatenate([t.polygon for t in scene.tiles if t.position == last])
+        want = int(round((k + 1) / n_deal * len(order)))
+        while n_shown < want:
+            shown_mask |= masks[order[n_shown]] > 0
+            n_shown += 1
+        img = np.where(shown_mask[..., None], full, empty)
+        pts = np.concatenate([t.polygon for t in scene.tiles if t.position == order[n_shown - 1]])
         c = pts.mean(0) + rng.normal(0, 10, 2)
         cv2.ellipse(img, (int(c[0]), int(c[1])), (90, 55), float(rng.uniform(0, 180)), 0, 360,
                     (60, 80, 110), -1)
         frames.append(Frame(img, idx / 30.0, idx, f"demo:{seed}", None))
         idx += 1
-    for _ in range(n_stable_frames):
+    for _ in range(n_still):
         frames.append(Frame(full, idx / 30.0, idx, f"demo:{seed}", None))
         idx += 1
     return frames, scene
@@ -712,10 +740,13 @@ def settlement_table(event: dict) -> str:
 
 def demo(out_dir: str | Path = "demo_out", models_dir: str | Path = MODELS_DIR,
          backend: str = "onnx", json_events: bool = False, seed: int = DEMO_SEED,
-         tile_detector=None, pip_detector=None, stdout=None, n_stable: int = 8) -> dict:
+         tile_detector=None, pip_detector=None, stdout=None, n_stable: int = 8,
+         prepared: tuple | None = None) -> dict:
     """Render a short table round (held-out seed), run the full pipeline, write
     ``annotated.mp4`` and ``events.jsonl`` to ``out_dir`` and print the settlement table
     (or the events as JSON lines with ``json_events``).
+
+    ``prepared``: ``(frames, scene)`` from :func:`demo_frames` (skips rendering; tests).
 
     Returns:
         the :func:`run` summary plus ``"truth"``: the rendered deal.
@@ -726,7 +757,7 @@ def demo(out_dir: str | Path = "demo_out", models_dir: str | Path = MODELS_DIR,
     stdout = stdout or sys.stdout
     if tile_detector is None or pip_detector is None:
         load_detectors(models_dir, backend)  # fail fast, before rendering
-    frames, scene = demo_frames(seed)
+    frames, scene = prepared if prepared is not None else demo_frames(seed)
     from .table import Layout as _Layout
 
     layout = _Layout.from_dict(scene.layout, where="demo layout")

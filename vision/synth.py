@@ -26,8 +26,18 @@ Conventions and choices (documented for the consumers):
   rectangle of their visible part (clipped to the image).
 * Training seeds are < 1_000_000; seeds >= 1_000_000 are held out for tests / E2E.
 
+* Styles: "black" (casino tiles, white/red spots), "ivory" (bone, some with a green or dark
+  back layer; black/blue/green and red spots), "other" (coloured tiles, white/red spots),
+  "western" (western dominoes: blanks, bold divider bar with a pin, one colour or one colour
+  per number; only for tile-model variety and the western validation images).
+* Tile-model frames (render_datasets): 25% close-ups (1-3 tiles filling 40-100% of a
+  50-600 px image), ~11% scattered loose tiles / chains (larger tiles), the rest partial or
+  full tables (tile long side 60-200 px at 1920 wide, saved 1280 wide), with face-down
+  positions, the woodpile, chips, cards and arms as distractors/occluders.
+
 Public API: :class:`SceneTile`, :class:`TableScene`, :func:`render_table`,
-:func:`render_closeup`, :func:`render_datasets`.
+:func:`render_closeup`, :func:`render_scene`, :func:`pip_crop`, :func:`obb_label_lines`,
+:func:`render_datasets`.
 """
 
 from __future__ import annotations
@@ -45,7 +55,7 @@ from vision import synth_draw as D
 from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, order_polygon, rectify
 
 __all__ = ["SceneTile", "TableScene", "render_table", "render_closeup", "render_scene",
-           "render_datasets", "pip_crop", "POSITIONS", "HELD_OUT_SEED"]
+           "render_datasets", "pip_crop", "obb_label_lines", "POSITIONS", "HELD_OUT_SEED"]
 
 POSITIONS: tuple[str, ...] = ("dealer", "1", "2", "3", "4", "5", "6", "7")
 HELD_OUT_SEED = 1_000_000
@@ -175,7 +185,7 @@ def _camera(rng: np.random.Generator, out_w: int, out_h: int, max_tilt: float,
     H = H0 @ T
     cw, ch = int(hi[0] - lo[0]), int(hi[1] - lo[1])
     origin = (-lo[0], -lo[1])
-    down = np.array([-math.sin(yw), math.cos(yw)])  # canvas direction of output "down"
+    down = np.array([math.sin(yw), math.cos(yw)])  # canvas direction of output "down"
     return H, cw, ch, origin, down, tilt
 
 
@@ -545,6 +555,45 @@ def _groups_overlap(tiles, margin) -> bool:
     return False
 
 
+def _scatter_tiles(rng, H, out_w, out_h, w, st, long33) -> list:
+    """4-14 loose tiles scattered or in short chains (end to end or side by side), like
+    photos of tiles on a table; faces from one set (western styles may show blanks)."""
+    Hinv = np.linalg.inv(H)
+    L = w * st.aspect
+    pool = [t.face for t in STANDARD_SET]
+    order = list(rng.permutation(len(pool)))
+    n = int(rng.integers(4, 15))
+    tiles: list[_Tile] = []
+    placed = np.zeros((0, 2))
+    tries = 0
+    while len(tiles) < n and tries < 60 and order:
+        tries += 1
+        p = np.array([rng.uniform(0.08, 0.92) * out_w, rng.uniform(0.08, 0.92) * out_h], np.float32)
+        c = cv2.perspectiveTransform(p[None, None], Hinv)[0, 0]
+        ang = rng.uniform(0, 2 * math.pi)
+        chain = int(rng.integers(1, 4)) if rng.random() < 0.5 else 1
+        side = rng.random() < 0.5
+        step = (w if side else L) + rng.uniform(0, 0.06) * w
+        d = np.array([math.cos(ang), math.sin(ang)]) if side else np.array([-math.sin(ang), math.cos(ang)])
+        cents = [c + d * step * k for k in range(chain)]
+        if len(placed) and min(np.min(np.linalg.norm(placed - q, axis=1)) for q in cents) < L * 1.15:
+            continue
+        for q in cents:
+            if not order:
+                break
+            f = pool[order.pop()]
+            lo, hi = (int(v) for v in f.split("-"))
+            if st.western and rng.random() < 0.6:
+                lo, hi = sorted((int(rng.integers(0, 7)), int(rng.integers(0, 7))))
+                f = f"{lo}-{hi}"
+            halves = (lo, hi) if rng.random() < 0.5 else (hi, lo)
+            face = f if rng.random() < 0.9 else None
+            tiles.append(_Tile(face, halves, float(q[0]), float(q[1]), ang + rng.normal(0, 0.03), w,
+                               long33=long33 and f == "3-3" and not st.western))
+            placed = np.vstack([placed, q[None]])
+    return tiles
+
+
 def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | None = None,
                  deal: dict | None = None, tile_long=None) -> TableScene:
     """Render one table scene.
@@ -553,7 +602,8 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
         seed: scene seed (numpy Generator).
         size: output ``(width, height)`` px.
         mode: "table" (render_table: full table, every tile face up and unoccluded, mild
-            tilt), "train" (tile-model frames: partial or full tables, zoom, face-down tiles,
+            tilt), "scatter" (4-14 loose tiles, larger, like photos of tiles on a table),
+            "train" (tile-model frames: partial or full tables, zoom, face-down tiles,
             woodpile, occluders, up to ~40 degrees tilt) or "pips" (like train but larger
             tiles, for pip crops).
         style: tile style ("black", "ivory", "other", "western") or None for random.
@@ -575,104 +625,111 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
         if full:
             tile_long = rng.uniform(80, 100) * scale
         elif mode == "pips":
-            tile_long = rng.uniform(60, 230) * scale
+            tile_long = rng.uniform(55, 240)  # absolute px: like a part of a 1920 frame
+        elif mode == "scatter":
+            tile_long = math.exp(rng.uniform(math.log(70), math.log(320))) * out_w / 1280
         else:
             tile_long = math.exp(rng.uniform(math.log(60), math.log(200))) * scale
     w = tile_long / st.aspect
     H, cw, ch, origin, down, tilt = _camera(
         rng, out_w, out_h, max_tilt=25 if full else 40, max_roll=4 if full else 12,
-        yaw=rng.normal(0, 3) if full else rng.uniform(-25, 25))
+        yaw=rng.normal(0, 3) if full else (rng.uniform(-25, 25) if rng.random() < 0.75
+                                           else rng.uniform(-180, 180)))
     if deal is None:
         deal = _random_deal(rng)
     else:
         deal = _check_deal(deal)
     long33 = rng.random() < 0.4
-    base_long = 90 * scale
-    zoom = max(1.0, tile_long / base_long)
-    spread = 1.0 if full else rng.uniform(0.9, 1.1)
-    face_deal = dict(deal)
-    if not full:
-        # empty seats and unrevealed (face-down) positions
-        for p in POSITIONS[1:]:
-            if rng.random() < 0.15:
-                face_deal.pop(p, None)
-    arrangement = None if not full else ("row" if rng.random() < 0.7 else "column")
-    for _try in range(8):
-        tiles = _table_layout(rng, origin, out_w, out_h, w, 1.0, face_deal, long33, arrangement,
-                              spread)
-        if not full or not _groups_overlap(tiles, 0.3):
-            break
-        w *= 0.9  # positions too crowded for this tile size: smaller tiles
-    if not full:
-        # zoom: scale the layout about a random anchor so only part of the table is seen
-        ax, ay = origin
-        anchor = np.array([ax, ay]) + (rng.uniform(-0.4, 0.4) * out_w, rng.uniform(-0.35, 0.35) * out_h) \
-            if zoom > 1.3 else np.array([ax, ay])
-        lay_zoom = zoom * (1.0 if zoom > 1.0 else 1.0)
-        for t in tiles:
-            t.cx = ax + (t.cx - ax) * lay_zoom - (anchor[0] - ax) * (lay_zoom - 1)
-            t.cy = ay + (t.cy - ay) * lay_zoom - (anchor[1] - ay) * (lay_zoom - 1)
-            t.w = w
-        # keep the canvas-visible tiles only
-        tiles = [t for t in tiles if -t.w * 3 < t.cx < cw + t.w * 3 and -t.w * 3 < t.cy < ch + t.w * 3]
-        # face-down positions / single tiles
-        if rng.random() < 0.35:
-            present = sorted({t.position for t in tiles if t.position})
-            posd = {p for p in present if rng.random() < 0.3}
+    if mode == "scatter":
+        tiles = _scatter_tiles(rng, H, out_w, out_h, w, st, long33)
+    else:
+        base_long = 90 * scale
+        zoom = max(1.0, tile_long / base_long)
+        spread = 1.0 if full else rng.uniform(0.9, 1.1)
+        face_deal = dict(deal)
+        if not full:
+            # empty seats and unrevealed (face-down) positions
+            for p in POSITIONS[1:]:
+                if rng.random() < 0.15:
+                    face_deal.pop(p, None)
+        arrangement = None if not full else ("row" if rng.random() < 0.7 else "column")
+        for _try in range(8):
+            tiles = _table_layout(rng, origin, out_w, out_h, w, 1.0, face_deal, long33, arrangement,
+                                  spread)
+            if not full or not _groups_overlap(tiles, 0.3):
+                break
+            w *= 0.9  # positions too crowded for this tile size: smaller tiles
+        if not full:
+            # zoom: scale the layout about a random anchor so only part of the table is seen
+            ax, ay = origin
+            anchor = np.array([ax, ay])
+            if zoom > 1.3:
+                anchor = anchor + (rng.uniform(-0.4, 0.4) * out_w, rng.uniform(-0.35, 0.35) * out_h)
             for t in tiles:
-                if t.position in posd:
+                t.cx = ax + (t.cx - ax) * zoom - (anchor[0] - ax) * (zoom - 1)
+                t.cy = ay + (t.cy - ay) * zoom - (anchor[1] - ay) * (zoom - 1)
+                t.w = w
+            # keep the canvas-visible tiles only
+            tiles = [t for t in tiles
+                     if -t.w * 3 < t.cx < cw + t.w * 3 and -t.w * 3 < t.cy < ch + t.w * 3]
+            # face-down positions / single tiles
+            if rng.random() < 0.35:
+                present = sorted({t.position for t in tiles if t.position})
+                posd = {p for p in present if rng.random() < 0.3}
+                for t in tiles:
+                    if t.position in posd:
+                        t.face = None
+            for t in tiles:
+                if rng.random() < 0.04:
                     t.face = None
-        for t in tiles:
-            if rng.random() < 0.04:
-                t.face = None
-        # the woodpile: stacks of face-down tiles
-        if rng.random() < 0.45:
-            n_st = int(rng.integers(2, 9))
-            levels = int(rng.integers(2, 5))
-            ang = rng.normal(0, 0.15) + (math.pi / 2 if rng.random() < 0.3 else 0)
-            px = origin[0] + rng.uniform(-0.45, 0.45) * out_w
-            py = origin[1] + rng.uniform(-0.45, 0.0) * out_h
-            gap = rng.uniform(0, 0.05) * w
-            occupied = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
-            new = []
-            for k in range(n_st):
-                off = (k - (n_st - 1) / 2) * (w + gap)
-                cx = px + off * math.cos(ang)
-                cy = py + off * math.sin(ang)
-                new.append(_Tile(None, (0, 0), cx, cy, ang, w, levels=levels))
-            if len(occupied) == 0 or all(np.min(np.linalg.norm(occupied - (n.cx, n.cy), axis=1)) > w * 3
-                                         for n in new):
-                tiles += new
-        # loose scattered tiles
-        if rng.random() < 0.25:
-            faces_used = [t.face for t in tiles if t.face]
-            pool = [f.face for f in STANDARD_SET]
-            for f in faces_used:
-                if f in pool:
-                    pool.remove(f)
-            occupied = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
-            for _ in range(int(rng.integers(1, 5))):
-                if not pool:
-                    break
-                p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
-                if len(occupied) and np.min(np.linalg.norm(occupied - p, axis=1)) < w * 3:
-                    continue
-                f = pool.pop(int(rng.integers(len(pool))))
-                lo, hi = (int(v) for v in f.split("-"))
-                tiles.append(_Tile(f if rng.random() < 0.8 else None, (lo, hi), p[0], p[1],
-                                   rng.uniform(0, 2 * math.pi), w, long33=long33 and f == "3-3"))
-                occupied = np.vstack([occupied, p])
-        if st.western:
-            # western dominoes: faces with blanks too (0..6 halves)
-            for t in tiles:
-                if t.face is not None and rng.random() < 0.5:
-                    a, b = int(rng.integers(0, 7)), int(rng.integers(0, 7))
-                    t.halves = (a, b)
-                    t.face = f"{min(a, b)}-{max(a, b)}"
-                    t.long33 = False
+            # the woodpile: stacks of face-down tiles
+            if rng.random() < 0.45:
+                n_st = int(rng.integers(2, 9))
+                levels = int(rng.integers(2, 5))
+                ang = rng.normal(0, 0.15) + (math.pi / 2 if rng.random() < 0.3 else 0)
+                px = origin[0] + rng.uniform(-0.45, 0.45) * out_w
+                py = origin[1] + rng.uniform(-0.45, 0.0) * out_h
+                gap = rng.uniform(0, 0.05) * w
+                occupied = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
+                new = []
+                for k in range(n_st):
+                    off = (k - (n_st - 1) / 2) * (w + gap)
+                    cx = px + off * math.cos(ang)
+                    cy = py + off * math.sin(ang)
+                    new.append(_Tile(None, (0, 0), cx, cy, ang, w, levels=levels))
+                if len(occupied) == 0 or all(
+                        np.min(np.linalg.norm(occupied - (n.cx, n.cy), axis=1)) > w * 3 for n in new):
+                    tiles += new
+            # loose scattered tiles
+            if rng.random() < 0.25:
+                faces_used = [t.face for t in tiles if t.face]
+                pool = [f.face for f in STANDARD_SET]
+                for f in faces_used:
+                    if f in pool:
+                        pool.remove(f)
+                occupied = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
+                for _ in range(int(rng.integers(1, 5))):
+                    if not pool:
+                        break
+                    p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
+                    if len(occupied) and np.min(np.linalg.norm(occupied - p, axis=1)) < w * 3:
+                        continue
+                    f = pool.pop(int(rng.integers(len(pool))))
+                    lo, hi = (int(v) for v in f.split("-"))
+                    tiles.append(_Tile(f if rng.random() < 0.8 else None, (lo, hi), p[0], p[1],
+                                       rng.uniform(0, 2 * math.pi), w, long33=long33 and f == "3-3"))
+                    occupied = np.vstack([occupied, p])
+            if st.western:
+                # western dominoes: faces with blanks too (0..6 halves)
+                for t in tiles:
+                    if t.face is not None and rng.random() < 0.5:
+                        a, b = int(rng.integers(0, 7)), int(rng.integers(0, 7))
+                        t.halves = (a, b)
+                        t.face = f"{min(a, b)}-{max(a, b)}"
+                        t.long33 = False
     background = D.felt_background(rng, cw, ch, "felt" if full else None)
-    occ = _occluders(rng, cw, ch, tiles,
-                     n_chips=int(rng.integers(0, 8)), n_cards=int(rng.integers(0, 3)) if not full else 0,
+    occ = _occluders(rng, cw, ch, tiles, n_chips=int(rng.integers(0, 8)),
+                     n_cards=int(rng.integers(0, 3)) if not full else 0,
                      n_hands=(int(rng.random() < 0.3) + int(rng.random() < 0.1)) if not full else 0,
                      avoid_tiles=full or rng.random() < 0.5)
     image, stiles = _compose(rng, st, tiles, background, down, tilt, occ, H, (out_w, out_h),
@@ -727,7 +784,7 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
     horizontal = rng.random() < 0.2
     gap = rng.uniform(0, 0.4) * w if rng.random() < 0.6 else 0.0
     gw, gh = n * w + (n - 1) * gap, L
-    fill = rng.uniform(0.4, 0.98, 2)
+    fill = rng.uniform(0.4, 1.0, 2)
     iw, ih = max(int(gw / fill[0]), int(gw) + 2), max(int(gh / fill[1]), int(gh) + 2)
     if horizontal:
         iw, ih = ih, iw
@@ -749,6 +806,9 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
         cx = cx0 + off * math.cos(ang)
         cy = cy0 + off * math.sin(ang)
         lo, hi = (int(v) for v in f.split("-"))
+        if st.western and rng.random() < 0.5:  # western dominoes have blanks
+            lo, hi = sorted((int(rng.integers(0, 7)), int(rng.integers(0, 7))))
+            f = f"{lo}-{hi}"
         halves = (lo, hi) if rng.random() < 0.5 else (hi, lo)
         face = f if rng.random() < 0.93 else None
         tiles.append(_Tile(face, halves, cx, cy, ang + (math.pi if rng.random() < 0.3 else 0), w,
@@ -901,7 +961,7 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
             stats["closeups"] += 1
         else:
             size = (1280, 720) if rng.random() < 0.75 else (1280, 960)
-            scene = render_scene(s, size, mode="train")
+            scene = render_scene(s, size, mode="scatter" if rng.random() < 0.15 else "train")
         lines = obb_label_lines(scene)
         sp = _split(i, n_tiles, val_fraction)
         name = f"t{seed}_{i:06d}"
@@ -923,7 +983,7 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
             scene = render_closeup(s)
         else:
             size = (960, 720) if rng.random() < 0.5 else (1280, 720)
-            scene = render_scene(s, size, mode="pips")
+            scene = render_scene(s, size, mode="scatter" if rng.random() < 0.2 else "pips")
         cands = [t for t in scene.tiles if t.labelled and (t.state == "face_up" or rng.random() < 0.05)]
         rng.shuffle(cands)
         for t in cands[:12]:

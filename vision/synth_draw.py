@@ -76,6 +76,15 @@ def random_red(rng: np.random.Generator) -> tuple:
     return _hsv2bgr(h, s, v)
 
 
+def _multi_palette(rng: np.random.Generator) -> dict:
+    """Per-number spot colours of a multi-coloured western set: value -> (BGR, is_red)."""
+    cols = [((25, 25, 25), False), ((170, 60, 20), False), ((40, 130, 30), False),
+            ((40, 40, 200), True), ((30, 120, 230), False), ((130, 40, 110), False),
+            ((30, 70, 110), False), ((160, 140, 20), False)]
+    idx = rng.permutation(len(cols))
+    return {v: cols[idx[v % len(cols)]] for v in range(7)}
+
+
 def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle:
     """Draw a tile set's appearance.
 
@@ -140,7 +149,7 @@ def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle
         red = random_red(rng)
     else:
         raise ValueError(f"unknown tile style {kind!r}")
-    spot_r = rng.uniform(0.085, 0.15)
+    spot_r = rng.uniform(0.08, 0.18)
     return TileStyle(
         name=kind, face=face, side=side, back=back, red=red, white=white,
         spot_r=spot_r, big_r=min(0.24, spot_r * rng.uniform(1.0, 1.7)),
@@ -151,11 +160,14 @@ def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle
                  else int(rng.choice([1, 2], p=[0.7, 0.3]))),
         back_pattern=int(rng.choice([0, 1, 2, 3, 4], p=[0.5, 0.15, 0.12, 0.13, 0.1])),
         two_layer=two_layer,
-        col_s=rng.uniform(0.2, 0.27), row_t=rng.uniform(0.24, 0.31),
+        col_s=rng.uniform(0.2, 0.29), row_t=rng.uniform(0.22, 0.34),
         two_style=int(rng.choice([0, 1, 2], p=[0.7, 0.2, 0.1])),
         teen_style=int(rng.choice([0, 1], p=[0.85, 0.15])),
         one_shift=rng.uniform(0.0, 0.15) if rng.random() < 0.4 else 0.0,
         western=kind == "western",
+        extra={"glare": rng.uniform(0.1, 0.5) if rng.random() < 0.2 else 0.0,
+               "pin": rng.random() < 0.5,
+               "multi": _multi_palette(rng) if kind == "western" and rng.random() < 0.35 else None},
     )
 
 
@@ -223,7 +235,8 @@ def tile_spots(a: int, b: int, st: TileStyle, rng: np.random.Generator,
         return out
     hl = L / 2  # half length in widths (~1)
     # shrink radius so that spots of a 6 never touch
-    rr = min(r, 0.42 * st.row_t * hl, 0.42 * 2 * st.col_s)
+    rr = min(r, 0.45 * st.row_t * hl, 0.45 * 2 * st.col_s, 0.5 - st.col_s - 0.03,
+             (0.5 - st.row_t) * hl - 0.03)
     teen = (a, b) == (6, 6) and not st.western
     for half, n in ((0, a), (1, b)):
         pts = half_layout(n, st, rng)
@@ -334,7 +347,13 @@ def _draw_spot(img: np.ndarray, cx: float, cy: float, R: float, col: tuple, st: 
         hl = np.exp(-((xs + 0.5 - hx) ** 2 + (ys + 0.5 - hy) ** 2) / (2 * hr * hr))
         amp = st.spec * rng.uniform(0.3, 1.0)
         c += (hl * amp * (255 - c.mean(-1)))[..., None] * 0.8
-    # soft edge halo (spot paint bleeding) on dark tiles
+    g = st.extra.get("glare", 0.0) if st.extra else 0.0
+    if g > 0 and rng.random() < g:
+        # strong glare: a large washed-out highlight (a red spot may look whitish)
+        hx, hy = cx + rng.normal(0, 0.3) * R, cy + rng.normal(0, 0.3) * R
+        hr = R * rng.uniform(0.5, 0.9)
+        hl = np.exp(-((xs + 0.5 - hx) ** 2 + (ys + 0.5 - hy) ** 2) / (2 * hr * hr))
+        c += (hl * rng.uniform(0.5, 0.85))[..., None] * (250 - c)
     reg = img[y0:y1, x0:x1]
     reg[:] = reg * (1 - a[..., None]) + c * a[..., None]
 
@@ -365,11 +384,22 @@ def render_face_sprite(a: int, b: int, st: TileStyle, sw: int, rng: np.random.Ge
                 tuple(float(v) for v in np.array(st.face) + 35)
         else:
             col = tuple(float(v) for v in np.clip(np.array(st.face) + 70, 0, 255))
+        if st.western:  # a bold dark bar, often with a brass centre pin
+            col = tuple(float(v) for v in np.array(st.white) * 0.8)
+            th = max(1, int(round(sw * rng.uniform(0.025, 0.06))))
+            x0, x1 = int(sw * rng.uniform(0.06, 0.2)), int(sw * rng.uniform(0.8, 0.94))
         cv2.line(img, (x0, int(y)), (x1, int(y)), col, th, cv2.LINE_AA)
+        if st.western and st.extra.get("pin"):
+            cv2.circle(img, (sw // 2, int(y)), max(1, int(sw * 0.05)), (60, 150, 190), -1, cv2.LINE_AA)
     spots = []
+    multi = st.extra.get("multi") if st.extra else None
     for (x, y, r, cls) in tile_spots(a, b, st, rng, long33):
         cx, cy, R = x * sw, y * sw, r * sw
         col = st.red if cls == RED else st.white
+        if multi:  # western sets with one colour per number of spots
+            n = a if y < st.aspect / 2 else b
+            col, is_red = multi[n]
+            cls = RED if is_red else WHITE
         _draw_spot(img, cx, cy, R, col, st, light, rng, lum)
         spots.append((cx, cy, R, cls))
     _surface_wear(img, sw, sh, rng, dirt, lum)
@@ -500,7 +530,9 @@ def felt_background(rng: np.random.Generator, w: int, h: int, kind: str | None =
     # flat studio / transparent-looking
     r = rng.random()
     img = np.empty((h, w, 3), np.uint8)
-    if r < 0.45:
+    if r < 0.15:
+        img[:] = 0 if rng.random() < 0.7 else int(rng.uniform(0, 40))
+    elif r < 0.45:
         img[:] = 255 if rng.random() < 0.6 else int(rng.uniform(200, 255))
     elif r < 0.65:
         c = int(rng.uniform(200, 255)), int(rng.uniform(140, 215))

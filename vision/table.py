@@ -34,8 +34,9 @@ still occluded, face down or unread then are not settled). Settlement uses :func
 every other position is reported ``"not_settled"`` with its reason -- never a guessed result.
 A face read more often than a set holds (a misread somewhere) excludes every position holding it
 (and the whole round when the banker holds it). One event per round: after settling, nothing is
-emitted until the banker's position stably shows something else (cleared, or other tiles) for
-``n_stable`` frames; then a new round opens. For still images use ``n_stable=1``.
+emitted until the banker's position is stably cleared or stably shows another setting for
+``n_stable`` frames; then a new round opens (an occlusion of the banker's tiles, however long,
+does not open a new round, so the same round is never emitted twice). For still images use ``n_stable=1``.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ __all__ = [
     "pair_hands",
     "build_positions",
     "point_in_polygon",
+    "points_in_polygon",
 ]
 
 
@@ -217,31 +219,47 @@ def load_layout(path: str | Path) -> Layout:
 # --------------------------------------------------------------------------- positions
 
 
+def points_in_polygon(points, polygon) -> np.ndarray:
+    """Even-odd test of many points against one polygon (vectorised).
+
+    Args:
+        points: float array (n, 2) px.
+        polygon: float array (k, 2) px, k >= 3.
+
+    Returns:
+        bool array (n,); points on an edge may go either way.
+    """
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    poly = np.asarray(polygon, dtype=np.float64).reshape(-1, 2)
+    x, y = pts[:, 0:1], pts[:, 1:2]  # (n, 1)
+    x1, y1 = poly[:, 0][None], poly[:, 1][None]  # (1, k)
+    x2, y2 = np.roll(poly[:, 0], -1)[None], np.roll(poly[:, 1], -1)[None]
+    crosses = (y1 > y) != (y2 > y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+    hits = crosses & (x < xc)
+    return (hits.sum(1) % 2) == 1
+
+
 def point_in_polygon(point, polygon) -> bool:
     """True when ``point`` (x, y) lies inside ``polygon`` (k, 2) px (even-odd rule; points on
     an edge may go either way)."""
-    x, y = float(point[0]), float(point[1])
-    poly = np.asarray(polygon, dtype=np.float64)
-    inside = False
-    n = len(poly)
-    for i in range(n):
-        x1, y1 = poly[i]
-        x2, y2 = poly[(i + 1) % n]
-        if (y1 > y) != (y2 > y):
-            xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
-            if x < xc:
-                inside = not inside
-    return inside
+    return bool(points_in_polygon([point], polygon)[0])
 
 
 def position_of(reads: Sequence[TileRead], layout: Layout) -> list[str | None]:
     """The layout position holding each tile's centre (None when in no polygon; the first
     polygon in layout order wins where polygons overlap)."""
-    out: list[str | None] = []
-    for r in reads:
-        c = r.centre
-        out.append(next((p for p, poly in layout.positions.items() if point_in_polygon(c, poly)),
-                        None))
+    reads = list(reads)
+    out: list[str | None] = [None] * len(reads)
+    if not reads:
+        return out
+    centres = np.array([r.centre for r in reads])
+    for p, poly in layout.positions.items():
+        inside = points_in_polygon(centres, poly)
+        for i in np.nonzero(inside)[0]:
+            if out[i] is None:
+                out[i] = p
     return out
 
 
@@ -498,7 +516,9 @@ class RoundTracker:
         self._observe(positions)
         b = self._streak.get(self.banker)
         if self._settled_sig is not None:
-            if b and b[1] >= self.n_stable and b[0] != self._settled_sig:
+            changed = b is None or (b[1] >= self.n_stable and b[0] != self._settled_sig
+                                    and b[0][0] in ("empty", "set"))
+            if changed:
                 self._settled_sig = None  # the table changed: a new round
                 self._banker_final_for = 0
             else:

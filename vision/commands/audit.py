@@ -6,7 +6,6 @@ Exit codes: 0 ok / no differences, 1 the chain is broken or payouts differ, 2 ba
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from scoring.errors import InputError
@@ -47,6 +46,8 @@ def register(sub) -> None:
     e.add_argument("--out", required=True, help="output folder")
     e.add_argument("--results", help="identify() results JSON to export instead of running "
                                      "the models on IMAGES")
+    e.add_argument("--models", default=None,
+                   help="models folder for identify (default: the pipeline's models/)")
     e.add_argument("--model-version", default=None, help="model version written in the export")
     e.add_argument("--yolo-task", choices=("obb", "detect"), default="obb")
     e.add_argument("--shape", choices=("polygon", "box"), default="polygon",
@@ -123,7 +124,7 @@ def _export(args) -> int:
             raise InputError("no images given (IMAGES... or --results FILE)")
         from vision.pipeline import identify  # lazy: loads the models
 
-        results = identify(paths)
+        results = identify(paths, **({"models_dir": args.models} if args.models else {}))
     if model_version is None:
         model_version = next((r.get("model_version") for r in results
                               if isinstance(r, dict) and r.get("model_version")), "paigow")

@@ -35,7 +35,8 @@ def register(sub) -> None:
                    help=f"control token (default: env {TOKEN_ENV}; none: control disabled)")
     p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
                    help="inference backend (default onnx)")
-    p.add_argument("--models-dir", default="models", help="folder with tiles/pips models")
+    p.add_argument("--models-dir", default=None,
+                   help="folder with tiles/pips models (default: the repository's models/)")
     p.add_argument("--loop", action="store_true", help="replay a file source when it ends")
     p.add_argument("--no-realtime", action="store_true",
                    help="process file sources as fast as possible instead of at their frame rate")

@@ -112,6 +112,9 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     @app.get("/video.mjpeg")
     async def video(frames: int = Query(0, ge=0, description="end after N pictures (0: endless)")
                     ) -> StreamingResponse:
+        opening = f"--{MJPEG_BOUNDARY}\r\n".encode()
+        closing = f"\r\n--{MJPEG_BOUNDARY}\r\n".encode()
+
         async def parts() -> AsyncIterator[bytes]:
             sent = 0
             last: bytes | None = None
@@ -125,8 +128,11 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
                     if wait > 0:
                         await asyncio.sleep(wait)
                         version, jpg = feed.latest_frame()
-                    yield (f"--{MJPEG_BOUNDARY}\r\nContent-Type: image/jpeg\r\n"
-                           f"Content-Length: {len(jpg)}\r\n\r\n").encode() + jpg + b"\r\n"
+                    # each part ends with the next boundary line at once: browsers show a
+                    # part only when they see the boundary after it
+                    head = (b"" if sent else opening) + \
+                        f"Content-Type: image/jpeg\r\nContent-Length: {len(jpg)}\r\n\r\n".encode()
+                    yield head + jpg + closing
                     last, last_sent_at, sent = jpg, time.monotonic(), sent + 1
                     if frames and sent >= frames:
                         return

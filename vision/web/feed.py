@@ -230,17 +230,17 @@ def positions_view(event: Mapping | None) -> dict[str, dict]:
         position -> ``{"position", "role" ("banker"|"player"), "tiles", "high", "low",
         "high_hand", "low_hand", "result" ("win"|"lose"|"push"|"not_settled"; for the banker
         derived from its net: "win"/"lose"/"push"), "net", "bet", "commission", "mis_set",
-        "is_house_way", "reason", "alerts" (list of detail strings for this position)}``, in
+        "is_house_way", "reason", "alerts" (this position's ``{"kind", "detail"}``)}``, in
         table order. Money values stay exact decimal strings.
     """
     if not event:
         return {}
     banker = event.get("banker_position", "dealer")
-    alerts: dict[str, list[str]] = {}
+    alerts: dict[str, list[dict]] = {}
     for a in event.get("alerts") or []:
         if isinstance(a, Mapping):
             alerts.setdefault(str(a.get("position")), []).append(
-                f"{a.get('kind', 'alert')}: {a.get('detail', '')}".strip().rstrip(":"))
+                {"kind": str(a.get("kind", "alert")), "detail": a.get("detail")})
     out: dict[str, dict] = {}
     positions = event.get("positions") or {}
     for pos in sorted(positions, key=_order):
@@ -640,15 +640,17 @@ class PipelineFeed(LiveFeed):
     Args:
         source: camera index, URL, video file, image file, folder or glob (see
             :mod:`vision.capture`).
-        layout: layout YAML path (or None: automatic grouping).
-        models_dir: folder with ``tiles.onnx`` / ``pips.onnx`` (or ``.pt``).
+        layout: layout YAML path or :class:`vision.table.Layout` (None: automatic grouping).
+        models_dir: folder with ``tiles.onnx`` / ``pips.onnx`` (or ``.pt``); default
+            :data:`vision.MODELS_DIR`.
         backend: ``"onnx"`` (onnxruntime) or ``"ultralytics"``.
         loop: replay a file source from the start when it ends (demos).
         realtime: pace file sources to their timestamps (False: as fast as the pipeline runs).
         pipeline: an already built pipeline object with ``process(frame)`` (tests); the
             models are not loaded then.
         pipeline_kwargs: extra keyword arguments for ``Pipeline(...)`` (e.g. ``n_stable``,
-            ``table_id``, ``banker``).
+            ``table_id``, ``banker``, or ``tile_detector`` / ``pip_detector`` to inject
+            detectors); ``source`` defaults to the source spec.
         **kw: :class:`LiveFeed` arguments.
 
     Raises:
@@ -656,8 +658,8 @@ class PipelineFeed(LiveFeed):
             models (from the pipeline), unknown backend.
     """
 
-    def __init__(self, source: str | Path, layout: str | Path | None = None,
-                 models_dir: str | Path = "models", backend: str = "onnx", *,
+    def __init__(self, source: str | Path, layout: Any = None,
+                 models_dir: str | Path | None = None, backend: str = "onnx", *,
                  loop: bool = False, realtime: bool = True, pipeline: Any = None,
                  pipeline_kwargs: Mapping[str, Any] | None = None, **kw: Any) -> None:
         from vision.capture import open_source
@@ -677,17 +679,20 @@ class PipelineFeed(LiveFeed):
             except ImportError as exc:
                 self._src.close()
                 raise InputError(f"the recognition pipeline is not available: {exc}") from None
+            from vision import MODELS_DIR
+
+            extra = dict(pipeline_kwargs or {})
+            extra.setdefault("source", spec)
             try:
-                pipeline = Pipeline(layout=layout, models_dir=models_dir, backend=backend,
-                                    **dict(pipeline_kwargs or {}))
+                pipeline = Pipeline(layout=layout, models_dir=models_dir or MODELS_DIR,
+                                    backend=backend, **extra)
             except BaseException:
                 self._src.close()
                 raise
         self.pipeline = pipeline
-        layout_table = getattr(getattr(pipeline, "layout", None), "table_id", None)
-        kw.setdefault("table_id", layout_table or "table-1")
+        kw.setdefault("table_id", getattr(pipeline, "table_id", None) or "table-1")
         super().__init__(**kw)
-        self.rules = str(getattr(getattr(pipeline, "layout", None), "rules", None) or "pa")
+        self.rules = str(getattr(pipeline, "rules", None) or "pa")
 
     # -- thread ------------------------------------------------------------------------------
     def _run(self) -> None:

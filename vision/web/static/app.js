@@ -4,6 +4,13 @@
 
 const RESULT_TEXT = { win: "WIN", lose: "LOSE", push: "PUSH", not_settled: "NOT SETTLED" };
 const POS_NAME = (p) => (p === "dealer" ? "Dealer" : "Seat " + p);
+const POS_ORDER = ["dealer", "1", "2", "3", "4", "5", "6", "7"];
+// JS objects list integer-like keys first: put the positions back in table order (dealer first)
+const byTable = (obj) => Object.entries(obj || {}).sort((a, b) => {
+  const ia = POS_ORDER.indexOf(a[0]), ib = POS_ORDER.indexOf(b[0]);
+  return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib);
+});
+const kindText = (k) => String(k || "alert").replace(/_/g, " ");
 let lastRoundShown = null;
 let freshRound = null;
 
@@ -36,10 +43,18 @@ function handCell(faces, name) {
   return td;
 }
 
+function alertCell(alerts) {
+  const td = el("td", { class: "alert-cell" });
+  for (const a of alerts || []) {
+    td.append(el("span", { class: "alert-kind", title: a.detail || "" }, kindText(a.kind)));
+  }
+  return td;
+}
+
 function renderPositions(st) {
   const body = document.getElementById("positions-body");
   const rows = [];
-  for (const [pos, p] of Object.entries(st.positions || {})) {
+  for (const [pos, p] of byTable(st.positions)) {
     const res = p.result || "not_settled";
     const resCell = el("td", {},
       el("span", { class: "result " + res }, RESULT_TEXT[res] || res.toUpperCase()));
@@ -51,7 +66,7 @@ function renderPositions(st) {
       handCell(p.low, p.low_hand),
       resCell,
       el("td", { class: "num net" }, money(p.net)),
-      el("td", { class: "alert-cell" }, (p.alerts || []).join("; ")));
+      alertCell(p.alerts));
     if (freshRound && st.last_round && st.last_round.round_id === freshRound) {
       tr.classList.add("fresh");
     }
@@ -68,7 +83,7 @@ function renderPositions(st) {
 function renderAlerts(listId, alerts, emptyText) {
   const ul = document.getElementById(listId);
   const items = (alerts || []).map((a) => el("li", {},
-    (a.position ? POS_NAME(a.position) + ": " : "") + (a.kind || "alert") +
+    (a.position ? POS_NAME(a.position) + ": " : "") + kindText(a.kind) +
     (a.detail ? " - " + a.detail : "")));
   if (!items.length && emptyText) items.push(el("li", { class: "none" }, emptyText));
   ul.replaceChildren(...items);
@@ -76,7 +91,7 @@ function renderAlerts(listId, alerts, emptyText) {
 
 function renderLive(st) {
   const live = (st.live && st.live.positions) || {};
-  const rows = Object.entries(live).map(([pos, p]) => el("tr", { data: { pos: pos } },
+  const rows = byTable(live).map(([pos, p]) => el("tr", { data: { pos: pos } },
     el("td", {}, POS_NAME(pos)),
     el("td", { class: "tiles" }, (p.tiles || []).map((f) => f || "?").join(" ")),
     el("td", {}, p.high_hand ? p.high_hand + " / " + (p.low_hand || "") : ""),
@@ -125,12 +140,16 @@ function render(st) {
 }
 
 let refreshing = false;
+let again = false;  // a refresh was asked for while one was in flight: run one more after it
 async function refresh() {
-  if (refreshing) return;
+  if (refreshing) { again = true; return; }
   refreshing = true;
   try {
-    const r = await fetch("/api/state", { cache: "no-store" });
-    if (r.ok) render(await r.json());
+    do {
+      again = false;
+      const r = await fetch("/api/state", { cache: "no-store" });
+      if (r.ok) render(await r.json());
+    } while (again);
   } catch (e) {
     setText("status", "unreachable");
     document.getElementById("status").className = "status error";
