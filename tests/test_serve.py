@@ -178,15 +178,16 @@ def test_sse_stream_ends_when_the_feed_stops():
 
 
 def _mjpeg_parts(body: bytes) -> list[bytes]:
+    """The pictures of a finished multipart/x-mixed-replace body (RFC 2046 delimiters)."""
+    delim = f"--{MJPEG_BOUNDARY}".encode()
+    assert body.startswith(delim + b"\r\n") and body.endswith(b"\r\n" + delim + b"--\r\n")
+    chunks = body[:-len(delim) - 6].split(b"\r\n" + delim + b"\r\n")
+    chunks[0] = chunks[0][len(delim) + 2:]
     parts = []
-    chunks = body.split(f"--{MJPEG_BOUNDARY}\r\n".encode())
-    assert chunks[0] == b"" and chunks[-1] == b""  # each part is closed by the next boundary
-    for chunk in chunks[1:-1]:
-        head, _, rest = chunk.partition(b"\r\n\r\n")
-        assert b"Content-Type: image/jpeg" in head
-        n = int(re.search(rb"Content-Length: (\d+)", head).group(1))
-        parts.append(rest[:n])
-        assert rest[n:n + 2] == b"\r\n"
+    for chunk in chunks:
+        head, _, jpeg = chunk.partition(b"\r\n\r\n")
+        assert head == b"Content-Type: image/jpeg"
+        parts.append(jpeg)
     return parts
 
 
@@ -373,3 +374,56 @@ def test_serve_binds_localhost_by_default():
 
     args = build_parser().parse_args(["serve", "0"])
     assert (args.host, args.port, args.backend, args.token) == ("127.0.0.1", 8000, "onnx", None)
+
+
+def test_serve_command_serves_the_display_until_stopped(still, monkeypatch):
+    """The whole `paigow serve` path (source check, port, app, uvicorn) with the pipeline feed
+    replaced by a scripted one (no models needed); the control token comes from PAIGOW_TOKEN."""
+    import httpx
+
+    import vision.commands.serve as serve_cmd
+    import vision.web.feed as feed_mod
+
+    made = {}
+
+    class ScriptedPipelineFeed(FakeFeed):
+        def __init__(self, source, **kw):
+            made["kw"] = kw
+            super().__init__(source=str(source), table_id="cli-table")
+            self.publish_event(event_from_deal(DEAL_1, "r000001", table_id="cli-table"))
+
+    real_make_server = serve_cmd.make_server
+
+    def capture(app, feed, log_level="warning"):
+        made["server"] = real_make_server(app, feed, log_level)
+        return made["server"]
+
+    monkeypatch.setattr(feed_mod, "PipelineFeed", ScriptedPipelineFeed)
+    monkeypatch.setattr(serve_cmd, "make_server", capture)
+    monkeypatch.setenv("PAIGOW_TOKEN", "from-env")
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    rc = {}
+    t = threading.Thread(target=lambda: rc.setdefault("rc", main(
+        ["serve", str(still), "--port", str(port), "--backend", "ultralytics", "--loop"])))
+    t.start()
+    try:
+        while "server" not in made or not made["server"].started:
+            t.join(0.02)
+            assert t.is_alive(), rc  # main() returned before the server started
+        base = f"http://127.0.0.1:{port}"
+        st = httpx.get(base + "/api/state", timeout=10).json()
+        assert st["table_id"] == "cli-table" and st["control"] is True
+        assert st["positions"]["1"]["result"] == "lose"
+        assert httpx.post(base + "/api/control/reset", timeout=10).status_code == 401
+        r = httpx.post(base + "/api/control/reset", headers={"X-Token": "from-env"}, timeout=10)
+        assert r.status_code == 200
+    finally:
+        if "server" in made:
+            made["server"].stop()
+        t.join(20)
+    assert rc == {"rc": 0}
+    assert made["kw"]["backend"] == "ultralytics" and made["kw"]["loop"] is True
+    assert made["kw"]["layout"] is None and made["kw"]["realtime"] is True

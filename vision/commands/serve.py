@@ -12,6 +12,7 @@ import errno
 import logging
 import os
 import socket
+import threading
 
 from scoring.errors import InputError
 
@@ -77,6 +78,27 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def make_server(app, feed, log_level: str = "warning"):
+    """A ``uvicorn.Server`` for ``app`` whose shutdown (Ctrl-C, SIGTERM, or :meth:`stop`)
+    stops ``feed`` first, which ends the open picture and event streams so the server can
+    close its connections gracefully."""
+    import uvicorn
+
+    class DisplayServer(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:  # signal handler: must not block
+            super().handle_exit(sig, frame)
+            threading.Thread(target=feed.stop, daemon=True).start()
+
+        def stop(self) -> None:
+            """Shut down from another thread."""
+            feed.stop()
+            self.should_exit = True
+
+    config = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=2,
+                            access_log=log_level in ("info", "debug"))
+    return DisplayServer(config)
+
+
 def _serve(args) -> int:
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
     from vision.capture import open_source
@@ -89,8 +111,6 @@ def _serve(args) -> int:
         load_layout(args.layout)
     sock = bind_socket(args.host, args.port)
     try:
-        import uvicorn
-
         from vision.web.app import create_app
         from vision.web.feed import PipelineFeed
 
@@ -98,9 +118,7 @@ def _serve(args) -> int:
                             backend=args.backend, loop=args.loop,
                             realtime=not args.no_realtime)
         app = create_app(feed, token=token)
-        config = uvicorn.Config(app, log_level=args.log_level, timeout_graceful_shutdown=2,
-                                access_log=args.log_level in ("info", "debug"))
-        server = uvicorn.Server(config)
+        server = make_server(app, feed, args.log_level)
         host = sock.getsockname()[0]
         shown = f"[{host}]" if ":" in host else host
         logging.getLogger("vision.web").setLevel(args.log_level.upper())

@@ -112,10 +112,13 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     @app.get("/video.mjpeg")
     async def video(frames: int = Query(0, ge=0, description="end after N pictures (0: endless)")
                     ) -> StreamingResponse:
-        opening = f"--{MJPEG_BOUNDARY}\r\n".encode()
-        closing = f"\r\n--{MJPEG_BOUNDARY}\r\n".encode()
+        part_head = f"--{MJPEG_BOUNDARY}\r\nContent-Type: image/jpeg\r\n\r\n".encode()
+        last_tail = f"\r\n--{MJPEG_BOUNDARY}--\r\n".encode()
 
         async def parts() -> AsyncIterator[bytes]:
+            # Each picture is followed at once by the next part's boundary and headers: Chrome
+            # shows a part only when the next part's headers arrive. No Content-Length (the
+            # length of the next picture is not known yet); the boundary delimits the parts.
             sent = 0
             last: bytes | None = None
             last_sent_at = 0.0
@@ -128,13 +131,12 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
                     if wait > 0:
                         await asyncio.sleep(wait)
                         version, jpg = feed.latest_frame()
-                    # each part ends with the next boundary line at once: browsers show a
-                    # part only when they see the boundary after it
-                    head = (b"" if sent else opening) + \
-                        f"Content-Type: image/jpeg\r\nContent-Length: {len(jpg)}\r\n\r\n".encode()
-                    yield head + jpg + closing
-                    last, last_sent_at, sent = jpg, time.monotonic(), sent + 1
-                    if frames and sent >= frames:
+                    sent += 1
+                    final = bool(frames) and sent >= frames
+                    yield (b"" if sent > 1 else part_head) + jpg + \
+                        (last_tail if final else b"\r\n" + part_head)
+                    last, last_sent_at = jpg, time.monotonic()
+                    if final:
                         return
                 if feed.closed:
                     return

@@ -701,8 +701,8 @@ class PipelineFeed(LiveFeed):
             while not self.stopping.is_set():
                 t0: float | None = None
                 first_ts: float | None = None
-                live = getattr(src, "kind", "") in ("camera", "stream") or \
-                    type(src).__name__ in ("LiveSource", "_SequentialLive")
+                live = bool(getattr(src, "live", False)) or \
+                    getattr(src, "kind", "") in ("camera", "stream")
                 for frame in src:
                     if self.stopping.is_set():
                         return
@@ -744,7 +744,11 @@ class PipelineFeed(LiveFeed):
             tracker.reset()
 
     def _on_stop(self) -> None:
-        pass  # file sources end by themselves; live sources are closed in _run's finally
+        # a live source may block waiting for a camera: closing it (thread-safe) ends the
+        # iteration; file sources are closed by the feed thread itself
+        src = self._src
+        if getattr(src, "live", False):
+            src.close()
 
     def _reset(self) -> dict:
         self._reset_requested.set()  # applied in the feed thread, between frames
