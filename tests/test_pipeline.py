@@ -161,20 +161,74 @@ def test_identity_cache_skips_unmoved_tiles_and_reverifies():
     scene = scene_of(SEEDS[1])  # every tile readable: the round settles at n_stable
     fake = SceneFake(scene)
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=3, tile_detector=fake,
-                    pip_detector=fake, draw=False, reverify_every=4)
+                    pip_detector=fake, draw=False, reverify_every=4, reverify_budget=3,
+                    decode_budget=32)
     decoded = []
     events = []
-    for _ in range(6):
+    for _ in range(7):
         _, res = pipe.process(scene.image)
         decoded.append(res.decoded)
         events.append(res.event is not None)
     n_up = sum(1 for t in scene.tiles if t.labelled and t.state == "face_up")
-    n_ok = sum(1 for r in res.reads if r.state == "face_up")
-    unknown = n_up - n_ok  # unknown tiles are decoded every frame
-    assert decoded[0] == n_up
-    assert decoded[1:4] == [unknown] * 3
-    assert decoded[4] == n_up  # re-verified after 4 frames
-    assert events == [False, False, True, False, False, False]  # one event per round
+    assert all(r.state == "face_up" for r in res.reads)
+    assert decoded == [n_up, 0, 0, 0, 3, 3, 3]  # re-verified 3 per frame, oldest first
+    assert events == [False, False, True, False, False, False, False]  # one event per round
+    assert pipe.detector_runs == 1  # still frames: the motion gate reused the detections
+
+
+def test_decode_budget_spreads_a_new_table_over_frames():
+    scene = scene_of(SEEDS[1])
+    fake = SceneFake(scene)
+    pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=3, tile_detector=fake,
+                    pip_detector=fake, draw=False, decode_budget=8)
+    decoded, pending, events = [], [], []
+    for _ in range(7):
+        _, res = pipe.process(scene.image)
+        decoded.append(res.decoded)
+        pending.append(sum(r.reason == "not decoded yet" for r in res.reads))
+        events.append(res.event is not None)
+        assert all(r.face is None or r.state == "face_up" for r in res.reads)
+    assert decoded[:4] == [8, 8, 8, 8] and pending[:4] == [24, 16, 8, 0]
+    assert events.index(True) == 3 + 3 - 1  # all read at frame 3, then 3 stable frames
+
+
+def test_motion_gate_runs_the_detector_when_the_picture_changes():
+    scene = scene_of(SEEDS[1])
+    fake = SceneFake(scene)
+    pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=2, tile_detector=fake,
+                    pip_detector=fake, draw=False, redetect_every=5, motion_detect_every=1)
+    moved = scene.image.copy()
+    cv2.circle(moved, (960, 540), 80, (0, 0, 255), -1)  # something enters the table
+    frames = [scene.image] * 3 + [moved] + [scene.image] * 8
+    runs = []
+    for f in frames:
+        before = pipe.detector_runs
+        pipe.process(f)
+        runs.append(pipe.detector_runs - before)
+    # first frame, the change, the change back, then every 5 frames
+    assert runs == [1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0]
+    # while the picture keeps changing, the detector runs every 2nd frame; the frames between
+    # are stale and do not count for stability
+    rate = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=2, tile_detector=fake,
+                    pip_detector=fake, draw=False, motion_detect_every=2, decode_budget=32)
+    shifts = []
+    for k in range(6):
+        f = scene.image.copy()
+        cv2.circle(f, (100 + 150 * k, 1000), 60, (0, 0, 255), -1)  # a moving hand
+        shifts.append(f)
+    ran, ev = [], []
+    for f in shifts:
+        before = rate.detector_runs
+        _, res = rate.process(f)
+        ran.append(rate.detector_runs - before)
+        ev.append(res.event is not None)
+    assert ran == [1, 0, 1, 0, 1, 0]
+    assert ev.index(True) == 2  # frames 0 and 2 counted (n_stable 2); stale frame 1 skipped
+    off = Pipeline(layout=Layout.from_dict(scene.layout), tile_detector=fake, pip_detector=fake,
+                   draw=False, motion_threshold=0)
+    for f in frames[:3]:
+        off.process(f)
+    assert off.detector_runs == 3
 
 
 def test_auto_grouping_without_layout_matches_layout_positions():
@@ -212,7 +266,10 @@ def test_run_on_images_writes_outputs(tmp_path):
     assert len(lines) == 1 and buf.getvalue().strip() == lines[0]
     ev = json.loads(lines[0])
     assert ev["table_id"] == scene.layout["table_id"] and ev["frame_index"] == 0
-    check_event(ev, scene)
+    seats = check_event(ev, scene)
+    # every seat whose four tiles were all read is settled (a still image is one whole table)
+    readable = {p for p, e in ev["positions"].items() if None not in e["tiles"]} - {"dealer"}
+    assert set(seats) == readable and len(seats) >= 2
     assert (out / "annotated" / "table.jpg").is_file()
     assert set(s["ms_per_frame"]) == {"capture", "detect", "decode", "score", "draw"}
 

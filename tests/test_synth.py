@@ -138,7 +138,7 @@ def test_closeups_fill_a_small_image():
     for seed in range(1_000_020, 1_000_026):
         sc = synth.render_closeup(seed)
         h, w = sc.image.shape[:2]
-        assert 40 <= min(h, w) and max(h, w) <= 1200
+        assert 20 <= min(h, w) and 55 <= max(h, w) <= 1200
         lab = [t for t in sc.tiles if t.labelled]
         assert 1 <= len(lab) <= 3
         xs = np.concatenate([t.polygon for t in lab])

@@ -366,31 +366,37 @@ def _try_open(spec: str, opener: Callable[[str], Capture]) -> Capture | None:
 
 
 def _connect(spec: str, kind: str, opener: Callable[[str], Capture], policy: ReconnectPolicy,
-             stop: threading.Event, history: list[float], initial: bool) -> Capture | None:
+             stop: threading.Event, history: list[float], initial: bool,
+             prior_failures: int = 0) -> Capture | None:
     """Open with exponential backoff; the capture, or None when ``stop`` is set.
 
-    Each wait is appended to ``history`` (seconds). Raises InputError naming the spec when the
-    policy gives up.
+    ``prior_failures`` counts earlier connections that opened but gave no frame (they count as
+    failed attempts, so a source that opens and fails at once cannot spin). Each wait is
+    appended to ``history`` (seconds). Raises InputError naming the spec when the policy gives
+    up (``max_attempts`` failed attempts or ``max_total_s`` seconds).
     """
     t0 = time.monotonic()
-    attempt = 0
+    attempt = prior_failures
     while not stop.is_set():
+        if attempt > 0:
+            elapsed = time.monotonic() - t0
+            if (policy.max_attempts is not None and attempt >= policy.max_attempts) or \
+                    (policy.max_total_s is not None and elapsed >= policy.max_total_s):
+                what = "cannot open" if initial else "lost and could not reconnect to"
+                raise InputError(f"{what} {kind} {spec} after {attempt} attempt(s) "
+                                 f"in {elapsed:.1f} s")
+            d = policy.delay(attempt)
+            if policy.max_total_s is not None:
+                d = max(0.0, min(d, policy.max_total_s - elapsed))
+            history.append(d)
+            log.info("%s %s not available (attempt %d); retrying in %.2f s", kind, spec,
+                     attempt, d)
+            if stop.wait(d):
+                break
         cap = _try_open(spec, opener)
         if cap is not None:
             return cap
         attempt += 1
-        elapsed = time.monotonic() - t0
-        if (policy.max_attempts is not None and attempt >= policy.max_attempts) or \
-                (policy.max_total_s is not None and elapsed >= policy.max_total_s):
-            what = "cannot open" if initial else "lost and could not reconnect to"
-            raise InputError(f"{what} {kind} {spec} after {attempt} attempt(s) "
-                             f"in {elapsed:.1f} s")
-        d = policy.delay(attempt)
-        if policy.max_total_s is not None:
-            d = max(0.0, min(d, policy.max_total_s - elapsed))
-        history.append(d)
-        log.info("%s %s not available (attempt %d); retrying in %.2f s", kind, spec, attempt, d)
-        stop.wait(d)
     return None
 
 
@@ -433,9 +439,9 @@ class LiveSource(FrameSource):
         self._thread = threading.Thread(target=self._run, name=f"capture:{spec}", daemon=True)
         self._thread.start()
 
-    def _connect(self, initial: bool) -> Capture | None:
+    def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
         return _connect(self.spec, self.kind, self._opener, self.policy, self._stop,
-                        self.backoff_history, initial)
+                        self.backoff_history, initial, prior_failures)
 
     # -- reader thread
     def _publish(self, frame: Frame) -> None:
@@ -455,6 +461,7 @@ class LiveSource(FrameSource):
     def _run(self) -> None:
         seq = 0
         corrupt_run = 0
+        got_frame, barren = False, 0   # barren: connections in a row that gave no frame
         period = 1.0 / self._replay_fps if self._replay_fps else None
         next_t = time.monotonic()
         try:
@@ -472,6 +479,7 @@ class LiveSource(FrameSource):
                     break
                 if ok and img is not None and getattr(img, "size", 0) > 0:
                     corrupt_run = 0
+                    got_frame = True
                     self._count_read()
                     self._publish(Frame(to_bgr(img), time.monotonic(), seq, self.spec))
                     seq += 1
@@ -490,7 +498,9 @@ class LiveSource(FrameSource):
                 t_drop = time.monotonic()
                 log.warning("%s %s dropped after frame %d; reconnecting", self.kind, self.spec,
                             seq - 1)
-                new = self._connect(initial=False)
+                barren = 0 if got_frame else barren + 1
+                got_frame = False
+                new = self._connect(initial=False, prior_failures=barren)
                 if new is None:
                     break
                 gap = time.monotonic() - t_drop
@@ -630,9 +640,10 @@ class _SequentialLive(FrameSource):
     """
 
     def __init__(self, spec: str, kind: str, opener: Callable[[str], Capture],
-                 policy: ReconnectPolicy) -> None:
+                 policy: ReconnectPolicy, max_consecutive_corrupt: int = 30) -> None:
         super().__init__(spec)
         self.kind = kind
+        self._max_corrupt = max_consecutive_corrupt
         self._opener = opener
         self.policy = policy
         self._stop = threading.Event()
@@ -640,29 +651,38 @@ class _SequentialLive(FrameSource):
         self.backoff_history: list[float] = []
         self._cap = self._connect(initial=True)
 
-    def _connect(self, initial: bool) -> Capture | None:
+    def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
         return _connect(self.spec, self.kind, self._opener, self.policy, self._stop,
-                        self.backoff_history, initial)
+                        self.backoff_history, initial, prior_failures)
 
     def _frames(self) -> Iterator[Frame]:
         seq = 0
+        corrupt_run = 0
+        got_frame, barren = False, 0   # barren: connections in a row that gave no frame
         while self._cap is not None:
             ok, img = self._cap.read()
             if ok and img is not None and getattr(img, "size", 0) > 0:
+                corrupt_run = 0
+                got_frame = True
                 self._count_read()
                 yield Frame(to_bgr(img), time.monotonic(), seq, self.spec)
                 seq += 1
                 continue
             if ok:
+                corrupt_run += 1
                 self._count_corrupt(f"frame {seq}")
                 seq += 1
-                continue
+                if corrupt_run < self._max_corrupt:
+                    continue
+            corrupt_run = 0
+            barren = 0 if got_frame else barren + 1
+            got_frame = False
             self._cap.release()
             self._cap = None
             t_drop = time.monotonic()
             log.warning("%s %s dropped after frame %d; reconnecting", self.kind, self.spec,
                         seq - 1)
-            self._cap = self._connect(initial=False)
+            self._cap = self._connect(initial=False, prior_failures=barren)
             if self._cap is None:
                 return
             gap = time.monotonic() - t_drop

@@ -71,7 +71,8 @@ class SceneTile:
         face: ``"low-high"`` (e.g. ``"1-6"``; western tiles may show 0) or None when face down.
         state: ``"face_up"`` | ``"face_down"``.
         polygon: float32 (4, 2) corner points in image pixels (the tile's top face, corners in
-            drawing order: sprite (0,0), (w,0), (w,h), (0,h) -- use
+            drawing order: sprite (0,0), (w,0), (w,h), (0,h); for a tile cut by the frame edge
+            the minimum-area rectangle of its visible part -- use
             :func:`vision.geometry.order_polygon` for the canonical order).
         position: ``"dealer"``, ``"1"``..``"7"`` or None (woodpile, loose tiles, close-ups).
         hand: 0 or 1 (which of the position's two hands), or None.
@@ -204,6 +205,7 @@ class _Tile:
     hand: int | None = None
     long33: bool = False
     levels: int = 1            # >1: a stack of face-down tiles (top face labelled)
+    aspect: float = 2.2        # long side / short side (the style's)
 
 
 def _affine(t: _Tile, sw: int, sh: int, lift: np.ndarray | None = None) -> np.ndarray:
@@ -242,11 +244,13 @@ def _position_tiles(rng, faces, cx, cy, angle, w, aspect, pos, long33, arrangeme
         lo, hi = (int(v) for v in f.split("-"))
         halves = (lo, hi) if rng.random() < 0.5 else (hi, lo)
         a = angle + rng.normal(0, math.radians(3)) + (math.pi if rng.random() < 0.5 else 0)
-        out.append(_Tile(f, halves, tx, ty, a, w, pos, k // 2, long33 and f == "3-3"))
+        out.append(_Tile(f, halves, tx, ty, a, w, pos, k // 2, long33 and f == "3-3",
+                         aspect=aspect))
     return out
 
 
-def _table_layout(rng, origin, out_w, out_h, w, zoom, deal, long33, arrangement, spread=1.0):
+def _table_layout(rng, origin, out_w, out_h, w, zoom, deal, long33, arrangement, spread=1.0,
+                  aspect=2.2):
     """Tiles of dealer + 7 seats placed around an arc (dealer at the top centre; seat 1 at the
     image right, 7 at the left)."""
     ox, oy = origin
@@ -266,12 +270,10 @@ def _table_layout(rng, origin, out_w, out_h, w, zoom, deal, long33, arrangement,
         py += rng.normal(0, 0.008 * H)
         ang += rng.normal(0, math.radians(4))
         arr = arrangement if arrangement else ("row" if rng.random() < 0.6 else "column")
-        tiles += _position_tiles(rng, deal[pos], ox + px, oy + py, ang, w, _ASPECT[0], pos,
+        tiles += _position_tiles(rng, deal[pos], ox + px, oy + py, ang, w, aspect, pos,
                                  long33, arr)
     return tiles
 
-
-_ASPECT = [2.2]  # set per scene (style aspect) before layout
 
 
 # ----------------------------------------------------------------------------------------------
@@ -498,7 +500,7 @@ def _layout_dict(scene_tiles, H, tiles, seed) -> dict:
     for pos, ts in groups.items():
         pts = []
         for t in ts:
-            L = t.w * _ASPECT[0]
+            L = t.w * t.aspect
             ca, sa = math.cos(t.angle), math.sin(t.angle)
             for dx, dy in ((-t.w / 2, -L / 2), (t.w / 2, -L / 2), (t.w / 2, L / 2), (-t.w / 2, L / 2)):
                 pts.append((t.cx + dx * ca - dy * sa, t.cy + dx * sa + dy * ca))
@@ -532,7 +534,7 @@ def _layout_dict(scene_tiles, H, tiles, seed) -> dict:
 def _group_rect(ts, margin):
     pts = []
     for t in ts:
-        L = t.w * _ASPECT[0]
+        L = t.w * t.aspect
         ca, sa = math.cos(t.angle), math.sin(t.angle)
         for dx, dy in ((-t.w / 2, -L / 2), (t.w / 2, -L / 2), (t.w / 2, L / 2), (-t.w / 2, L / 2)):
             pts.append((t.cx + dx * ca - dy * sa, t.cy + dx * sa + dy * ca))
@@ -618,7 +620,6 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
     if style is None and mode == "table":
         style = str(rng.choice(["black", "ivory", "other"], p=[0.65, 0.25, 0.10]))
     st = D.random_style(rng, style)
-    _ASPECT[0] = st.aspect
     full = mode == "table"
     scale = out_w / 1920.0
     if tile_long is None:
@@ -655,7 +656,7 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
         arrangement = None if not full else ("row" if rng.random() < 0.7 else "column")
         for _try in range(8):
             tiles = _table_layout(rng, origin, out_w, out_h, w, 1.0, face_deal, long33, arrangement,
-                                  spread)
+                                  spread, st.aspect)
             if not full or not _groups_overlap(tiles, 0.3):
                 break
             w *= 0.9  # positions too crowded for this tile size: smaller tiles
@@ -777,9 +778,8 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
     background (like single-tile product photos and renders)."""
     rng = np.random.default_rng(seed)
     st = D.random_style(rng, style)
-    _ASPECT[0] = st.aspect
     n = n_tiles or int(rng.choice([1, 2, 3], p=[0.6, 0.25, 0.15]))
-    L = math.exp(rng.uniform(math.log(50), math.log(420)))
+    L = math.exp(rng.uniform(math.log(60), math.log(420)))
     w = L / st.aspect
     horizontal = rng.random() < 0.2
     gap = rng.uniform(0, 0.4) * w if rng.random() < 0.6 else 0.0
@@ -815,7 +815,8 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
                            long33=long33 and f == "3-3"))
     # keep the tiles inside the image (shrink if rotation pushed them out)
     image, stiles = _compose(rng, st, tiles, bg, np.array([0.0, 1.0]), rng.uniform(0, 20), [], H,
-                             (out_w, out_h), effects=rng.uniform(0.0, 0.6),
+                             (out_w, out_h),
+                             effects=0.0 if rng.random() < 0.3 else rng.uniform(0.1, 0.6),
                              shadow=rng.random() < 0.5)
     return TableScene(image=image, tiles=stiles, layout={"table_id": f"synth-{seed}", "rules": "pa",
                       "commission": "0.05", "positions": {}}, deal={}, style=st.name, kind="closeup")

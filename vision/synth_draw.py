@@ -149,7 +149,7 @@ def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle
         red = random_red(rng)
     else:
         raise ValueError(f"unknown tile style {kind!r}")
-    spot_r = rng.uniform(0.08, 0.18)
+    spot_r = rng.uniform(0.08, 0.19) if rng.random() < 0.6 else rng.uniform(0.14, 0.2)
     return TileStyle(
         name=kind, face=face, side=side, back=back, red=red, white=white,
         spot_r=spot_r, big_r=min(0.24, spot_r * rng.uniform(1.0, 1.7)),
@@ -160,13 +160,14 @@ def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle
                  else int(rng.choice([1, 2], p=[0.7, 0.3]))),
         back_pattern=int(rng.choice([0, 1, 2, 3, 4], p=[0.5, 0.15, 0.12, 0.13, 0.1])),
         two_layer=two_layer,
-        col_s=rng.uniform(0.2, 0.29), row_t=rng.uniform(0.22, 0.34),
+        col_s=rng.uniform(0.2, 0.3), row_t=rng.uniform(0.22, 0.36),
         two_style=int(rng.choice([0, 1, 2], p=[0.7, 0.2, 0.1])),
         teen_style=int(rng.choice([0, 1], p=[0.85, 0.15])),
         one_shift=rng.uniform(0.0, 0.15) if rng.random() < 0.4 else 0.0,
         western=kind == "western",
         extra={"glare": rng.uniform(0.1, 0.5) if rng.random() < 0.2 else 0.0,
                "pin": rng.random() < 0.5,
+               "two_shift": rng.uniform(0.0, 0.3) if rng.random() < 0.5 else 0.0,
                "multi": _multi_palette(rng) if kind == "western" and rng.random() < 0.35 else None},
     )
 
@@ -190,8 +191,9 @@ def half_layout(n: int, st: TileStyle, rng: np.random.Generator) -> list[tuple[f
         return [(c, c - st.one_shift)]
     if n == 2:
         style = 1 if st.western else st.two_style
-        if style == 0:
-            return [(c - s, c), (c + s, c)]
+        if style == 0:  # a horizontal pair, centred or toward the tile's end
+            y2 = c - min(st.extra.get("two_shift", 0.0), st.row_t)
+            return [(c - s, y2), (c + s, y2)]
         if style == 1:
             return [(c - s, c + t), (c + s, c - t)] if rng.random() < 0.5 else [(c - s, c - t), (c + s, c + t)]
         return [(c, c - t), (c, c + t)]

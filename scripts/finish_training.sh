@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Turn the training runs as they stand into the product files, without training:
+# runs/train/<name>/weights/best.pt -> models/<name>.pt (optimizer stripped), models/<name>.onnx
+# (NMS in graph), models/<name>.json (metrics from validating best.pt on the synthetic val set),
+# models/checkpoints/<name>_last.pt (when < 10 MiB).
+# Safe while a run is still going (it reads the latest best.pt); stop the run first if the
+# CPU is needed: kill the PID printed in runs/train/bg.log / `pgrep -f "vision.train"`.
+#
+# Usage: scripts/finish_training.sh [tiles] [pips]     (default: both)
+set -u
+cd "$(dirname "$0")/.."
+names=("$@")
+[ ${#names[@]} -eq 0 ] && names=(pips tiles)
+rc=0
+for n in "${names[@]}"; do
+  if [ ! -e "runs/train/$n/weights/best.pt" ] && [ ! -e "runs/train/$n/weights/last.pt" ]; then
+    echo "$n: no weights in runs/train/$n/weights (not started or first epoch not done)"; rc=1; continue
+  fi
+  .venv/bin/python -m vision.train "datasets/train_$n.yaml" --finalize || rc=1
+done
+ls -la models/
+exit $rc
