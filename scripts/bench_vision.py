@@ -50,7 +50,7 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from vision.capture import open_source  # noqa: E402
-from vision.geometry import obb_to_polygon, rectify  # noqa: E402
+from vision.geometry import obb_to_polygon, polygon_to_xyxy, rectify  # noqa: E402
 from vision.overlay import draw_round  # noqa: E402
 
 
@@ -232,7 +232,8 @@ def main(argv=None) -> int:
 
         if pip_dets is not None:
             st["decode"], _ = _time(
-                lambda: [read_from_pips(pip_dets[i], polys[i], None, 0.9, 0.5, False)
+                lambda: [read_from_pips(pip_dets[i], polys[i], polygon_to_xyxy(polys[i]), 0.9,
+                                        0.5, False)
                          for i in range(len(polys))], args.repeat)
     except Exception as exc:
         res["notes"].append(f"decode stage skipped: {exc!r}")

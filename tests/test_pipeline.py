@@ -343,3 +343,25 @@ def test_cli_exit_code_2_for_bad_input(tmp_path, capsys):
     cv2.imwrite(str(img), np.zeros((64, 64, 3), np.uint8))
     assert main(["run", str(img), "--layout", str(bad), "--models", str(tmp_path)]) == 2
     assert "l.yaml" in capsys.readouterr().err
+
+
+def test_a_tile_that_changes_in_place_is_decoded_again():
+    """A tile swapped (or covered) without its box moving: the look check re-decodes it."""
+    scene = scene_of(SEEDS[1])
+    fake = SceneFake(scene)
+    pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=2, tile_detector=fake,
+                    pip_detector=fake, draw=False, decode_budget=32, motion_threshold=0)
+    _, res = pipe.process(scene.image)
+    assert res.decoded == 32
+    _, res = pipe.process(scene.image)
+    assert res.decoded == 0
+    changed = scene.image.copy()
+    t = next(t for t in scene.tiles if t.position == "4")
+    cv2.fillConvexPoly(changed, np.round(t.polygon).astype(np.int32), (200, 200, 200))
+    fake_changed = SceneFake(scene)  # same detections (the box did not move)
+    pipe.tile_detector = fake_changed
+    fake_changed.detect = lambda image: fake.detect(scene.image)
+    _, res = pipe.process(changed)
+    assert res.decoded == 1  # only the changed tile
+    r = [x for x, p in zip(res.reads, res.tile_positions) if p == "4"]
+    assert sum(x.state == "unknown" for x in r) == 1  # its spots are gone: unknown, not cached

@@ -16,13 +16,17 @@ both safe because anything that changes the picture of a tile invalidates them:
   frames (default 10) anyway.
 * **Identity cache for the pip model.** A face-up tile whose axis-aligned box overlaps a cached
   face-up tile of the previous frame with IoU > ``cache_iou`` (0.9) keeps that tile's face,
-  confidence and spots without running the pip model again; only new or moved tiles (and tiles
-  that were unknown) are rectified and decoded. A cached identity older than
-  ``reverify_every`` frames (default 15) is decoded again, at most ``reverify_budget`` (default
-  2) tiles per frame, oldest first, so the re-verification of a whole table is spread over
-  frames instead of costing one slow frame. At most ``decode_budget`` (default 8) tiles are
-  decoded per frame (new tiles first); a new tile beyond the budget is "unknown, not decoded
-  yet" for that frame, so its position cannot become final on a guess.
+  confidence and spots without running the pip model again -- unless it *looks* different:
+  each decoded tile keeps a 16 x 32 grey thumbnail of its box (:func:`tile_look`; a spot is
+  about 3 of its pixels), and when the thumbnail of the same box (same pixels, so detector
+  jitter does not count) in the current frame differs from it by more than
+  ``look_threshold`` grey levels on average (a hand over it, a tile swapped in place, a change
+  of light) the tile is decoded again. Only new, moved, changed and unknown tiles are rectified
+  and decoded. As a last guard a cached identity older than ``reverify_every`` frames (default
+  150, 5 s at 30 fps) is decoded again, at most ``reverify_budget`` (default 1) tile per
+  frame, oldest first. At most ``decode_budget`` (default 8) tiles are decoded per frame (new
+  and changed tiles first); a new tile beyond the budget is "unknown, not decoded yet" for that
+  frame, so its position cannot become final on a guess.
 
 On a still table the per-frame cost is then the thumbnail comparison, the table logic and the
 drawing. Timings per stage (capture, detect, decode, score, draw) are kept in seconds and
@@ -165,6 +169,25 @@ class _Cached:
     xyxy: np.ndarray
     read: TileRead
     verified: int  # frame counter when last decoded
+    look: np.ndarray | None = None  # tile_look() when last decoded
+    look_xyxy: np.ndarray | None = None  # the box the look was taken from
+
+
+#: Size (w, h) of the grey thumbnail of a tile's box used to notice a changed tile, px.
+LOOK_SIZE = (16, 32)
+
+
+def tile_look(image: np.ndarray, xyxy) -> np.ndarray:
+    """Grey LOOK_SIZE thumbnail (int16) of the box ``xyxy`` (px) of ``image``: what a tile
+    looked like when it was decoded (spots included: a spot is about 3 thumbnail px)."""
+    import cv2
+
+    h, w = image.shape[:2]
+    x1, y1, x2, y2 = (int(round(float(v))) for v in xyxy)
+    x1, y1 = max(0, min(x1, w - 1)), max(0, min(y1, h - 1))
+    x2, y2 = max(x1 + 1, min(x2, w)), max(y1 + 1, min(y2, h))
+    roi = cv2.cvtColor(image[y1:y2, x1:x2], cv2.COLOR_BGR2GRAY)
+    return cv2.resize(roi, LOOK_SIZE, interpolation=cv2.INTER_AREA).astype(np.int16)
 
 
 class Pipeline:
@@ -183,6 +206,8 @@ class Pipeline:
         cache_iou: IoU above which a tile counts as not moved (see module docstring).
         reverify_every: frames after which a cached identity is decoded again (>= 1).
         reverify_budget: at most this many re-verifications per frame (>= 1).
+        look_threshold: mean grey-level difference (0-255) of a tile's 16 x 32 box thumbnail
+            from its look when decoded above which it is decoded again (0: off).
         motion_threshold: grey levels (0-255) of mean block difference that count as motion;
             0 disables the motion gate (the detector runs on every frame).
         redetect_every: run the tile detector at least every this many frames (>= 1).
@@ -207,7 +232,8 @@ class Pipeline:
                  table_id: str | None = None, bets: dict | None = None,
                  min_confidence: float = 0.5, tile_conf: float | None = None,
                  pip_conf: float | None = None, cache_iou: float = 0.9,
-                 reverify_every: int = 15, reverify_budget: int = 2,
+                 reverify_every: int = 150, reverify_budget: int = 1,
+                 look_threshold: float = 12.0,
                  motion_threshold: float = 8.0, redetect_every: int = 10,
                  motion_detect_every: int = 2, decode_budget: int = 8,
                  tile_detector=None, pip_detector=None,
@@ -224,6 +250,7 @@ class Pipeline:
         self.min_confidence = float(min_confidence)
         self.cache_iou = float(cache_iou)
         self.reverify_every = int(reverify_every)
+        self.look_threshold = float(look_threshold)
         if int(reverify_budget) < 1 or int(redetect_every) < 1 or motion_threshold < 0:
             raise InputError(f"reverify_budget and redetect_every must be >= 1 and "
                              f"motion_threshold >= 0, got {reverify_budget!r}, "
@@ -355,6 +382,11 @@ class Pipeline:
                     continue
                 taken.add(j)
                 c = self._cache[j]
+                if c.read.state == "face_up" and self.look_threshold > 0 and c.look is not None:
+                    d = float(np.abs(tile_look(image, c.look_xyxy) - c.look).mean())
+                    if d > self.look_threshold:  # the tile looks different: decode it again
+                        new_tiles.append(i)
+                        continue
                 if c.read.state != "face_up":
                     retry.append((c.verified, i, j))
                 elif self._frame_no - c.verified >= self.reverify_every:
@@ -391,7 +423,9 @@ class Pipeline:
             r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
                                self.min_confidence, self.allow_diagonal_two)
             reads[i] = r
-            new_cache.append(_Cached(dets.xyxy[i].copy(), r, self._frame_no))
+            if use_cache:
+                new_cache.append(_Cached(dets.xyxy[i].copy(), r, self._frame_no,
+                                         tile_look(image, dets.xyxy[i]), dets.xyxy[i].copy()))
         if use_cache:
             self._cache = new_cache
         return [r for r in reads if r is not None], len(todo)
@@ -402,7 +436,8 @@ class Pipeline:
         reads[i] = TileRead(old.face, old.state, old.confidence, dets.polygon[i].copy(),
                             dets.xyxy[i].copy(), old.pips, old.reads, old.reason,
                             old.tile_confidence)
-        new_cache.append(_Cached(dets.xyxy[i].copy(), reads[i], c.verified))
+        new_cache.append(_Cached(dets.xyxy[i].copy(), reads[i], c.verified, c.look,
+                                 c.look_xyxy))
 
     def group(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
         """``(position per read, groups)`` from the layout or automatic grouping."""
