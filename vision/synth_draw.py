@@ -161,7 +161,9 @@ def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle
         back_pattern=int(rng.choice([0, 1, 2, 3, 4], p=[0.5, 0.15, 0.12, 0.13, 0.1])),
         two_layer=two_layer,
         col_s=rng.uniform(0.2, 0.3), row_t=rng.uniform(0.22, 0.36),
-        two_style=int(rng.choice([0, 1, 2], p=[0.7, 0.2, 0.1])),
+        # Chinese sets draw the 2 across the tile (every set in ../shared/realdata does); a
+        # diagonal 2 is left to western tiles: it is indistinguishable from a 3 missing its centre.
+        two_style=int(rng.choice([0, 1, 2], p=[0.85, 0.0, 0.15])),
         teen_style=int(rng.choice([0, 1], p=[0.85, 0.15])),
         one_shift=rng.uniform(0.0, 0.15) if rng.random() < 0.4 else 0.0,
         western=kind == "western",
