@@ -103,6 +103,17 @@ def test_reopen_continues_chain(store_path):
     assert verify(store_path).rounds == 6
 
 
+def test_last_record_per_table(store_path, tmp_path):
+    with AuditStore(store_path) as s:
+        s.append(make_event(7, table="table-2"))
+        assert s.last_record().round_id == "r000007"
+        assert s.last_record("table-2").seq == 6
+        assert s.last_record("table-1").round_id == "r000005"
+        assert s.last_record("table-9") is None
+    with AuditStore(tmp_path / "empty.db") as s:
+        assert s.last_record() is None
+
+
 def test_sqlite_settings_and_triggers(store_path):
     con = _raw(store_path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

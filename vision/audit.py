@@ -653,6 +653,18 @@ class AuditStore:
             raise InputError(f"no record {seq!r} in audit store {self.label!r}")
         return self._record(row)
 
+    def last_record(self, table_id: str | None = None) -> AuditRecord | None:
+        """The newest stored record (of ``table_id`` when given; highest ``seq``), or None
+        when there is none. Used by ``paigow run --audit`` to continue the round numbering of
+        a table after a restart."""
+        sql = f"SELECT {_COLUMNS} FROM paigow_rounds"
+        params: tuple = ()
+        if table_id is not None:
+            sql += " WHERE table_id = ?"
+            params = (table_id,)
+        row = self._db.execute(sql + " ORDER BY seq DESC LIMIT 1", params).fetchone()
+        return self._record(row) if row is not None else None
+
     def _record(self, row) -> AuditRecord:
         (seq, rid, tid, t, _rules, _mv, _kinds, ffile, fsha, payload, prev, h) = row
         return AuditRecord(int(seq), rid, tid, t, payload,

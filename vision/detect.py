@@ -244,8 +244,11 @@ def _nms_rotated(xywhr: np.ndarray, scores: np.ndarray, cls: np.ndarray,
 
 
 def _decode(out: np.ndarray, task: str, nc: int, conf: float, iou: float, max_det: int,
-            nms_hint: bool | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            nms_hint: bool | None, agnostic: bool = False
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One image's output -> (boxes, scores, model class ids) in letterbox pixels.
+
+    ``agnostic``: suppress across classes (raw layout only; an embedded NMS is as exported).
 
     boxes: detect (n, 4) xyxy; obb (n, 5) cx, cy, w, h, angle_rad.
     """
@@ -288,7 +291,7 @@ def _decode(out: np.ndarray, task: str, nc: int, conf: float, iou: float, max_de
     else:
         c, wh = p[:, :2], p[:, 2:4]
         boxes = np.concatenate([c - wh / 2, c + wh / 2], 1)
-        k = _nms_boxes(boxes, scores, cls, iou)[:max_det]
+        k = _nms_boxes(boxes, scores, np.zeros_like(cls) if agnostic else cls, iou)[:max_det]
     return boxes[k], scores[k], cls[k].astype(np.int64)
 
 
@@ -304,7 +307,9 @@ class Detector:
             ``os.cpu_count()``) or ``"ultralytics"``.
         task: ``"detect"`` or ``"obb"``; default from the model metadata.
         conf: confidence threshold (fraction), default 0.25.
-        iou: NMS IoU threshold (fraction), default 0.7.
+        iou: NMS IoU threshold (fraction), default 0.7 (the class's ``default_iou``).
+        agnostic: suppress overlapping boxes across classes (default: the class's
+            ``default_agnostic``; raw-output models and the ultralytics backend only).
         max_det: most detections per image.
         class_offset: added to model class ids not named like the project's classes.
         providers: ONNX Runtime execution providers (default CPU only).
@@ -317,16 +322,20 @@ class Detector:
     default_model: Path | None = None
     default_task: str | None = None
     default_offset: int = 0
+    default_iou: float = 0.7
+    default_agnostic: bool = False
 
     def __init__(self, model: str | os.PathLike | None = None, *, backend: str = "onnx",
-                 task: str | None = None, conf: float = 0.25, iou: float = 0.7,
-                 max_det: int = 300, class_offset: int | None = None,
+                 task: str | None = None, conf: float = 0.25, iou: float | None = None,
+                 agnostic: bool | None = None, max_det: int = 300, class_offset: int | None = None,
                  providers: Sequence[str] | None = None, max_batch: int = 32) -> None:
         path = Path(model) if model is not None else self.default_model
         if path is None:
             raise InputError("no model path given")
         if backend not in ("onnx", "ultralytics"):
             raise InputError(f"backend must be 'onnx' or 'ultralytics', got {backend!r}")
+        iou = self.default_iou if iou is None else iou
+        self.agnostic = self.default_agnostic if agnostic is None else bool(agnostic)
         if not (0.0 <= conf <= 1.0) or not (0.0 <= iou <= 1.0):
             raise InputError(f"conf and iou must be fractions in [0, 1], got {conf!r}, {iou!r}")
         self.backend = backend
@@ -471,7 +480,7 @@ class Detector:
                      shape: tuple[int, int]) -> Detections:
         nc = len(self.info.names) or 2
         boxes, scores, cls = _decode(out, self.info.task, nc, self.conf, self.iou,
-                                     self.max_det, self.info.nms)
+                                     self.max_det, self.info.nms, self.agnostic)
         gid = self._global_ids(cls)
         h, w = shape
         if self.info.task == "obb":
@@ -501,6 +510,7 @@ class Detector:
     def _detect_ultralytics(self, imgs: list[np.ndarray]) -> list[Detections]:
         res = self.model.predict(imgs, imgsz=list(self.info.imgsz), conf=self.conf,
                                  iou=self.iou, max_det=self.max_det, device="cpu",
+                                 agnostic_nms=self.agnostic,
                                  rect=False, verbose=False)
         out = []
         for r in res:
@@ -552,6 +562,12 @@ class PipDetector(Detector):
     default_model = DEFAULT_PIP_MODEL
     default_task = "detect"
     default_offset = 2
+    # Spots never overlap and a spot is red or white, never both: suppress across classes, and
+    # at a lower IoU than ultralytics' 0.7, which let two boxes stand on one spot in
+    # ../shared/realdata (duplicates over-count a half). Export the pip model without embedded
+    # NMS so these settings apply.
+    default_iou = 0.45
+    default_agnostic = True
 
     @staticmethod
     def crop_shape() -> tuple[int, int, int]:

@@ -11,8 +11,11 @@ module depends on no other vision stage:
   a face-up tile without a face, or state "unknown", is drawn as ``"?"``; a face-down one as
   ``"back"``;
 * ``view["positions"]``: ``{position: {"high_hand": "Teen pair", "low_hand": "7 points, Foo",
-  "result": "win" | "lose" | "push" | "not_settled", "net": "0.95", ...}}`` (hand names are
-  ``scoring.hands.HandValue.name``); the dealer / banker position has no result;
+  "result": "win" | "lose" | "push" | "not_settled" | None, "net": "0.95", ...}}`` (hand names
+  are ``scoring.hands.HandValue.name``); the dealer / banker position has no result. A missing
+  or None result means the round is still in play (label "IN PLAY", blue-grey);
+  ``"not_settled"`` means the round was settled without that position (unknown tile, wrong
+  tile count...: label "NOT SETTLED", grey, with its ``reason``);
 * optional ``view["layout"]["positions"]`` (or ``view["position_polygons"]``): position id ->
   polygon (px), drawn as outlines; ``view["banker_position"]``; ``view["round_id"]``.
 
@@ -43,14 +46,17 @@ __all__ = [
     "DEALER_COLOUR",
 ]
 
-#: Label background per result, BGR: WIN green, LOSE red, PUSH amber, NOT SETTLED grey.
+#: Label background per result, BGR: WIN green, LOSE red, PUSH amber, NOT SETTLED grey,
+#: IN PLAY blue-grey (``"in_play"``: the view's result is None, the round is not settled yet).
 RESULT_COLOURS: dict[str, tuple[int, int, int]] = {
     "win": (40, 160, 40),
     "lose": (40, 40, 210),
     "push": (0, 176, 255),
     "not_settled": (140, 140, 140),
+    "in_play": (150, 110, 80),
 }
-RESULT_TEXT = {"win": "WIN", "lose": "LOSE", "push": "PUSH", "not_settled": "NOT SETTLED"}
+RESULT_TEXT = {"win": "WIN", "lose": "LOSE", "push": "PUSH", "not_settled": "NOT SETTLED",
+               "in_play": "IN PLAY"}
 #: Label background of the dealer / banker position, BGR (blue).
 DEALER_COLOUR = (170, 90, 20)
 #: Tile outline colours by display state, BGR.
@@ -118,8 +124,10 @@ def _label_lines(pos: str, entry: Mapping[str, Any], banker: str | None) -> tupl
     """Text lines of a position label and its colour key ("dealer" or a result)."""
     is_banker = pos == (banker or "dealer")
     head = _position_name(pos, banker)
-    if is_banker or entry.get("result") is None:
-        key = "dealer" if is_banker else "not_settled"
+    if is_banker:
+        key = "dealer"
+    elif entry.get("result") is None:
+        key = "in_play"
     else:
         key = str(entry.get("result"))
         if key not in RESULT_COLOURS:
@@ -127,7 +135,8 @@ def _label_lines(pos: str, entry: Mapping[str, Any], banker: str | None) -> tupl
                              f"{', '.join(RESULT_COLOURS)}, got {key!r}")
     if key != "dealer":
         net = _net_text(entry.get("net"))
-        head = f"{head}: {RESULT_TEXT[key]}" + (f" {net}" if net and key != "not_settled" else "")
+        head = f"{head}: {RESULT_TEXT[key]}" + (f" {net}" if net and key in ("win", "lose", "push")
+                                                else "")
     lines = [head]
     if entry.get("high_hand"):
         lines.append(f"High: {entry['high_hand']}")
@@ -288,7 +297,7 @@ def _draw_legend(img: np.ndarray, s: float, round_id: Any,
     items: list[tuple[tuple[int, int, int], str, bool]] = []
     if round_id:
         items.append(((0, 0, 0), f"Round {round_id}", False))
-    for k in ("win", "lose", "push", "not_settled"):
+    for k in ("win", "lose", "push", "not_settled", "in_play"):
         items.append((RESULT_COLOURS[k], RESULT_TEXT[k], True))
     items.append((DEALER_COLOUR, "DEALER / BANKER", True))
     items.append((TILE_COLOURS["face_up"], "tile", True))

@@ -46,6 +46,7 @@ reported by :func:`run` (mean ms per frame and fps).
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -308,6 +309,9 @@ class Pipeline:
         self._cache: list[_Cached] = []
         self._frame_no = 0
         self.round_no = 0
+        #: round ids continue from here (``r{round_base + round_no:06d}``); :func:`run` sets it
+        #: from the audit store so a restarted table keeps unique round ids
+        self.round_base = 0
         self.last_event: dict | None = None
         self.totals = {s: 0.0 for s in STAGES}
         self.frames = 0
@@ -499,7 +503,8 @@ class Pipeline:
         if settled is not None:
             self.round_no += 1
             tiles = [tile_dict(r, p) for r, p in zip(reads, where)]
-            event = round_event(settled, f"r{self.round_no:06d}", self.table_id, src, index,
+            event = round_event(settled, f"r{self.round_base + self.round_no:06d}",
+                                self.table_id, src, index,
                                 model_version=self.model_version, tiles=tiles)
             self.last_event = event
         t3 = time.perf_counter()
@@ -714,12 +719,46 @@ class _Sink:
             self.writer = None
 
 
+class _DurableEventWriter(EventWriter):
+    """:class:`vision.events.EventWriter` that also fsyncs the file after every line, so a
+    round written to ``events.jsonl`` survives a crash of the machine, not only of the process."""
+
+    def write(self, event) -> None:
+        super().write(event)
+        fh = getattr(self, "_fh", None)
+        if fh is not None:
+            os.fsync(fh.fileno())
+
+
+def _open_audit(audit):
+    """``(store, owned)`` for :func:`run`'s ``audit`` argument (imports vision.audit only here).
+
+    Raises:
+        InputError: a bad path, a foreign or damaged file (from :class:`vision.audit.AuditStore`).
+    """
+    from .audit import AuditStore
+
+    if isinstance(audit, AuditStore):
+        return audit, False
+    if not isinstance(audit, (str, os.PathLike)) or not str(audit).strip():
+        raise InputError(f"audit store must be a path or an AuditStore, got {audit!r}")
+    return AuditStore(audit, create=True), True
+
+
+def _round_number(round_id: str | None) -> int:
+    """The number of a pipeline round id ``"r000042"`` -> 42 (0 for anything else)."""
+    if isinstance(round_id, str) and len(round_id) > 1 and round_id[0] == "r" \
+            and round_id[1:].isdigit():
+        return int(round_id[1:])
+    return 0
+
+
 def run(source: str, layout: Layout | str | Path | None = None, out_dir: str | Path | None = None,
         show: bool = False, json_events: bool = False, models_dir: str | Path = MODELS_DIR,
         backend: str = "onnx", n_stable: int | None = None, banker: str | None = None,
         table_id: str | None = None, progress: bool = True, tile_detector=None,
         pip_detector=None, frames: Iterable | None = None, stdout=None,
-        max_frames: int | None = None, **pipeline_kw) -> dict:
+        max_frames: int | None = None, audit=None, **pipeline_kw) -> dict:
     """Run the whole pipeline on a source.
 
     Args:
@@ -727,24 +766,38 @@ def run(source: str, layout: Layout | str | Path | None = None, out_dir: str | P
             (:func:`vision.capture.open_source`).
         layout: layout YAML path or :class:`Layout` (None: automatic grouping).
         out_dir: folder for the annotated output (``annotated.mp4`` or ``annotated/*.jpg``) and
-            ``events.jsonl``; None writes no files.
+            ``events.jsonl`` (one line per round, flushed and fsynced); None writes no files.
         show: display frames in a window (needs an OpenCV build with GUI; InputError if not).
-        json_events: print one JSON line per settled round on ``stdout``.
+        json_events: print one JSON line per settled round on ``stdout`` (flushed).
         n_stable: frames for a position to be final. None: 10 for video/live sources; for image
             files each image is its own table (tracker reset per image, N = 1).
         banker, table_id: override the layout's.
         frames: iterate these :class:`vision.capture.Frame` s instead of opening ``source``
             (the demo and tests).
         max_frames: stop after this many frames.
+        audit: an audit store -- a path (SQLite file, created when missing; or a
+            ``postgresql://`` URL) or an open :class:`vision.audit.AuditStore` -- or None.
+            Every settled round is appended (:meth:`vision.audit.AuditStore.append`: one
+            durable transaction, alerts of :mod:`vision.alerts` merged in) on the frame that
+            settles it, *before* it is written to ``events.jsonl`` and ``stdout``, with that
+            frame as key frame (the annotated frame; the raw one when drawing is off). So a
+            crash loses at most the round in progress, and the store never holds fewer rounds
+            than were reported. The event written out is the stored payload (merged alerts).
+            Round ids continue from the store's last ``r<number>`` of the table, so a
+            restarted table keeps unique round ids. A path is opened before the first frame
+            and closed at the end; a given store is left open. ``vision.audit`` is imported
+            only when ``audit`` is given.
         pipeline_kw: passed to :class:`Pipeline` (rules, commission, min_confidence, ...).
 
     Returns:
         summary dict: ``{"source", "frames", "rounds", "ms_per_frame": {stage: ms},
         "fps_pipeline", "fps_wall", "events": [event dicts], "output": path, "events_path",
-        "capture_stats"}``.
+        "capture_stats", "model_version"}`` plus, with ``audit``, ``"audit": {"store",
+        "appended", "head_hash"}``.
 
     Raises:
-        InputError: bad source, layout or models; ``--show`` without a GUI.
+        InputError: bad source, layout or models; a bad audit store path or a file that is not
+            an audit store (before any frame is processed); ``--show`` without a GUI.
     """
     from .capture import open_source
 
@@ -753,73 +806,101 @@ def run(source: str, layout: Layout | str | Path | None = None, out_dir: str | P
     kind = "video"
     fps = None
     total = None
-    if frames is None:
-        src = open_source(source)
-        kind, fps, total = src.kind, src.fps, src.frame_count
-        frames = src
-    stills = kind in ("image", "images") and n_stable is None
-    pipe = Pipeline(models_dir, backend, layout=layout, n_stable=1 if stills else (n_stable or 10),
-                    banker=banker, table_id=table_id, tile_detector=tile_detector,
-                    pip_detector=pip_detector, source=str(source), **pipeline_kw)
-    pipe.still_images = stills
-    out_path = Path(out_dir) if out_dir is not None else None
+    store, own_store = None, False
     sink = None
-    writer = None
-    if out_path is not None:
-        out_path.mkdir(parents=True, exist_ok=True)
-        sink = _Sink(out_path, kind, fps)
-    writer = EventWriter(out_path / "events.jsonl" if out_path else None,
-                         stdout if json_events else None)
-    if show:
-        import cv2
-
-        try:
-            cv2.namedWindow("paigow")
-        except cv2.error:
-            raise InputError("--show needs an OpenCV build with GUI support "
-                             "(opencv-python-headless has none)") from None
-    events: list[dict] = []
-    capture_s = 0.0
-    bar = _progress(total, progress and total is not None and total > 1, "run")
-    t_start = time.perf_counter()
+    file_writer = stream_writer = None
+    bar = None
+    appended = 0
+    head_hash = None
     try:
-        it = iter(frames)
-        n = 0
-        while True:
-            tc = time.perf_counter()
-            try:
-                fr = next(it)
-            except StopIteration:
-                break
-            capture_s += time.perf_counter() - tc
-            if stills:
-                pipe.reset()
-            annotated, res = pipe.process(fr)
-            if res.event is not None:
-                events.append(res.event)
-                writer.write(res.event)
-            if sink is not None:
-                sink.write(annotated, fr)
-            if show:
-                import cv2
+        if frames is None:
+            src = open_source(source)
+            kind, fps, total = src.kind, src.fps, src.frame_count
+            frames = src
+        stills = kind in ("image", "images") and n_stable is None
+        pipe = Pipeline(models_dir, backend, layout=layout,
+                        n_stable=1 if stills else (n_stable or 10), banker=banker,
+                        table_id=table_id, tile_detector=tile_detector,
+                        pip_detector=pip_detector, source=str(source), **pipeline_kw)
+        pipe.still_images = stills
+        if audit is not None:
+            store, own_store = _open_audit(audit)
+            if store.table_id is not None and store.table_id != pipe.table_id:
+                raise InputError(f"audit store {store.label!r} records table "
+                                 f"{store.table_id!r}, this run is table {pipe.table_id!r}")
+            last = store.last_record(pipe.table_id)
+            pipe.round_base = _round_number(last.round_id) if last is not None else 0
+        out_path = Path(out_dir) if out_dir is not None else None
+        if out_path is not None:
+            out_path.mkdir(parents=True, exist_ok=True)
+            sink = _Sink(out_path, kind, fps)
+            file_writer = _DurableEventWriter(out_path / "events.jsonl")
+        if json_events:
+            stream_writer = EventWriter(None, stdout)
+        if show:
+            import cv2
 
-                cv2.imshow("paigow", annotated)
-                if cv2.waitKey(1) & 0xFF in (ord("q"), 27):
+            try:
+                cv2.namedWindow("paigow")
+            except cv2.error:
+                raise InputError("--show needs an OpenCV build with GUI support "
+                                 "(opencv-python-headless has none)") from None
+        events: list[dict] = []
+        capture_s = 0.0
+        bar = _progress(total, progress and total is not None and total > 1, "run")
+        t_start = time.perf_counter()
+        try:
+            it = iter(frames)
+            n = 0
+            while True:
+                tc = time.perf_counter()
+                try:
+                    fr = next(it)
+                except StopIteration:
                     break
-            if bar is not None:
-                bar.update(1)
-            n += 1
-            if max_frames is not None and n >= max_frames:
-                break
+                capture_s += time.perf_counter() - tc
+                if stills:
+                    pipe.reset()
+                annotated, res = pipe.process(fr)
+                if res.event is not None:
+                    ev = res.event
+                    if store is not None:  # durable first, then reported
+                        rec = store.append(ev, frame=annotated)
+                        ev["alerts"] = rec.alerts
+                        appended += 1
+                        head_hash = rec.hash
+                    events.append(ev)
+                    if file_writer is not None:
+                        file_writer.write(ev)
+                    if stream_writer is not None:
+                        stream_writer.write(ev)
+                if sink is not None:
+                    sink.write(annotated, fr)
+                if show:
+                    import cv2
+
+                    cv2.imshow("paigow", annotated)
+                    if cv2.waitKey(1) & 0xFF in (ord("q"), 27):
+                        break
+                if bar is not None:
+                    bar.update(1)
+                n += 1
+                if max_frames is not None and n >= max_frames:
+                    break
+        finally:
+            wall = time.perf_counter() - t_start
     finally:
-        wall = time.perf_counter() - t_start
         if bar is not None:
             bar.close()
         if sink is not None:
             sink.close()
-        writer.close()
+        for w in (file_writer, stream_writer):
+            if w is not None:
+                w.close()
         if src is not None:
             src.close()
+        if store is not None and own_store:
+            store.close()
     summary = pipe.summary(capture_s, wall)
     summary.update({
         "source": str(source),
@@ -830,6 +911,8 @@ def run(source: str, layout: Layout | str | Path | None = None, out_dir: str | P
         "capture_stats": src.stats().to_dict() if src is not None else None,
         "model_version": pipe.model_version,
     })
+    if store is not None:
+        summary["audit"] = {"store": store.label, "appended": appended, "head_hash": head_hash}
     return summary
 
 

@@ -5,6 +5,7 @@ Examples::
     paigow identify photo.png --json
     paigow run table.mp4 --layout table.yaml --out out/ --json
     paigow run 0 --stable 15 --banker 3          # camera 0, seat 3 banks
+    paigow run 0 --audit audit.db --table-id t7 --json   # every round into the audit store
     paigow demo --out demo_out
 """
 
@@ -53,6 +54,10 @@ def register(sub) -> None:
     p.add_argument("--banker", default=None, metavar="POS",
                    help="banking position: dealer (default) or a seat id 1..7")
     p.add_argument("--table-id", default=None, metavar="ID", help="table id written in events")
+    p.add_argument("--audit", default=None, metavar="DB",
+                   help="append every settled round to this audit store (SQLite file, created "
+                        "when missing; key frames in DB.frames/) as soon as it settles; check "
+                        "it with 'paigow audit verify DB'")
     p.add_argument("--min-confidence", type=float, default=0.5,
                    help="faces below this confidence are unknown (default 0.5)")
     p.add_argument("--max-frames", type=int, default=None, metavar="N",
@@ -117,7 +122,8 @@ def _run(args) -> int:
                   json_events=args.json, models_dir=_models(args), backend=args.backend,
                   n_stable=args.stable, banker=args.banker, table_id=args.table_id,
                   progress=not args.no_progress and not args.json,
-                  max_frames=args.max_frames, min_confidence=args.min_confidence)
+                  max_frames=args.max_frames, min_confidence=args.min_confidence,
+                  audit=args.audit)
     out = sys.stderr if args.json else sys.stdout
     if not args.json:
         for ev in summary["events"]:
@@ -128,6 +134,10 @@ def _run(args) -> int:
           + f"; pipeline {summary['fps_pipeline']} fps, wall {summary.get('fps_wall')} fps"
           + (f"; output {summary['output']}, events {summary['events_path']}"
              if summary["events_path"] else ""), file=out)
+    if "audit" in summary:
+        a = summary["audit"]
+        print(f"audit store {a['store']}: {a['appended']} round(s) appended, head "
+              f"{a['head_hash'] or '-'}", file=out)
     return 0
 
 
