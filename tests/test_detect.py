@@ -102,7 +102,7 @@ def test_raw_detect_decoding_nms_and_mapping(tmp_path):
     ]
     model = _const_model(tmp_path / "pips.onnx", _raw_detect(rows), task="detect",
                          names={0: "pip_red", 1: "pip_white"})
-    det = PipDetector(model)
+    det = PipDetector(model, agnostic=False, iou=0.7)
     assert det.task == "detect" and det.info.imgsz == (64, 64) and det.info.nms is False
     d = det.detect(np.zeros((128, 64, 3), np.uint8))
     assert len(d) == 3
@@ -113,6 +113,22 @@ def test_raw_detect_decoding_nms_and_mapping(tmp_path):
     # box 2: x (45-16)*2 = 58 .. (51-16)*2 = 70 clipped to the image width 64
     np.testing.assert_allclose(d.xyxy[2], [58, 14, 64, 26], atol=1e-4)
     np.testing.assert_allclose(d.polygon[0], [[24, 48], [40, 48], [40, 80], [24, 80]], atol=1e-4)
+
+
+def test_pip_detector_defaults_suppress_across_classes(tmp_path):
+    """A spot is red or white, never both: by default the pip detector's NMS is class-agnostic
+    (IoU 0.45), so the second-class box on the same spot (row 3) goes too."""
+    rows = [
+        (32, 32, 8, 16, 0.9, 0.1),
+        (32, 33, 8, 16, 0.1, 0.85),   # same spot, other class: suppressed when agnostic
+        (32, 36, 8, 16, 0.6, 0.1),    # IoU 12/20 = 0.6 with box 0 > 0.45: suppressed
+        (48, 10, 6, 6, 0.05, 0.3),    # elsewhere: kept
+    ]
+    model = _const_model(tmp_path / "pips.onnx", _raw_detect(rows), task="detect",
+                         names={0: "pip_red", 1: "pip_white"})
+    d = PipDetector(model).detect(np.zeros((128, 64, 3), np.uint8))
+    np.testing.assert_allclose(d.confidence, [0.9, 0.3], atol=1e-6)
+    np.testing.assert_array_equal(d.class_id, [2, 3])
 
 
 def test_class_ids_by_offset_when_names_are_not_the_projects(tmp_path):

@@ -11,8 +11,8 @@ from scoring.errors import InputError
 from scoring.hands import evaluate
 from scoring.tiles import parse_tiles
 from vision.geometry import obb_to_polygon
-from vision.overlay import (DEALER_COLOUR, RESULT_COLOURS, TILE_COLOURS, draw_round,
-                            label_boxes)
+from vision.overlay import (DEALER_COLOUR, RESULT_COLOURS, TILE_COLOURS, _label_lines,
+                            draw_round, label_boxes)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -73,6 +73,37 @@ def test_label_colour_follows_result(frame, result):
     assert share > 0.5
     # before drawing that area was the noisy background
     assert _box_colour(frame, box)[1] < 0.05
+
+
+@pytest.mark.parametrize("entry", [{"result": None, "net": None}, {}])
+def test_seat_of_a_round_in_play_reads_in_play(frame, entry):
+    """result None (or absent): the round is still in play -> IN PLAY, blue-grey, not the
+    grey NOT SETTLED of a position the settled round left out."""
+    view = _view()
+    view["positions"]["1"].pop("result")
+    view["positions"]["1"].pop("net")
+    view["positions"]["1"].update(entry)
+    img = draw_round(frame, view)
+    colour, share = _box_colour(img, label_boxes(frame.shape, view)["1"])
+    assert colour == RESULT_COLOURS["in_play"] != RESULT_COLOURS["not_settled"]
+    assert share > 0.5
+    lines, key = _label_lines("1", view["positions"]["1"], "dealer")
+    assert key == "in_play" and lines[0] == "Seat 1: IN PLAY"
+    b, g, r = RESULT_COLOURS["in_play"]
+    assert b > r  # blue-grey
+    # the legend lists IN PLAY
+    assert (img[:500, :100] == RESULT_COLOURS["in_play"]).all(2).sum() > 50
+
+
+def test_not_settled_keeps_its_label_and_reason():
+    entry = {"result": "not_settled", "net": None, "reason": "unknown tile", "high_hand": None}
+    lines, key = _label_lines("3", entry, "dealer")
+    assert key == "not_settled"
+    assert lines == ["Seat 3: NOT SETTLED", "unknown tile"]
+    lines, key = _label_lines("3", {"result": "win", "net": "0.95"}, "dealer")
+    assert (lines, key) == (["Seat 3: WIN +0.95"], "win")
+    # the banker position is never IN PLAY / NOT SETTLED
+    assert _label_lines("dealer", {"result": None}, "dealer") == (["Dealer"], "dealer")
 
 
 def test_result_colours_are_distinct():

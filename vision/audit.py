@@ -896,7 +896,10 @@ def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathL
     * ``amount``: both sides have the seat and the amounts differ;
     * ``seat_not_in_round``: paid for a seat the stored round did not settle;
     * ``not_paid``: a settled seat with a non-zero net and no CSV row (a zero net needs no
-      payment); every stored round is checked, including rounds absent from the CSV;
+      payment; nor does the ``dealer`` position, whose net -- the house bank's, as the
+      pipeline's events carry it -- is the house's own result: a ``dealer`` row, when given,
+      is compared like any other); every stored round is checked, including rounds absent
+      from the CSV;
     * ``round_not_in_store``: only with ``unknown="report"``.
 
     Order: store order (record id), seats dealer, 1..7; then rounds missing from the store.
@@ -998,7 +1001,7 @@ def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathL
                 out.append({"kind": "seat_not_in_round", **base, "paid": got,
                             "computed": None, "difference": None})
             elif got is None:
-                if want != 0:
+                if want != 0 and s != "dealer":
                     out.append({"kind": "not_paid", **base, "paid": None, "computed": want,
                                 "difference": -want})
             elif got != want:
