@@ -311,6 +311,22 @@ def test_payouts_exact_differences(store_path, tmp_path):
     ]
 
 
+def test_payouts_house_bank_net_needs_no_row(tmp_path):
+    """The pipeline's events carry the dealer bank's net; the house pays itself nothing, so no
+    dealer row is needed -- but a dealer row that is given is compared."""
+    db = tmp_path / "a.db"
+    with AuditStore(db) as s:
+        ev = make_event(1)
+        ev["positions"]["dealer"].update(role="banker", net="0.05", commission="0.05")
+        s.append(ev)
+    rows = ["r000001,1,0.95", "r000001,2,-1"]
+    assert check_payouts(db, _csv(tmp_path / "p.csv", rows, "round_id,seat,amount_paid")) == []
+    diffs = check_payouts(db, _csv(tmp_path / "q.csv", rows + ["r000001,dealer,1"],
+                                   "round_id,seat,amount_paid"))
+    assert [(d["kind"], d["seat"], d["difference"]) for d in diffs] == \
+        [("amount", "dealer", "0.95")]
+
+
 def test_payouts_by_time_and_all_rounds_checked(store_path, tmp_path):
     csv = _csv(tmp_path / "pay.csv", [
         "2026-11-29T12:00:01Z,1,0.95", "2026-11-29T12:00:01.000+00:00,2,-1",

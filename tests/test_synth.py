@@ -3,6 +3,7 @@ rule, valid deals, close-ups, both 3-3 layouts and pip-crop labels."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import cv2
@@ -196,3 +197,96 @@ def test_render_cli_rejects_bad_values(tmp_path, capsys):
     assert main(["render", "--n", "1", "--val-fraction", "0.9", "--out", str(tmp_path)]) == 2
     assert "0.9" in capsys.readouterr().err
     assert main(["render", "--n", "1", "--seed", "1000000", "--out", str(tmp_path)]) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Style families (long tiles, flat drawings, glossy photo spots)
+
+def _styles(n=400, kind=None):
+    return [D.random_style(np.random.default_rng(s), kind) for s in range(n)]
+
+
+def test_style_families_and_aspect_range():
+    sts = _styles(600)
+    fams = Counter(st.extra["family"] for st in sts)
+    assert set(fams) == {"base", "flat", "photo"}
+    assert fams["base"] > 0.6 * len(sts)  # the original distribution stays the majority
+    aspects = np.array([st.aspect for st in sts])
+    assert aspects.min() >= 1.9 and aspects.max() <= 2.9
+    assert (aspects > 2.6).sum() >= 0.08 * len(sts)  # elongated drawn tiles are covered
+    for st in sts:
+        if st.extra["family"] == "flat":
+            assert st.depth == 0 and st.spec == 0 and st.bevel == 0 and st.extra["glare"] == 0
+            if st.name == "black":
+                assert max(st.face) <= 14  # near-black
+        if st.western:
+            assert st.extra["family"] == "base"
+
+
+def _spots_ok(st, rng):
+    """Every face of the set: counts and colours as scoring.tiles, spots inside their half,
+    no two spots overlapping, and a 2 drawn across (or along) the tile, never diagonally."""
+    L = st.aspect
+    for tile in STANDARD_SET:
+        lo, hi = (int(v) for v in tile.face.split("-"))
+        for a, b in ((lo, hi), (hi, lo)):
+            spots = D.tile_spots(a, b, st, rng)
+            cls = Counter(c for _, _, _, c in spots)
+            assert (cls[D.RED], cls[D.WHITE]) == (tile.red, tile.white), (tile.face, st)
+            for x, y, r, _ in spots:
+                assert r > 0.05
+                assert x - r >= -1e-9 and x + r <= 1 + 1e-9
+                top = y < L / 2
+                assert (y - r >= -1e-9 and y + r <= L / 2 + 1e-9) if top else \
+                    (y - r >= L / 2 - 1e-9 and y + r <= L + 1e-9), (tile.face, y, r, L)
+            for i in range(len(spots)):
+                for j in range(i + 1, len(spots)):
+                    (x1, y1, r1, _), (x2, y2, r2, _) = spots[i], spots[j]
+                    assert math.hypot(x1 - x2, y1 - y2) >= r1 + r2 - 1e-9, (tile.face, st.extra)
+            for half, n in ((0, a), (1, b)):
+                if n == 2:
+                    two = [s for s in spots if (s[1] < L / 2) == (half == 0)]
+                    assert abs(two[0][0] - two[1][0]) < 1e-9 or abs(two[0][1] - two[1][1]) < 1e-9
+
+
+@pytest.mark.parametrize("family", ["base", "flat", "photo"])
+def test_every_family_draws_scoring_counts_inside_halves_without_overlap(family):
+    sts = [st for st in _styles(300) if st.extra["family"] == family and not st.western][:25]
+    assert len(sts) >= 10
+    rng = np.random.default_rng(5)
+    for st in sts:
+        _spots_ok(st, rng)
+    if family == "flat":
+        # big tight discs: the spots of a 6 nearly fill the width on some sets
+        widest = max(2 * max(r for _, _, r, _ in D.tile_spots(6, 6, st, rng)) for st in sts)
+        assert widest >= 0.38
+
+
+def test_flat_and_photo_closeups_are_deterministic_and_labelled():
+    seen = set()
+    for seed in range(1_000_100, 1_000_400):
+        fam = D.random_style(np.random.default_rng(seed), "black").extra["family"]
+        if fam in seen or fam == "base":
+            continue
+        seen.add(fam)
+        a = synth.render_closeup(seed, style="black", n_tiles=1)
+        b = synth.render_closeup(seed, style="black", n_tiles=1)
+        assert a.image.tobytes() == b.image.tobytes()
+        t = a.tiles[0]
+        if t.face is not None and t.labelled and t.visible > 0.999:
+            tile = TILES_BY_FACE[t.face]
+            crop, boxes = synth.pip_crop(a.image, t)
+            assert len(boxes) == tile.spots
+            assert sum(1 for bx in boxes if bx[0] == 0) == tile.red
+        if seen == {"flat", "photo"}:
+            break
+    assert seen == {"flat", "photo"}
+
+
+def test_render_datasets_pips_only(tmp_path):
+    stats = synth.render_datasets(tmp_path, n_tiles=0, n_pips=5, seed=3, val_fraction=0.2,
+                                  progress=False)
+    assert stats["tiles_train"] == stats["tiles_val"] == 0
+    assert stats["pips_train"] + stats["pips_val"] == 5 and stats["pips_val"] == 1
+    assert len(list((tmp_path / "pips" / "images").rglob("*.jpg"))) == 5
+    assert "path: pips" in (tmp_path / "pips.yaml").read_text()

@@ -818,13 +818,14 @@ def run(source: str, layout: Layout | str | Path | None = None, out_dir: str | P
             kind, fps, total = src.kind, src.fps, src.frame_count
             frames = src
         stills = kind in ("image", "images") and n_stable is None
+        if audit is not None:  # cheap and decisive: before the models are loaded
+            store, own_store = _open_audit(audit)
         pipe = Pipeline(models_dir, backend, layout=layout,
                         n_stable=1 if stills else (n_stable or 10), banker=banker,
                         table_id=table_id, tile_detector=tile_detector,
                         pip_detector=pip_detector, source=str(source), **pipeline_kw)
         pipe.still_images = stills
-        if audit is not None:
-            store, own_store = _open_audit(audit)
+        if store is not None:
             if store.table_id is not None and store.table_id != pipe.table_id:
                 raise InputError(f"audit store {store.label!r} records table "
                                  f"{store.table_id!r}, this run is table {pipe.table_id!r}")

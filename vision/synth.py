@@ -29,7 +29,12 @@ Conventions and choices (documented for the consumers):
 * Styles: "black" (casino tiles, white/red spots), "ivory" (bone, some with a green or dark
   back layer; black/blue/green and red spots), "other" (coloured tiles, white/red spots),
   "western" (western dominoes: blanks, bold divider bar with a pin, one colour or one colour
-  per number; only for tile-model variety and the western validation images).
+  per number; only for tile-model variety and the western validation images). Each style is
+  widened by a family (vision.synth_draw._style_family, ~28% of styles): "flat" drawings
+  (flat discs up to ~0.23 of the width packed nearly touching, near-black face without bevel,
+  sometimes a thin light outline, in close-ups often on a black or grey background), "photo"
+  (large glossy spots with a strong highlight and glare, light bevel rim); tile aspect 1.9-2.9
+  (the original 1.9-2.45 for most).
 * Tile-model frames (render_datasets): 25% close-ups (1-3 tiles filling 40-100% of a
   50-600 px image), ~11% scattered loose tiles / chains (larger tiles), the rest partial or
   full tables (tile long side 60-200 px at 1920 wide, saved 1280 wide), with face-down
@@ -729,6 +734,8 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
                         t.face = f"{min(a, b)}-{max(a, b)}"
                         t.long33 = False
     background = D.felt_background(rng, cw, ch, "felt" if full else None)
+    if not full and st.extra.get("flat") and st.extra.get("flat_bg", 1.0) < 0.25:
+        background[:] = int(rng.uniform(0, 14))  # black tiles on black: no visible edge
     occ = _occluders(rng, cw, ch, tiles, n_chips=int(rng.integers(0, 8)),
                      n_cards=int(rng.integers(0, 3)) if not full else 0,
                      n_hands=(int(rng.random() < 0.3) + int(rng.random() < 0.1)) if not full else 0,
@@ -791,6 +798,13 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
     out_w, out_h = iw, ih
     bg = D.felt_background(rng, out_w + 8, out_h + 8,
                            str(rng.choice(["flat", "felt", "cloth", "wood"], p=[0.55, 0.2, 0.15, 0.1])))
+    flat = bool(st.extra.get("flat"))
+    if flat:
+        fb = st.extra.get("flat_bg", 1.0)
+        if fb < 0.3:  # black on black: the tile edge is invisible
+            bg[:] = 0 if rng.random() < 0.7 else int(rng.uniform(0, 14))
+        elif fb < 0.6:  # a transparent drawing composited on grey
+            bg[:] = int(rng.uniform(110, 150)) if rng.random() < 0.5 else 128
     H = np.array([[1, 0, -4], [0, 1, -4], [0, 0, 1]], np.float64)
     rot = rng.normal(0, math.radians(4)) if rng.random() < 0.5 else 0.0
     if rng.random() < 0.15:
@@ -816,8 +830,8 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
     # keep the tiles inside the image (shrink if rotation pushed them out)
     image, stiles = _compose(rng, st, tiles, bg, np.array([0.0, 1.0]), rng.uniform(0, 20), [], H,
                              (out_w, out_h),
-                             effects=0.0 if rng.random() < 0.3 else rng.uniform(0.1, 0.6),
-                             shadow=rng.random() < 0.5)
+                             effects=0.0 if rng.random() < (0.6 if flat else 0.3) else rng.uniform(0.1, 0.6),
+                             shadow=rng.random() < (0.15 if flat else 0.5))
     return TableScene(image=image, tiles=stiles, layout={"table_id": f"synth-{seed}", "rules": "pa",
                       "commission": "0.05", "positions": {}}, deal={}, style=st.name, kind="closeup")
 

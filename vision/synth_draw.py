@@ -150,7 +150,7 @@ def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle
     else:
         raise ValueError(f"unknown tile style {kind!r}")
     spot_r = rng.uniform(0.08, 0.19) if rng.random() < 0.6 else rng.uniform(0.14, 0.2)
-    return TileStyle(
+    st = TileStyle(
         name=kind, face=face, side=side, back=back, red=red, white=white,
         spot_r=spot_r, big_r=min(0.24, spot_r * rng.uniform(1.0, 1.7)),
         depth=rng.uniform(0.0, 0.9) if kind != "western" else rng.uniform(0, 0.4),
@@ -172,6 +172,90 @@ def random_style(rng: np.random.Generator, kind: str | None = None) -> TileStyle
                "two_shift": rng.uniform(0.0, 0.3) if rng.random() < 0.5 else 0.0,
                "multi": _multi_palette(rng) if kind == "western" and rng.random() < 0.35 else None},
     )
+    _style_family(st, rng)
+    return st
+
+
+def _style_family(st: TileStyle, rng: np.random.Generator) -> None:
+    """Widen a drawn style (in place) toward the appearances the base draw misses; the base
+    style stays the majority (about 60% of all styles are left as drawn, apart from aspect).
+
+    * long tiles: 25% of the other styles get aspect 2.45-2.9 (some drawn sets are that long).
+    * "flat" drawing (black sets ~30%, other ~15%): flat discs without shading, glare or
+      bevel, near-black face, spot radius up to 0.24 of the width with tight spacing (the
+      layout is scaled from the radius so spots stay inside the half and never overlap), the
+      1 and the 2 often at the tile's end row, sometimes a thin light outline; the scene
+      code puts such tiles on a black or grey flat background now and then
+      (``extra["flat_bg"]``), so the tile edge may be invisible.
+    * "photo" (black sets ~17%): large glossy spots with a strong specular highlight and
+      frequent glare, a light grey bevel rim (real casino tiles photographed).
+
+    The family is recorded in ``st.extra["family"]`` ("base", "flat", "photo").
+    """
+    u = rng.random()
+    fam = "base"
+    if st.western:
+        pass
+    elif st.name == "black" and u < 0.30 or st.name == "other" and u < 0.15:
+        fam = "flat"
+    elif st.name == "black" and u < 0.47:
+        fam = "photo"
+    st.extra["family"] = fam
+    if fam == "base":
+        if rng.random() < 0.25:
+            st.aspect = rng.uniform(2.45, 2.9)
+        return
+    if fam == "flat":
+        st.aspect = rng.uniform(2.45, 2.9) if rng.random() < 0.6 else rng.uniform(1.9, 2.45)
+        if st.name == "black":
+            g = rng.uniform(0, 14) if rng.random() < 0.7 else 0.0
+            st.face = (g, g, g)
+            st.side = st.face
+            st.back = st.face
+        if rng.random() < 0.6:  # pure white / flat red spots
+            st.white = (255.0, 255.0, 255.0) if rng.random() < 0.6 else tuple(
+                float(v) for v in rng.uniform(225, 255, 3))
+        st.spot_r = rng.uniform(0.16, 0.25)
+        st.extra["pack"] = rng.uniform(0.44, 0.485)
+        st.depth = 0.0
+        st.gloss = 0.0
+        st.spec = 0.0
+        st.bevel = 0.0
+        st.divider = 0
+        st.two_layer = False
+        st.corner = rng.uniform(0.03, 0.15)
+        # tight spacing scaled from the radius: columns nearly touching, the outer rows at
+        # the tile's end, the inner rows at the midline
+        hl = st.aspect / 2
+        m = rng.uniform(0.03, 0.09)
+        # the largest radius whose three rows still fit a half at this packing
+        st.spot_r = min(st.spot_r, st.extra["pack"] * (hl / 2 - m) / (1 + st.extra["pack"]))
+        st.col_s = float(np.clip(st.spot_r / (2 * st.extra["pack"]) * rng.uniform(1.0, 1.1),
+                                 0.2, 0.47 - st.spot_r))
+        st.row_t = float(np.clip(0.5 - (st.spot_r + m) / hl, 0.22, 0.4))
+        st.big_r = st.spot_r * rng.uniform(1.0, 1.1)  # fits the end row (m >= 0.03)
+        if rng.random() < 0.6:  # the 1 and the 2 on the end row
+            st.one_shift = st.row_t
+            st.extra["two_shift"] = st.row_t
+            st.two_style = 0
+        st.extra["glare"] = 0.0
+        st.extra["flat"] = True
+        st.extra["outline"] = (float(rng.uniform(120, 230)) if rng.random() < 0.3 else 0.0)
+        st.extra["flat_bg"] = float(rng.random())
+        return
+    # photo: real glossy spots, grey bevel rim
+    if rng.random() < 0.5:
+        st.aspect = rng.uniform(2.2, 2.9)
+    st.spot_r = rng.uniform(0.15, 0.22)
+    st.col_s = float(np.clip(st.spot_r / rng.uniform(0.8, 0.92), 0.2, 0.47 - st.spot_r))
+    st.row_t = rng.uniform(0.26, 0.36)
+    st.big_r = min(0.24, st.spot_r * rng.uniform(1.0, 1.25))
+    st.spec = rng.uniform(0.8, 1.0)
+    st.depth = rng.uniform(0.0, 0.6)
+    st.bevel = rng.uniform(0.05, 0.12)
+    st.extra["glare"] = rng.uniform(0.3, 0.8) if rng.random() < 0.6 else 0.0
+    st.extra["rim_light"] = rng.uniform(30, 90) if rng.random() < 0.7 else 0.0
+    st.extra["photo"] = True
 
 
 # ----------------------------------------------------------------------------------------------
@@ -239,7 +323,10 @@ def tile_spots(a: int, b: int, st: TileStyle, rng: np.random.Generator,
         return out
     hl = L / 2  # half length in widths (~1)
     # shrink radius so that spots of a 6 never touch
-    rr = min(r, 0.45 * st.row_t * hl, 0.45 * 2 * st.col_s, 0.5 - st.col_s - 0.03,
+    # (``pack``: radius / spot spacing, below 0.5 so neighbours never overlap; flat drawings
+    # pack their spots nearly touching)
+    pack = st.extra.get("pack", 0.45) if st.extra else 0.45
+    rr = min(r, pack * st.row_t * hl, pack * 2 * st.col_s, 0.5 - st.col_s - 0.03,
              (0.5 - st.row_t) * hl - 0.03)
     teen = (a, b) == (6, 6) and not st.western
     for half, n in ((0, a), (1, b)):
@@ -288,6 +375,8 @@ def _face_base(sw: int, sh: int, colour: tuple, st: TileStyle, rng: np.random.Ge
     alpha = np.clip(0.5 - d, 0, 1)
     img = np.empty((sh, sw, 3), np.float32)
     img[:] = colour
+    if st.extra.get("flat"):  # a flat drawing: one colour, no gradient, sheen or bevel
+        return img, alpha
     # broad gradient
     ys, xs = np.mgrid[0:sh, 0:sw].astype(np.float32)
     u = (xs / sw - 0.5) * light[0] + (ys / sh - 0.5) * light[1]
@@ -310,6 +399,8 @@ def _face_base(sw: int, sh: int, colour: tuple, st: TileStyle, rng: np.random.Ge
     amp = rng.uniform(25, 70)
     img += (bevel * amp)[..., None]
     img -= (rim * rng.uniform(0, 20))[..., None]
+    if st.extra.get("rim_light"):  # a light grey bevel rim (photographed casino tiles)
+        img += (rim * st.extra["rim_light"])[..., None]
     return img, alpha
 
 
@@ -333,6 +424,10 @@ def _draw_spot(img: np.ndarray, cx: float, cy: float, R: float, col: tuple, st: 
     c = np.broadcast_to(col, dx.shape + (3,)).copy()
     ud = (dx * light[0] + dy * light[1]) / np.maximum(dist, 1e-3)  # +1 toward the light
     depth = st.depth
+    if st.extra.get("flat"):  # a flat disc: no shading, highlight or glare
+        reg = img[y0:y1, x0:x1]
+        reg[:] = reg * (1 - a[..., None]) + c * a[..., None]
+        return
     if depth > 0:
         # engraved: the rim on the light side shades the inside; a dark ring all round
         sh_in = depth * np.clip(rn - 0.45, 0, 1) * np.clip(ud, 0, 1) * 1.3
@@ -344,12 +439,12 @@ def _draw_spot(img: np.ndarray, cx: float, cy: float, R: float, col: tuple, st: 
         # painted dome: lighter toward the light
         c *= (1 + 0.15 * ud * rn)[..., None]
     if st.spec > 0.05:
-        # specular highlight
+        # specular highlight (photo style: a strong, sharper reflection of the light)
         hx = cx + light[0] * R * 0.35 * (1 if depth <= 0 else -1)
         hy = cy + light[1] * R * 0.35 * (1 if depth <= 0 else -1)
         hr = R * rng.uniform(0.2, 0.45)
         hl = np.exp(-((xs + 0.5 - hx) ** 2 + (ys + 0.5 - hy) ** 2) / (2 * hr * hr))
-        amp = st.spec * rng.uniform(0.3, 1.0)
+        amp = st.spec * (rng.uniform(0.3, 1.0) if not st.extra.get("photo") else rng.uniform(0.8, 1.2))
         c += (hl * amp * (255 - c.mean(-1)))[..., None] * 0.8
     g = st.extra.get("glare", 0.0) if st.extra else 0.0
     if g > 0 and rng.random() < g:
@@ -406,6 +501,11 @@ def render_face_sprite(a: int, b: int, st: TileStyle, sw: int, rng: np.random.Ge
             cls = RED if is_red else WHITE
         _draw_spot(img, cx, cy, R, col, st, light, rng, lum)
         spots.append((cx, cy, R, cls))
+    ol = st.extra.get("outline", 0.0) if st.extra else 0.0
+    if ol:  # a thin light outline (drawings)
+        pts = rounded_outline(sw - 1, sh - 1, st.corner, 6) + 0.5
+        cv2.polylines(img, [np.round(pts * 4).astype(np.int32)], True, (ol, ol, ol),
+                      max(1, int(round(sw * 0.015))), cv2.LINE_AA, 2)
     _surface_wear(img, sw, sh, rng, dirt, lum)
     return img, alpha, spots
 

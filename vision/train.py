@@ -11,7 +11,7 @@ Config YAML (see ``datasets/train_tiles.yaml``)::
 
     name: tiles                  # output file stem: models/tiles.pt, .onnx, .json
     task: obb                    # obb | detect
-    model: yolo11n-obb.yaml      # ultralytics model yaml (built-in name or a path)
+    model: yolo11n-obb.yaml      # ultralytics model yaml (built-in name or a path), or a .pt to fine-tune
     data: tiles.yaml             # dataset yaml; relative paths are relative to this config file
     imgsz: 640                   # square training / export input size, pixels
     epochs: 60                   # upper bound when ``hours`` is set
@@ -304,7 +304,10 @@ def train(config_path: str | Path, *, epochs: int | None = None, device: str = "
                     batch=int(cfg["batch"]), seed=int(cfg["seed"]), deterministic=True,
                     workers=int(cfg["workers"]), patience=int(cfg["patience"]),
                     cache=cfg["cache"], device=device, amp=device != "cpu",
-                    pretrained=False, project=str(runs.resolve()), name=name, exist_ok=True,
+                    # a .pt ``model`` is fine-tuned from its weights (ultralytics drops the
+                    # loaded weights when pretrained=False); a model YAML trains from scratch
+                    pretrained=str(cfg["model"]).endswith(".pt"),
+                    project=str(runs.resolve()), name=name, exist_ok=True,
                     plots=False, verbose=True, **cfg["train"])
         if budget:
             args["time"] = float(budget)
@@ -320,7 +323,7 @@ def train(config_path: str | Path, *, epochs: int | None = None, device: str = "
             model.train(resume=str(ckpt), device=device, workers=int(cfg["workers"]))
         elif ckpt is not None:  # finished run: a new run starting from its weights
             model = YOLO(str(ckpt))
-            model.train(**args)
+            model.train(**{**args, "pretrained": True})
         else:
             model = YOLO(cfg["model"], task=cfg["task"])
             model.train(**args)
