@@ -9,6 +9,7 @@ processed (ISO-8601 with milliseconds and ``Z``); ``frame_index`` and ``source``
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Mapping
@@ -141,11 +142,15 @@ class EventWriter:
     Args:
         path: the ``events.jsonl`` path (parent folders are created); None writes nowhere.
         stream: also write each line here (e.g. ``sys.stdout`` for ``--json``).
+        fsync: also ``os.fsync`` the file after every line, so a written round survives a
+            crash of the machine, not only of the process (costs one disk flush per round).
     """
 
-    def __init__(self, path: str | Path | None = None, stream: IO[str] | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, stream: IO[str] | None = None,
+                 fsync: bool = False) -> None:
         self.path = Path(path) if path is not None else None
         self.stream = stream
+        self.fsync = bool(fsync)
         self._fh = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,6 +163,8 @@ class EventWriter:
         if self._fh is not None:
             self._fh.write(line + "\n")
             self._fh.flush()
+            if self.fsync:
+                os.fsync(self._fh.fileno())
         if self.stream is not None:
             self.stream.write(line + "\n")
             self.stream.flush()

@@ -719,17 +719,6 @@ class _Sink:
             self.writer = None
 
 
-class _DurableEventWriter(EventWriter):
-    """:class:`vision.events.EventWriter` that also fsyncs the file after every line, so a
-    round written to ``events.jsonl`` survives a crash of the machine, not only of the process."""
-
-    def write(self, event) -> None:
-        super().write(event)
-        fh = getattr(self, "_fh", None)
-        if fh is not None:
-            os.fsync(fh.fileno())
-
-
 def _open_audit(audit):
     """``(store, owned)`` for :func:`run`'s ``audit`` argument (imports vision.audit only here).
 
@@ -835,7 +824,7 @@ def run(source: str, layout: Layout | str | Path | None = None, out_dir: str | P
         if out_path is not None:
             out_path.mkdir(parents=True, exist_ok=True)
             sink = _Sink(out_path, kind, fps)
-            file_writer = _DurableEventWriter(out_path / "events.jsonl")
+            file_writer = EventWriter(out_path / "events.jsonl", fsync=True)
         if json_events:
             stream_writer = EventWriter(None, stdout)
         if show:

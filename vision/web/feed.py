@@ -228,7 +228,8 @@ def positions_view(event: Mapping | None) -> dict[str, dict]:
 
     Returns:
         position -> ``{"position", "role" ("banker"|"player"), "tiles", "high", "low",
-        "high_hand", "low_hand", "result" ("win"|"lose"|"push"|"not_settled"; for the banker
+        "high_hand", "low_hand", "result" ("win"|"lose"|"push"|"not_settled", or "in_play"
+        while the position has no result yet; for the banker
         derived from its net: "win"/"lose"/"push"), "net", "bet", "commission", "mis_set",
         "is_house_way", "reason", "alerts" (this position's ``{"kind", "detail"}``)}``, in
         table order. Money values stay exact decimal strings.
@@ -250,7 +251,7 @@ def positions_view(event: Mapping | None) -> dict[str, dict]:
         net = _text(p.get("net"))
         if result is None and role == "banker":
             if net is None:
-                result = "not_settled"
+                result = "in_play"
             else:
                 from decimal import Decimal, InvalidOperation
 
@@ -267,7 +268,7 @@ def positions_view(event: Mapping | None) -> dict[str, dict]:
             "low": p.get("low"),
             "high_hand": p.get("high_hand"),
             "low_hand": p.get("low_hand"),
-            "result": result or "not_settled",
+            "result": result or "in_play",
             "net": net,
             "bet": _text(p.get("bet")),
             "commission": _text(p.get("commission")),

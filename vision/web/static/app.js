@@ -2,7 +2,7 @@
 // Plain JS, no dependencies; all data goes into the page via textContent (never innerHTML).
 "use strict";
 
-const RESULT_TEXT = { win: "WIN", lose: "LOSE", push: "PUSH", not_settled: "NOT SETTLED" };
+const RESULT_TEXT = { win: "WIN", lose: "LOSE", push: "PUSH", not_settled: "NOT SETTLED", in_play: "IN PLAY" };
 const POS_NAME = (p) => (p === "dealer" ? "Dealer" : "Seat " + p);
 const POS_ORDER = ["dealer", "1", "2", "3", "4", "5", "6", "7"];
 // JS objects list integer-like keys first: put the positions back in table order (dealer first)
@@ -55,7 +55,7 @@ function renderPositions(st) {
   const body = document.getElementById("positions-body");
   const rows = [];
   for (const [pos, p] of byTable(st.positions)) {
-    const res = p.result || "not_settled";
+    const res = p.result || "in_play";
     const resCell = el("td", {},
       el("span", { class: "result " + res }, RESULT_TEXT[res] || res.toUpperCase()));
     if (p.reason) resCell.append(el("span", { class: "reason" }, p.reason));
