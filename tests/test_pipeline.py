@@ -197,8 +197,12 @@ def test_motion_gate_runs_the_detector_when_the_picture_changes():
     fake = SceneFake(scene)
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=2, tile_detector=fake,
                     pip_detector=fake, draw=False, redetect_every=5, motion_detect_every=1)
+    def contrasting(img, x, y):  # a hand that stands out from whatever the renderer drew
+        return (0, 0, 0) if img[max(0, y - 60):y + 60, max(0, x - 60):x + 60].mean() > 110 \
+            else (255, 255, 255)
+
     moved = scene.image.copy()
-    cv2.circle(moved, (960, 540), 80, (0, 0, 255), -1)  # something enters the table
+    cv2.circle(moved, (960, 540), 80, contrasting(moved, 960, 540), -1)  # something enters
     frames = [scene.image] * 3 + [moved] + [scene.image] * 8
     runs = []
     for f in frames:
@@ -214,7 +218,7 @@ def test_motion_gate_runs_the_detector_when_the_picture_changes():
     shifts = []
     for k in range(6):
         f = scene.image.copy()
-        cv2.circle(f, (100 + 150 * k, 1000), 60, (0, 0, 255), -1)  # a moving hand
+        cv2.circle(f, (100 + 150 * k, 1000), 60, contrasting(f, 100 + 150 * k, 1000), -1)
         shifts.append(f)
     ran, ev = [], []
     for f in shifts:

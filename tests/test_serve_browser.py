@@ -280,7 +280,9 @@ def test_pipeline_feed_on_a_rendered_two_round_video(page, tmp_path):
                                                 "pip_detector": det})
     ev1, ev2 = _play(page, feed, "/tmp/paigow_display_pipeline.png")
     assert (ev1["round_id"], ev2["round_id"]) == ("r000001", "r000002")
-    assert ev1["frame_index"] == 1 and ev2["frame_index"] == 7  # settled after 2 stable frames
+    # each round settles while its own deal is on the table (6 frames each; the decode budget
+    # of 8 tiles a frame reads 32 tiles in 4 frames, then 2 stable frames are needed)
+    assert 1 <= ev1["frame_index"] < 6 and 7 <= ev2["frame_index"] < 12
     for ev, sc in zip((ev1, ev2), scenes):
         # every tile read: the settled hands are the rendered deal's (auto-grouped seats)
         got = sorted(sorted(p["tiles"]) for p in ev["positions"].values())

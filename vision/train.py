@@ -418,6 +418,7 @@ def finalize(cfg: dict | str | Path, save_dir: str | Path, out_dir: Path = Path(
         "name": name,
         "task": cfg["task"],
         "class_names": names,
+        "names": dict(enumerate(names)),  # the key vision/detect.py reads
         "imgsz": int(cfg["imgsz"]),
         "weights": str(weights),
         "onnx": str(onnx_path),
