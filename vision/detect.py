@@ -200,8 +200,8 @@ def read_model_info(path: Path, meta: dict[str, str], input_shape: Sequence[Any]
         info.dynamic_hw = not (isinstance(h, int) and isinstance(w, int) and h > 0 and w > 0)
         if not info.dynamic_hw:
             info.imgsz = (h, w)
-    if "imgsz" in data:
-        info.imgsz = _imgsz(data["imgsz"])
+    if "imgsz" in data and (info.dynamic_hw or len(input_shape) != 4):
+        info.imgsz = _imgsz(data["imgsz"])  # a static graph's own input shape always wins
     if "stride" in data:
         info.stride = int(_literal(data["stride"]))
     info.task = str(task or data.get("task") or "detect")

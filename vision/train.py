@@ -118,21 +118,22 @@ def load_config(config_path: str | Path) -> dict:
     return cfg
 
 
-def onnx_layout(task: str, nms: bool, n_classes: int, imgsz: int, max_det: int = 300) -> dict:
+def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300) -> dict:
     """Describe the exported ONNX model's input and output tensors.
 
     Args:
         task: "obb" or "detect".
         nms: whether NMS is inside the graph (ultralytics ``export(nms=True)``).
         n_classes: number of classes of the model.
-        imgsz: square input size, pixels.
+        imgsz: input size, pixels: an int (square) or ``[height, width]``.
         max_det: rows of the NMS output.
 
     Returns:
         dict with ``input`` and ``output`` descriptions (names, shapes, column meanings).
-        Coordinates are pixels of the letterboxed ``imgsz`` x ``imgsz`` input.
+        Coordinates are pixels of the letterboxed input.
     """
-    inp = {"name": "images", "shape": [1, 3, imgsz, imgsz], "dtype": "float32",
+    ih, iw = (int(imgsz), int(imgsz)) if isinstance(imgsz, (int, float)) else map(int, imgsz)
+    inp = {"name": "images", "shape": [1, 3, ih, iw], "dtype": "float32",
            "format": "RGB, values 0..1, letterboxed (aspect kept, padded with 114/255, centred)"}
     if nms:
         if task == "obb":
@@ -143,7 +144,7 @@ def onnx_layout(task: str, nms: bool, n_classes: int, imgsz: int, max_det: int =
                "note": "rows after NMS sorted by confidence; unused rows are all zero "
                        "(confidence 0); confidence already >= export conf"}
     else:
-        n_anchor = sum((imgsz // s) ** 2 for s in (8, 16, 32))
+        n_anchor = sum((ih // s) * (iw // s) for s in (8, 16, 32))
         if task == "obb":
             rows = ["cx", "cy", "w", "h"] + [f"score_{i}" for i in range(n_classes)] + ["angle_rad"]
         else:
@@ -193,14 +194,16 @@ def _metrics(results: dict | None) -> dict:
     return out
 
 
-def export_onnx(weights: str | Path, imgsz: int, out_path: str | Path, *, nms: bool = True,
+def export_onnx(weights: str | Path, imgsz, out_path: str | Path, *, nms: bool = True,
                 conf: float = 0.05, iou: float = 0.5, opset: int = 17, simplify: bool = True,
                 max_det: int = 300) -> Path:
-    """Export trained weights to an ONNX file with a fixed 1x3ximgszximgsz input.
+    """Export trained weights to an ONNX file with a fixed input shape (batch 1).
 
     Args:
         weights: path of a ``.pt`` file from training.
-        imgsz: square input size, pixels.
+        imgsz: input size, pixels: an int (square) or ``[height, width]`` -- e.g. the pip
+            model at ``[192, 96]``, the crop's own shape, which halves its CPU time against the
+            192 x 192 square (measured by scripts/bench_vision.py).
         out_path: where the ``.onnx`` file goes.
         nms: put NMS in the graph (output layout: :func:`onnx_layout`).
         conf: confidence below which the in-graph NMS drops boxes (fraction).
@@ -216,6 +219,7 @@ def export_onnx(weights: str | Path, imgsz: int, out_path: str | Path, *, nms: b
     from ultralytics import YOLO
 
     model = YOLO(str(weights))
+    imgsz = int(imgsz) if isinstance(imgsz, (int, float)) else [int(v) for v in imgsz]
     produced = model.export(format="onnx", imgsz=imgsz, nms=nms, conf=conf, iou=iou,
                             opset=opset, simplify=simplify, dynamic=False, max_det=max_det,
                             device="cpu", half=False, batch=1)
@@ -412,19 +416,20 @@ def finalize(cfg: dict | str | Path, save_dir: str | Path, out_dir: Path = Path(
         names = [str(v) for _, v in sorted(dict(res.names).items())]
     if train_seconds is None and rows:
         train_seconds = float(rows[-1].get("time", 0) or 0)
-    ex = cfg["export"]
-    onnx_path = export_onnx(weights, int(cfg["imgsz"]), out_dir / f"{name}.onnx", **ex)
+    ex = dict(cfg["export"])
+    export_imgsz = ex.pop("imgsz", None) or int(cfg["imgsz"])
+    onnx_path = export_onnx(weights, export_imgsz, out_dir / f"{name}.onnx", **ex)
     meta = {
         "name": name,
         "task": cfg["task"],
         "class_names": names,
         "names": dict(enumerate(names)),  # the key vision/detect.py reads
-        "imgsz": int(cfg["imgsz"]),
+        "imgsz": export_imgsz,  # the exported graph's input (train size: config.imgsz)
         "weights": str(weights),
         "onnx": str(onnx_path),
         "checkpoint": str(ck_info) if ck_info else None,
         "onnx_layout": onnx_layout(cfg["task"], bool(ex["nms"]), len(names),
-                                   int(cfg["imgsz"]), int(ex["max_det"])),
+                                   export_imgsz, int(ex["max_det"])),
         "export": ex,
         "config": dict(cfg),
         "seed": int(cfg["seed"]),
