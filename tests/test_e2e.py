@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes import true_settings
 
-from scoring.hands import hand_key
-from scoring.setting import make_setting
 from scoring.settle import settle_round
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,16 +30,6 @@ SEEDS = (1_000_201, 1_000_202, 1_000_203)
 def paigow(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "vision.cli", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
-
-
-def true_settings(deal):
-    out = {}
-    for p, f in deal.items():
-        h0, h1 = f[:2], f[2:]
-        if hand_key(*h1) > hand_key(*h0):
-            h0, h1 = h1, h0
-        out[p] = make_setting(h0, h1)
-    return out
 
 
 def assert_never_wrong(ev, deal):

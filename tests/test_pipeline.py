@@ -3,83 +3,21 @@ logic from detection to settlement is checked independently of model quality."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import cv2
 import numpy as np
 import pytest
+from fakes import GroundTruthDetectors, true_settings
 
 from scoring.errors import InputError
-from scoring.hands import hand_key
-from scoring.setting import make_setting
 from scoring.settle import settle_round
-from vision.detections import PIP_RED, PIP_WHITE, Detections
-from vision.geometry import rectify
 from vision.pipeline import Pipeline, demo, identify, run
 from vision.table import Layout
 
 synth = pytest.importorskip("vision.synth")
 
 SEEDS = (1_000_011, 1_000_012)
-
-
-def _h(a: np.ndarray) -> str:
-    return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()
-
-
-class SceneFake:
-    """Fake tile + pip detectors from one rendered scene's ground truth.
-
-    Tile detector: every labelled tile of the scene whose polygon's pixels in the given image
-    equal the scene's (>= 99%): tiles not yet laid or under an occluder are not detected.
-    Pip detector: the scene's visible spots mapped into the crop (looked up by crop content, so
-    the call order and the identity cache do not matter). ``drop`` = {tile index: spot index}
-    removes one spot of a tile (a missed spot).
-    """
-
-    def __init__(self, scene, drop=None):
-        self.scene = scene
-        self.version = "fake"
-        self.by_crop: dict[str, Detections] = {}
-        self.calls = 0
-        self.crops_seen = 0
-        drop = drop or {}
-        for k, t in enumerate(scene.tiles):
-            if not t.labelled or t.state != "face_up":
-                continue
-            crop, M = rectify(scene.image, t.polygon)
-            boxes, cls = [], []
-            for s, (pts, c, visible) in enumerate(t.spots):
-                if not visible or drop.get(k) == s:
-                    continue
-                q = cv2.perspectiveTransform(np.asarray(pts, np.float32)[None], M)[0]
-                boxes.append(np.r_[q.min(0), q.max(0)])
-                cls.append(PIP_RED if c == 0 else PIP_WHITE)
-            self.by_crop[_h(crop)] = Detections(np.array(boxes).reshape(-1, 4),
-                                                np.full(len(boxes), 0.9), cls)
-
-    def detect(self, image):
-        polys, cls = [], []
-        for t in self.scene.tiles:
-            if not t.labelled:
-                continue
-            x0, y0 = np.floor(t.polygon.min(0)).astype(int).clip(0)
-            x1, y1 = np.ceil(t.polygon.max(0)).astype(int) + 1
-            m = np.zeros((y1 - y0, x1 - x0), np.uint8)
-            cv2.fillConvexPoly(m, np.round(t.polygon - [x0, y0]).astype(np.int32), 1)
-            a = image[y0:y1, x0:x1][m > 0]
-            b = self.scene.image[y0:y1, x0:x1][m > 0]
-            if len(a) and (a == b).all(1).mean() >= 0.99:
-                polys.append(t.polygon)
-                cls.append(0 if t.state == "face_up" else 1)
-        return Detections.from_polygons(np.array(polys).reshape(-1, 4, 2),
-                                        np.full(len(polys), 0.95), cls)
-
-    def detect_batch(self, crops):
-        self.calls += 1
-        self.crops_seen += len(crops)
-        return [self.by_crop.get(_h(c), Detections.empty()) for c in crops]
 
 
 _SCENES: dict[int, object] = {}
@@ -89,16 +27,6 @@ def scene_of(seed):
     if seed not in _SCENES:
         _SCENES[seed] = synth.render_table(seed)
     return _SCENES[seed]
-
-
-def true_settings(deal):
-    out = {}
-    for p, f in deal.items():
-        h0, h1 = f[:2], f[2:]
-        if hand_key(*h1) > hand_key(*h0):
-            h0, h1 = h1, h0
-        out[p] = make_setting(h0, h1)
-    return out
 
 
 def check_event(ev, scene, expect_unsettled=()):
@@ -128,7 +56,7 @@ def unknown_positions(pipe_result):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_full_table_settles_exactly(seed):
     scene = scene_of(seed)
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     layout = Layout.from_dict(scene.layout)
     pipe = Pipeline(layout=layout, n_stable=1, tile_detector=fake, pip_detector=fake, draw=False)
     _, res = pipe.process(scene.image)
@@ -145,7 +73,7 @@ def test_full_table_settles_exactly(seed):
 def test_missing_spot_makes_that_position_not_settled():
     scene = scene_of(SEEDS[0])
     idx = next(k for k, t in enumerate(scene.tiles) if t.position == "3" and t.face)
-    fake = SceneFake(scene, drop={idx: 0})
+    fake = GroundTruthDetectors([scene], drop={(0, idx): 0})
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=1, tile_detector=fake,
                     pip_detector=fake, draw=False)
     _, res = pipe.process(scene.image)
@@ -159,7 +87,7 @@ def test_missing_spot_makes_that_position_not_settled():
 
 def test_identity_cache_skips_unmoved_tiles_and_reverifies():
     scene = scene_of(SEEDS[1])  # every tile readable: the round settles at n_stable
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=3, tile_detector=fake,
                     pip_detector=fake, draw=False, reverify_every=4, reverify_budget=3,
                     decode_budget=32)
@@ -178,7 +106,7 @@ def test_identity_cache_skips_unmoved_tiles_and_reverifies():
 
 def test_decode_budget_spreads_a_new_table_over_frames():
     scene = scene_of(SEEDS[1])
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=3, tile_detector=fake,
                     pip_detector=fake, draw=False, decode_budget=8)
     decoded, pending, events = [], [], []
@@ -194,7 +122,7 @@ def test_decode_budget_spreads_a_new_table_over_frames():
 
 def test_motion_gate_runs_the_detector_when_the_picture_changes():
     scene = scene_of(SEEDS[1])
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=2, tile_detector=fake,
                     pip_detector=fake, draw=False, redetect_every=5, motion_detect_every=1)
     def contrasting(img, x, y):  # a hand that stands out from whatever the renderer drew
@@ -237,7 +165,7 @@ def test_motion_gate_runs_the_detector_when_the_picture_changes():
 
 def test_auto_grouping_without_layout_matches_layout_positions():
     scene = scene_of(SEEDS[1])
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     pipe = Pipeline(layout=None, n_stable=1, tile_detector=fake, pip_detector=fake, draw=False)
     _, res = pipe.process(scene.image)
     truth = {}
@@ -251,7 +179,7 @@ def test_auto_grouping_without_layout_matches_layout_positions():
 
 def test_run_on_images_writes_outputs(tmp_path):
     scene = scene_of(SEEDS[0])
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     img = tmp_path / "in" / "table.png"
     img.parent.mkdir()
     cv2.imwrite(str(img), scene.image)
@@ -282,7 +210,7 @@ def test_demo_with_fake_detectors(tmp_path):
     from vision.pipeline import DEMO_SEED, demo_frames
 
     frames, scene = demo_frames(DEMO_SEED)
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     import io
 
     buf = io.StringIO()
@@ -299,7 +227,7 @@ def test_demo_with_fake_detectors(tmp_path):
 
 def test_identify_shape_and_bad_inputs(tmp_path):
     scene = scene_of(SEEDS[0])
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     img = tmp_path / "t.png"
     cv2.imwrite(str(img), scene.image)
     res = identify([img], tile_detector=fake, pip_detector=fake)
@@ -352,7 +280,7 @@ def test_cli_exit_code_2_for_bad_input(tmp_path, capsys):
 def test_a_tile_that_changes_in_place_is_decoded_again():
     """A tile swapped (or covered) without its box moving: the look check re-decodes it."""
     scene = scene_of(SEEDS[1])
-    fake = SceneFake(scene)
+    fake = GroundTruthDetectors([scene])
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=2, tile_detector=fake,
                     pip_detector=fake, draw=False, decode_budget=32, motion_threshold=0)
     _, res = pipe.process(scene.image)
@@ -362,7 +290,7 @@ def test_a_tile_that_changes_in_place_is_decoded_again():
     changed = scene.image.copy()
     t = next(t for t in scene.tiles if t.position == "4")
     cv2.fillConvexPoly(changed, np.round(t.polygon).astype(np.int32), (200, 200, 200))
-    fake_changed = SceneFake(scene)  # same detections (the box did not move)
+    fake_changed = GroundTruthDetectors([scene])  # same detections (the box did not move)
     pipe.tile_detector = fake_changed
     fake_changed.detect = lambda image: fake.detect(scene.image)
     _, res = pipe.process(changed)

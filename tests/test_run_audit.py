@@ -24,18 +24,17 @@ import sys
 import tempfile
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from fakes import GroundTruthDetectors, true_settings
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, verify
 from vision.cli import main
-from vision.detections import PIP_RED, PIP_WHITE, Detections
-from vision.geometry import expand_polygon, rectify
+from vision.geometry import expand_polygon
 
 synth = pytest.importorskip("vision.synth")
 
@@ -88,74 +87,6 @@ def write_video(path_stem: Path, scenes, empties) -> tuple[Path, bool]:
     return path, lossless
 
 
-# --------------------------------------------------------------------------- fake detectors
-
-_THUMB = (96, 54)
-_LOOK = (24, 48)
-
-
-def _grey(image: np.ndarray, size) -> np.ndarray:
-    g = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
-    return cv2.resize(g, size, interpolation=cv2.INTER_AREA).astype(np.int16)
-
-
-class GroundTruthFake:
-    """Tile + pip detectors from the ground truth of several rendered scenes (picklable).
-
-    Tile detector: the frame is matched to the nearest known picture (each deal or its empty
-    table, by a 96 x 54 grey thumbnail); a deal gives its labelled tiles (face up / back),
-    an empty table nothing. ``delay`` seconds of sleep per call stand in for model latency.
-    Pip detector: each crop is matched to the nearest rectified face-up tile of any scene (24 x
-    48 grey look; mean difference <= 12 grey levels, else no spots) and gets that tile's visible
-    spots mapped into the crop. Matching by content (not exact bytes) also works on a lossy
-    video and is independent of call order and the pipeline's identity cache.
-    """
-
-    version = "fake-ground-truth"
-
-    def __init__(self, scenes, empties, delay: float = 0.0) -> None:
-        self.delay = float(delay)
-        self.views: list[tuple[np.ndarray, Detections]] = []
-        self.looks: list[np.ndarray] = []
-        self.pips: list[Detections] = []
-        for sc, em in zip(scenes, empties):
-            polys = [t.polygon for t in sc.tiles if t.labelled]
-            cls = [0 if t.state == "face_up" else 1 for t in sc.tiles if t.labelled]
-            self.views.append((_grey(sc.image, _THUMB), Detections.from_polygons(
-                np.array(polys).reshape(-1, 4, 2), np.full(len(polys), 0.95), cls)))
-            self.views.append((_grey(em, _THUMB), Detections.empty()))
-            for t in sc.tiles:
-                if not t.labelled or t.state != "face_up":
-                    continue
-                crop, M = rectify(sc.image, t.polygon)
-                boxes, pcls = [], []
-                for pts, c, visible in t.spots:
-                    if not visible:
-                        continue
-                    q = cv2.perspectiveTransform(np.asarray(pts, np.float32)[None], M)[0]
-                    boxes.append(np.r_[q.min(0), q.max(0)])
-                    pcls.append(PIP_RED if c == 0 else PIP_WHITE)
-                self.looks.append(_grey(crop, _LOOK))
-                self.pips.append(Detections(np.array(boxes, np.float32).reshape(-1, 4),
-                                            np.full(len(boxes), 0.9, np.float32), pcls))
-        self._looks = np.stack(self.looks)
-
-    def detect(self, image: np.ndarray) -> Detections:
-        if self.delay:
-            time.sleep(self.delay)
-        th = _grey(image, _THUMB)
-        k = int(np.argmin([np.abs(th - v).mean() for v, _ in self.views]))
-        return self.views[k][1]
-
-    def detect_batch(self, crops) -> list[Detections]:
-        out = []
-        for c in crops:
-            d = np.abs(self._looks - _grey(c, _LOOK)[None]).mean((1, 2))
-            k = int(np.argmin(d))
-            out.append(self.pips[k] if d[k] <= 12 else Detections.empty())
-        return out
-
-
 @pytest.fixture(scope="module")
 def small_video(tmp_path_factory):
     d = tmp_path_factory.mktemp("video")
@@ -164,14 +95,14 @@ def small_video(tmp_path_factory):
     path, lossless = write_video(d / "rounds", scenes, empties)
     fake_path = d / "fake.pkl"
     with open(fake_path, "wb") as f:
-        pickle.dump(GroundTruthFake(scenes, empties, delay=0.1), f)
+        pickle.dump(GroundTruthDetectors(scenes, empties, delay=0.1, lossy=True), f)
     return {"path": path, "fake": fake_path, "scenes": scenes, "lossless": lossless}
 
 
 CHILD = textwrap.dedent("""
     import pickle, sys
     sys.path.insert(0, {tests!r})
-    import test_run_audit  # noqa: F401  (GroundTruthFake for pickle)
+    import fakes  # noqa: F401  (the pickled GroundTruthDetectors)
     from vision.pipeline import run
     with open({fake!r}, "rb") as f:
         fake = pickle.load(f)
@@ -283,17 +214,9 @@ def test_sigkill_mid_video_loses_at_most_the_round_in_progress(small_video, tmp_
 def _true_nets(scene) -> dict[str, str]:
     """Seat -> net (exact text) of the rendered deal, settled by scoring alone (dealer banks,
     bet 1 each), independent of the pipeline."""
-    from scoring.hands import hand_key
-    from scoring.setting import make_setting
     from scoring.settle import settle_round
 
-    settings = {}
-    for p, f in scene.deal.items():
-        h0, h1 = f[:2], f[2:]
-        if hand_key(*h1) > hand_key(*h0):
-            h0, h1 = h1, h0
-        settings[p] = make_setting(h0, h1)
-    res = settle_round(settings)
+    res = settle_round(true_settings(scene.deal))
     return {p: str(s.net) for p, s in res.seats.items()}
 
 
@@ -352,7 +275,7 @@ def test_full_run_then_verify_and_check_payouts_cli(small_video, tmp_path, capsy
 def test_bad_or_foreign_audit_store_refused_before_any_frame(small_video, tmp_path, capsys):
     from vision.pipeline import run
 
-    class Counting(GroundTruthFake):
+    class Counting(GroundTruthDetectors):
         def __init__(self, other):
             self.__dict__.update(other.__dict__)
             self.calls = 0
@@ -397,7 +320,7 @@ def test_no_audit_import_without_audit(small_video):
     code = textwrap.dedent(f"""
         import pickle, sys
         sys.path.insert(0, {str(TESTS)!r})
-        import test_run_audit  # noqa: F401  (GroundTruthFake; it imports vision.audit itself)
+        import fakes  # noqa: F401  (the pickled GroundTruthDetectors)
         for name in [m for m in sys.modules if m == "vision.audit"]:
             del sys.modules[name]
         import vision

@@ -16,7 +16,6 @@ The server is uvicorn on 127.0.0.1 with a free port, in a thread. Skips cleanly 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from pathlib import Path
@@ -30,6 +29,8 @@ if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python not installed")
 uvicorn = pytest.importorskip("uvicorn")
+
+from fakes import GroundTruthDetectors  # noqa: E402
 
 from vision.commands.serve import bind_socket  # noqa: E402
 from vision.web.app import create_app  # noqa: E402
@@ -176,50 +177,6 @@ def test_page_shows_each_pushed_round(page):
 
 
 # ------------------------------------------------------------------------------ real pipeline
-
-
-def _h(a: np.ndarray) -> str:
-    return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()
-
-
-class GroundTruthDetectors:
-    """Tile and pip detectors answering from rendered scenes' ground truth: a frame equal to a
-    scene's image gets that scene's tile polygons; a crop gets the visible spots of the tile it
-    was rectified from (looked up by the crop's bytes)."""
-
-    def __init__(self, scenes):
-        from vision.detections import PIP_RED, PIP_WHITE, Detections
-        from vision.geometry import rectify
-
-        self.Detections = Detections
-        self.scenes = list(scenes)
-        self.version = "ground-truth"
-        self.by_crop = {}
-        for sc in self.scenes:
-            for t in sc.tiles:
-                if not t.labelled or t.state != "face_up":
-                    continue
-                crop, M = rectify(sc.image, t.polygon)
-                boxes, cls = [], []
-                for pts, c, visible in t.spots:
-                    if visible:
-                        q = cv2.perspectiveTransform(np.asarray(pts, np.float32)[None], M)[0]
-                        boxes.append(np.r_[q.min(0), q.max(0)])
-                        cls.append(PIP_RED if c == 0 else PIP_WHITE)
-                self.by_crop[_h(crop)] = Detections(np.array(boxes).reshape(-1, 4),
-                                                    np.full(len(boxes), 0.9), cls)
-
-    def detect(self, image):
-        for sc in self.scenes:
-            if sc.image.shape == image.shape and np.array_equal(sc.image, image):
-                ts = [t for t in sc.tiles if t.labelled]
-                return self.Detections.from_polygons(
-                    np.array([t.polygon for t in ts]).reshape(-1, 4, 2),
-                    np.full(len(ts), 0.95), [0 if t.state == "face_up" else 1 for t in ts])
-        return self.Detections.empty()
-
-    def detect_batch(self, crops):
-        return [self.by_crop.get(_h(c), self.Detections.empty()) for c in crops]
 
 
 def _two_round_video(path: Path, scenes, frames_each: int = 6, fps: float = 5.0) -> Path:

@@ -494,33 +494,18 @@ def _occluders(rng, cw, ch, tiles, n_chips, n_cards, n_hands, avoid_tiles: bool)
 # ----------------------------------------------------------------------------------------------
 # Scenes
 
-def _layout_dict(scene_tiles, H, tiles, seed) -> dict:
+def _layout_dict(H, tiles, seed) -> dict:
     """One quadrilateral per position enclosing its 4 tiles with margin, shrunk until no two
     overlap (image px)."""
-    groups: dict[str, list] = {}
-    for st_, t in zip(scene_tiles, tiles):
-        if t.position is not None:
-            groups.setdefault(t.position, []).append(t)
-    rects = {}
-    for pos, ts in groups.items():
-        pts = []
-        for t in ts:
-            L = t.w * t.aspect
-            ca, sa = math.cos(t.angle), math.sin(t.angle)
-            for dx, dy in ((-t.w / 2, -L / 2), (t.w / 2, -L / 2), (t.w / 2, L / 2), (-t.w / 2, L / 2)):
-                pts.append((t.cx + dx * ca - dy * sa, t.cy + dx * sa + dy * ca))
-        rects[pos] = (cv2.minAreaRect(np.array(pts, np.float32)), ts[0].w)
-    margin = {p: 0.6 for p in rects}
+    groups = _position_groups(tiles)
+    margin = {p: 0.6 for p in groups}
 
     def quad(p):
-        (c, (rw, rh), a), w = rects[p]
-        m = margin[p] * w
-        box = cv2.boxPoints((c, (rw + 2 * m, rh + 2 * m), a)).astype(np.float32)
-        return cv2.perspectiveTransform(box[None], H)[0]
+        return cv2.perspectiveTransform(_group_rect(groups[p], margin[p])[None], H)[0]
 
     for _ in range(12):
         changed = False
-        names = list(rects)
+        names = list(groups)
         for i in range(len(names)):
             for j in range(i + 1, len(names)):
                 a, b = quad(names[i]), quad(names[j])
@@ -533,10 +518,21 @@ def _layout_dict(scene_tiles, H, tiles, seed) -> dict:
             break
     return {"table_id": f"synth-{seed}", "rules": "pa", "commission": "0.05",
             "positions": {p: [[round(float(x), 1), round(float(y), 1)] for x, y in quad(p)]
-                          for p in POSITIONS if p in rects}}
+                          for p in POSITIONS if p in groups}}
+
+
+def _position_groups(tiles) -> dict[str, list]:
+    """Position -> its laid tiles (tiles without a position left out), in tile order."""
+    groups: dict[str, list] = {}
+    for t in tiles:
+        if t.position is not None:
+            groups.setdefault(t.position, []).append(t)
+    return groups
 
 
 def _group_rect(ts, margin):
+    """float32 (4, 2) corners (table-plane px) of the tiles' minimum-area rectangle grown by
+    ``margin`` x the first tile's width on every side."""
     pts = []
     for t in ts:
         L = t.w * t.aspect
@@ -550,11 +546,7 @@ def _group_rect(ts, margin):
 
 def _groups_overlap(tiles, margin) -> bool:
     """True when two positions' rectangles (tiles + margin x tile width) intersect."""
-    groups: dict[str, list] = {}
-    for t in tiles:
-        if t.position is not None:
-            groups.setdefault(t.position, []).append(t)
-    rects = [_group_rect(ts, margin) for ts in groups.values()]
+    rects = [_group_rect(ts, margin) for ts in _position_groups(tiles).values()]
     for i in range(len(rects)):
         for j in range(i + 1, len(rects)):
             if cv2.intersectConvexConvex(rects[i], rects[j])[0] > 0:
@@ -742,7 +734,7 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
                      avoid_tiles=full or rng.random() < 0.5)
     image, stiles = _compose(rng, st, tiles, background, down, tilt, occ, H, (out_w, out_h),
                              effects=rng.uniform(0.3, 0.8) if full else rng.uniform(0.4, 1.0))
-    layout = _layout_dict(stiles, H, tiles, seed) if full else {
+    layout = _layout_dict(H, tiles, seed) if full else {
         "table_id": f"synth-{seed}", "rules": "pa", "commission": "0.05", "positions": {}}
     out_deal = {p: deal[p] for p in POSITIONS if p in deal} if full else {}
     return TableScene(image=image, tiles=stiles, layout=layout, deal=out_deal, style=st.name,

@@ -1,0 +1,172 @@
+"""Test doubles shared by the test files: tile + pip detectors answering from the ground truth of
+scenes rendered by ``vision.synth.render_table``, and the true settings of a rendered deal.
+
+The detectors let a test check the logic from detection to settlement (pipeline, run --audit,
+the browser display) independently of the trained models' quality. Imported as a top-level
+module ``fakes`` (tests/ is on sys.path: see conftest.py); a child process that unpickles a
+:class:`GroundTruthDetectors` puts tests/ on its sys.path first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import cv2
+import numpy as np
+
+from scoring.hands import hand_key
+from scoring.setting import make_setting
+from vision.detections import PIP_RED, PIP_WHITE, Detections
+from vision.geometry import rectify
+
+TILE_CONFIDENCE = 0.95
+PIP_CONFIDENCE = 0.9
+THUMB = (96, 54)   # grey thumbnail (w, h) px matching a whole frame (lossy mode)
+LOOK = (24, 48)    # grey look (w, h) px matching a tile crop (lossy mode)
+MAX_LOOK_DIFF = 12.0  # mean grey-level difference up to which a crop is that tile (lossy mode)
+
+
+def true_settings(deal: dict[str, list[str]]) -> dict:
+    """Position -> the true setting of a rendered deal: faces 0-1 and 2-3 of each position are
+    its two hands, the higher (by ``scoring.hands.hand_key``) the high hand. Returns
+    ``{position: scoring.setting.make_setting(high, low)}``."""
+    out = {}
+    for p, f in deal.items():
+        h0, h1 = f[:2], f[2:]
+        if hand_key(*h1) > hand_key(*h0):
+            h0, h1 = h1, h0
+        out[p] = make_setting(h0, h1)
+    return out
+
+
+def _sha1(a: np.ndarray) -> str:
+    return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def _grey(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    g = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+    return cv2.resize(g, size, interpolation=cv2.INTER_AREA).astype(np.int16)
+
+
+def _tile_class(tile) -> int:
+    return 0 if tile.state == "face_up" else 1
+
+
+class GroundTruthDetectors:
+    """Tile detector (``detect``) and pip detector (``detect_batch``) from the ground truth of
+    one or more rendered scenes (``vision.synth`` scenes: ``image``, ``tiles`` with
+    ``polygon`` (4, 2) px, ``labelled``, ``state``, ``spots``). Picklable.
+
+    Exact mode (``lossy=False``, for frames that are the rendered pixels, possibly edited):
+        ``detect(image)`` returns, for the scene with the most such tiles, its labelled tiles
+        whose polygon's pixels in ``image`` equal the scene's (>= 99%): tiles not yet laid or
+        under an occluder are not detected; an image of another size or showing no scene gives
+        no detections. ``detect_batch(crops)`` looks each crop up by its bytes among the
+        rectified face-up tiles of all scenes (so call order and the pipeline's identity cache
+        do not matter); an unknown crop gets no spots.
+    Lossy mode (``lossy=True``, for frames read back from a lossy video):
+        ``detect(image)`` matches the frame to the nearest of the scenes and ``empties`` (mean
+        difference of 96 x 54 grey thumbnails); a scene gives all its labelled tiles, an empty
+        table nothing. ``detect_batch`` matches each crop to the nearest face-up tile of any
+        scene (24 x 48 grey look; mean difference <= 12 grey levels, else no spots).
+
+    In both modes a tile's spots are its visible ``spots`` mapped into its crop by the
+    homography of ``vision.geometry.rectify``, as axis-aligned boxes with class PIP_RED
+    (colour 0) or PIP_WHITE; tiles have confidence 0.95 and class 0 (face up) or 1 (back),
+    spots confidence 0.9.
+
+    Args:
+        scenes: sequence of rendered scenes.
+        empties: uint8 (H, W, 3) images of the table without tiles (lossy mode only).
+        drop: ``{(scene index, tile index): spot index}``: that spot is never reported (a
+            missed spot).
+        delay: seconds slept by each ``detect`` call (model latency).
+        lossy: the matching mode above.
+        version: the detectors' ``version`` string (recorded as the model version).
+    """
+
+    def __init__(self, scenes, empties=(), *, drop=None, delay: float = 0.0,
+                 lossy: bool = False, version: str = "fake-ground-truth") -> None:
+        self.version = version
+        self.delay = float(delay)
+        self.lossy = bool(lossy)
+        drop = drop or {}
+        self.frames: list[tuple[np.ndarray, list[np.ndarray], list[int]]] = []
+        self.pips: list[Detections] = []
+        self.by_crop: dict[str, Detections] = {}  # exact mode
+        looks = []  # lossy mode
+        for i, sc in enumerate(scenes):
+            labelled = [t for t in sc.tiles if t.labelled]
+            self.frames.append((sc.image, [t.polygon for t in labelled],
+                                [_tile_class(t) for t in labelled]))
+            for k, t in enumerate(sc.tiles):
+                if not t.labelled or t.state != "face_up":
+                    continue
+                crop, M = rectify(sc.image, t.polygon)
+                boxes, cls = [], []
+                for s, (pts, c, visible) in enumerate(t.spots):
+                    if not visible or drop.get((i, k)) == s:
+                        continue
+                    q = cv2.perspectiveTransform(np.asarray(pts, np.float32)[None], M)[0]
+                    boxes.append(np.r_[q.min(0), q.max(0)])
+                    cls.append(PIP_RED if c == 0 else PIP_WHITE)
+                found = Detections(np.array(boxes, np.float32).reshape(-1, 4),
+                                   np.full(len(boxes), PIP_CONFIDENCE, np.float32), cls)
+                self.pips.append(found)
+                self.by_crop[_sha1(crop)] = found
+                looks.append(_grey(crop, LOOK))
+        self.views: list[tuple[np.ndarray, int | None]] = []  # lossy mode: (thumb, scene)
+        if self.lossy:
+            self.views = [(_grey(img, THUMB), i) for i, (img, _, _) in enumerate(self.frames)]
+            self.views += [(_grey(em, THUMB), None) for em in empties]
+            self._looks = np.stack(looks) if looks else np.zeros((0, LOOK[1], LOOK[0]), np.int16)
+
+    @staticmethod
+    def _tiles(polys, cls) -> Detections:
+        return Detections.from_polygons(np.array(polys, np.float32).reshape(-1, 4, 2),
+                                        np.full(len(polys), TILE_CONFIDENCE, np.float32), cls)
+
+    @staticmethod
+    def _shown(image: np.ndarray, truth: np.ndarray, polygon: np.ndarray) -> bool:
+        """True when >= 99% of the polygon's pixels in ``image`` equal those of ``truth`` (two
+        uint8 (H, W, 3) images of one size)."""
+        h, w = image.shape[:2]
+        x0, y0 = np.floor(polygon.min(0)).astype(int).clip(0)
+        x1, y1 = np.ceil(polygon.max(0)).astype(int) + 1
+        if x0 >= w or y0 >= h:
+            return False
+        m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(m, np.round(polygon - [x0, y0]).astype(np.int32), 1)
+        inside = m[:h - y0, :w - x0] > 0
+        a, b = image[y0:y1, x0:x1][inside], truth[y0:y1, x0:x1][inside]
+        return bool(len(a)) and bool((a == b).all(1).mean() >= 0.99)
+
+    def detect(self, image: np.ndarray) -> Detections:
+        """Tile detections (polygons, class 0 face up / 1 back) for one BGR frame."""
+        if self.delay:
+            time.sleep(self.delay)
+        if self.lossy:
+            th = _grey(image, THUMB)
+            k = int(np.argmin([np.abs(th - v).mean() for v, _ in self.views]))
+            i = self.views[k][1]
+            return Detections.empty() if i is None else self._tiles(*self.frames[i][1:])
+        best: tuple[list, list] = ([], [])
+        for truth, polys, cls in self.frames:
+            if truth.shape != image.shape:
+                continue
+            shown = [j for j, p in enumerate(polys) if self._shown(image, truth, p)]
+            if len(shown) > len(best[0]):
+                best = ([polys[j] for j in shown], [cls[j] for j in shown])
+        return self._tiles(*best)
+
+    def detect_batch(self, crops) -> list[Detections]:
+        """Pip detections (crop pixels) for each rectified tile crop."""
+        if not self.lossy:
+            return [self.by_crop.get(_sha1(c), Detections.empty()) for c in crops]
+        out = []
+        for c in crops:
+            d = np.abs(self._looks - _grey(c, LOOK)[None]).mean((1, 2))
+            k = int(np.argmin(d)) if len(d) else -1
+            out.append(self.pips[k] if k >= 0 and d[k] <= MAX_LOOK_DIFF else Detections.empty())
+        return out
