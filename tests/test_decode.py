@@ -262,3 +262,38 @@ def test_rendered_tiles_with_polygon_error_are_exact_or_unknown():
         exact += got == t.face
         unknown += got is None
     assert exact >= 0.85 * (exact + unknown)
+
+
+# -- the dividing line found where the spots allow one (drawings, small tiles; realdata) -----
+
+def _decode_pts(red_pts, white_pts):
+    pts = np.array(list(red_pts) + list(white_pts), dtype=np.float64)
+    cls = np.array([2] * len(red_pts) + [3] * len(white_pts))
+    return decode_face(pts, cls, np.full(len(pts), 0.9))
+
+
+def test_one_drawn_at_the_end_and_a_three_from_the_midline_reads_1_3():
+    # the 1 at the tile's end, the 3's diagonal starting on the midline (y = 96)
+    face, conf, reads = _decode_pts([(48, 30)], [(70, 95), (48, 130), (26, 165)])
+    assert face == "1-3" and reads["B"]["layout"] == "split"
+    assert conf == pytest.approx(0.9)
+
+
+def test_four_four_with_an_inner_row_inside_the_midline_band_reads_4_4():
+    red = [(30, 30), (66, 30), (30, 80), (66, 80), (30, 101), (66, 101), (30, 155), (66, 155)]
+    face, _, reads = _decode_pts(red, [])
+    assert reads["B"]["midline"] == 2 and face == "4-4"
+
+
+def test_staggered_long_three_three_reads_3_3_and_loses_a_spot_to_unknown():
+    white = [(48, 35), (48, 65), (25, 88), (71, 104), (48, 130), (48, 160)]
+    assert _decode_pts([], white)[0] == "3-3"
+    for k in range(6):
+        face, _, _ = _decode_pts([], white[:k] + white[k + 1:])
+        assert face is None, k  # five white spots also fit 2-3: never a wrong face
+
+
+def test_split_search_respects_half_colours():
+    # a red spot counted in a "2" half: no split may name 1-2 from a 1-3 that lost a spot
+    face, _, reads = _decode_pts([(48, 30)], [(70, 95), (26, 165)])
+    assert face is None

@@ -29,8 +29,11 @@ hold for the usual layouts, independent of where a maker puts them in the half:
   payout.
 
 A face is accepted when read B names one of read A's candidates and both halves pass the shape
-rules, or when read B is undetermined by exactly the 3-3 long pattern (2 / 2 on the midline / 2)
-and read A is exactly 3-3. Anything else -- a missing or extra spot, a red spot read as white,
+rules, or when read B is undetermined by exactly the 3-3 long pattern (2 / 2 on the midline / 2,
+or the staggered variant, :func:`_is_long_33`) and read A is exactly 3-3. When the halves at the
+midline do not confirm read A, the dividing line is searched near the midline
+(:func:`_split_faces`): the face is accepted only when exactly one of read A's candidates is
+named by a split that gives both halves a valid shape (this is what 2-6 vs 3-5 then rests on). Anything else -- a missing or extra spot, a red spot read as white,
 spots on the midline of another face -- gives ``state="unknown"`` with the reason; an unknown
 tile is never settled. Red/white confusions are caught by read A (halves of 1 and 4 are red,
 others white), lost/extra spots by the counts and shapes together.
@@ -169,9 +172,97 @@ def half_shape_ok(points, allow_diagonal_two: bool = False) -> tuple[bool, str |
             break
     if n % 2 == 1 and not centred:
         return False, f"a {n} must have a centre spot"
+    if n == 3:  # a diagonal line: the middle spot on the line through the outer two
+        far = np.unravel_index(np.argmax(np.where(np.isinf(d), -1, d)), d.shape)
+        a, b = p[far[0]], p[far[1]]
+        m = p[[i for i in range(3) if i not in far][0]]
+        ab = b - a
+        off = abs(ab[0] * (m - a)[1] - ab[1] * (m - a)[0]) / max(np.linalg.norm(ab), 1e-9)
+        if off > CENTRE_TOL * spacing:
+            return False, "a 3 must be a line of spots"
     if n % 2 == 0 and centred:
         return False, f"a {n} has no centre spot"
     return True, None
+
+
+#: Fallback split search (see :func:`_split_faces`): the dividing line may lie anywhere within
+#: this fraction of the crop height either side of the midline, and must fall in a gap between
+#: spot rows of at least MIN_SPLIT_GAP of the crop height (so a row is never cut in two).
+SPLIT_RANGE: float = 0.2
+MIN_SPLIT_GAP: float = 0.04
+
+
+#: Red spots a half showing n spots has on casino tiles (rules.md 1): 1 and 4 are red; a 6 is
+#: white except on the Teen (6-6), whose halves are half red.
+_HALF_RED: dict[int, tuple[int, ...]] = {1: (1,), 2: (0,), 3: (0,), 4: (4,), 5: (0,), 6: (0, 3)}
+
+
+def _half_colours_ok(n: int, n_red: int) -> bool:
+    """True when a half of ``n`` spots with ``n_red`` red ones is coloured as on casino tiles."""
+    return n_red in _HALF_RED.get(n, ())
+
+
+def _split_faces(c: np.ndarray, h: float, allow_diagonal_two: bool,
+                 red: np.ndarray | None = None) -> set[str]:
+    """Faces named by every horizontal split of the spots ``c`` (k, 2) (crop px) that lies in a
+    gap near the midline and leaves both halves with a valid shape (:func:`half_shape_ok`).
+
+    Drawings and small tiles do not always centre each half's spots on its own half: a 1 drawn
+    at the tile's end with the 3's diagonal starting at the midline, or a 4's inner row inside
+    the midline band of a 55 px wide tile (../shared/realdata). The dividing line between the
+    halves is then found where the spots allow one, not assumed at y = h / 2."""
+    if len(c) < 2:
+        return set()
+    ys = np.sort(c[:, 1])
+    lo, hi = (0.5 - SPLIT_RANGE) * h, (0.5 + SPLIT_RANGE) * h
+    faces: set[str] = set()
+    for a, b in zip(ys[:-1], ys[1:]):
+        cut = (a + b) / 2
+        if b - a < MIN_SPLIT_GAP * h or not lo <= cut <= hi:
+            continue
+        above = c[:, 1] < cut
+        top, bottom = c[above], c[~above]
+        f = _face_of(len(top), len(bottom)) if len(top) and len(bottom) else None
+        if f is None:
+            continue
+        if red is not None and not (_half_colours_ok(len(top), int(red[above].sum()))
+                                    and _half_colours_ok(len(bottom), int(red[~above].sum()))):
+            continue
+        if half_shape_ok(top, allow_diagonal_two)[0] and half_shape_ok(bottom, allow_diagonal_two)[0]:
+            faces.add(f)
+    return faces
+
+
+def _is_long_33(c: np.ndarray, w: float, h: float) -> bool:
+    """True when six spots ``c`` (6, 2) (crop px) form the 3-3 "long" layout: a pair along the
+    tile's centre line at each end and a pair across the tile near the middle (drawn on the
+    midline, or slightly staggered about it as in one realdata drawing)."""
+    if len(c) != 6:
+        return False
+    p = c[np.argsort(c[:, 1])]
+    end1, middle, end2 = p[:2], p[2:4], p[4:]
+    for pair in (end1, end2):
+        dx, dy = np.abs(pair[1] - pair[0])
+        if not (dx < 0.5 * dy and np.all(np.abs(pair[:, 0] - w / 2) < 0.15 * w)):
+            return False
+    xs = np.sort(middle[:, 0])
+    return bool(np.all(np.abs(middle[:, 1] - h / 2) < 0.12 * h)
+                and xs[0] < w / 2 < xs[1] and xs[1] - xs[0] > 0.3 * w)
+
+
+def _is_long_33_missing_one(c: np.ndarray, w: float, h: float) -> bool:
+    """True when five spots ``c`` (5, 2) look like the 3-3 long layout with one middle spot
+    lost (a centred pair at each end, one spot off-centre near the middle): such a tile must
+    stay unknown rather than be read as the 2-3 the five white spots also fit."""
+    if len(c) != 5:
+        return False
+    p = c[np.argsort(c[:, 1])]
+    end1, middle, end2 = p[:2], p[2], p[3:]
+    for pair in (end1, end2):
+        dx, dy = np.abs(pair[1] - pair[0])
+        if not (dx < 0.5 * dy and np.all(np.abs(pair[:, 0] - w / 2) < 0.15 * w)):
+            return False
+    return bool(abs(middle[1] - h / 2) < 0.12 * h and abs(middle[0] - w / 2) > 0.1 * w)
 
 
 def _face_of(a: int, b: int) -> str | None:
@@ -250,19 +341,32 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
         reason = "no spots found"
     elif not cand:
         reason = f"read A: no face has {red} red and {white} white spots"
-    elif layout == "long":
+    elif layout == "long" or (cand == ("3-3",) and _is_long_33(c, w, h)):
         if cand == ("3-3",):
             face = "3-3"
+            reads["B"]["layout"] = "long"
         else:
             reason = f"read B: 3-3 long layout but read A says {'/'.join(cand)}"
-    elif b_face is None:
-        reason = (f"read B: halves {top}/{bottom} with {on_mid} on the midline name no face")
-    elif b_face in cand and shape_why is not None:
-        reason = f"read B: {b_face} but {shape_why}"
-    elif b_face in cand:
+    elif b_face in cand and shape_why is None:
         face = b_face
     else:
-        reason = f"reads disagree: A {'/'.join(cand)} ({red} red, {white} white), B {b_face}"
+        # the halves at y = h/2 do not confirm read A: look for the dividing line where the
+        # spots allow one (drawings and small tiles, see _split_faces); still both reads agree
+        split = _split_faces(c, h, allow_diagonal_two, cls == PIP_RED) & set(cand)
+        reads["B"]["split_faces"] = sorted(split)
+        if _is_long_33_missing_one(c, w, h):
+            reason = "read B: a 3-3 long layout missing a spot (five white spots)"
+        elif len(split) == 1:
+            face = split.pop()
+            reads["B"]["layout"] = "split"
+        elif len(split) > 1:
+            reason = f"read B: both {' and '.join(sorted(split))} fit the spots"
+        elif b_face is None:
+            reason = (f"read B: halves {top}/{bottom} with {on_mid} on the midline name no face")
+        elif b_face in cand:
+            reason = f"read B: {b_face} but {shape_why}"
+        else:
+            reason = f"reads disagree: A {'/'.join(cand)} ({red} red, {white} white), B {b_face}"
     reads["reason"] = reason
     confidence = float(conf.min()) if face is not None else 0.0
     return face, confidence, reads
