@@ -450,6 +450,65 @@ def finalize(cfg: dict | str | Path, save_dir: str | Path, out_dir: Path = Path(
     return meta
 
 
+def onnx_parity(weights: str | Path, onnx_path: str | Path, images: list[str | Path], *,
+                conf: float = 0.25, iou: float = 0.5) -> dict:
+    """Compare ultralytics ``.pt`` inference with onnxruntime on the exported ``.onnx``.
+
+    Both get the same letterboxed ``S x S`` input (S from the ONNX input shape), so any
+    difference is the export's. Boxes are matched as sets (nearest box both ways); OBB boxes are
+    compared as ``cx, cy, long side, short side`` (the ONNX rows are not regularised).
+
+    Args:
+        weights: ``.pt`` file; onnx_path: ``.onnx`` file (NMS in graph); images: image files.
+        conf: confidence threshold for both (fraction); iou: NMS IoU of the ``.pt`` run.
+
+    Returns:
+        dict: ``images`` (count), ``count_mismatches`` (images where the numbers of boxes
+        differ), ``max_abs_diff_px`` (largest matched coordinate difference, letterbox pixels;
+        None when nothing was detected).
+    """
+    import cv2
+    import numpy as np
+    import onnxruntime as ort
+
+    _offline_env()
+    from ultralytics import YOLO
+
+    sess = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    size = int(sess.get_inputs()[0].shape[2])
+    model = YOLO(str(weights))
+    obb = model.task == "obb"
+    worst, mismatches = None, 0
+    for f in images:
+        img = cv2.imread(str(f))
+        h, w = img.shape[:2]
+        r = min(size / h, size / w)
+        nw, nh = int(round(w * r)), int(round(h * r))
+        dw, dh = (size - nw) / 2, (size - nh) / 2
+        im = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_LINEAR) if (nw, nh) != (w, h) else img
+        im = cv2.copyMakeBorder(im, int(round(dh - 0.1)), int(round(dh + 0.1)),
+                                int(round(dw - 0.1)), int(round(dw + 0.1)),
+                                cv2.BORDER_CONSTANT, value=(114, 114, 114))
+        x = np.ascontiguousarray(im[:, :, ::-1].transpose(2, 0, 1)[None], dtype=np.float32) / 255
+        out = sess.run(None, {sess.get_inputs()[0].name: x})[0][0]
+        out = out[out[:, 4] >= conf]
+        res = model.predict(im, imgsz=size, conf=conf, iou=iou, verbose=False, device="cpu")[0]
+        if obb:
+            a = out[:, :4]
+            b = res.obb.xywhr.cpu().numpy()[:, :4]
+            canon = lambda q: np.stack([q[:, 0], q[:, 1], q[:, 2:4].max(1), q[:, 2:4].min(1)], 1)  # noqa: E731
+            a, b = canon(a), canon(b)
+        else:
+            a, b = out[:, :4], res.boxes.xyxy.cpu().numpy()
+        mismatches += int(len(a) != len(b))
+        if len(a) and len(b):
+            d = np.abs(a[:, None, :] - b[None, :, :]).max(-1)
+            diff = float(max(d.min(1).max(), d.min(0).max()))
+            worst = diff if worst is None else max(worst, diff)
+    return {"images": len(images), "count_mismatches": mismatches,
+            "max_abs_diff_px": None if worst is None else round(worst, 5)}
+
+
 def _resumable(ckpt: Path) -> bool:
     """True when ``ckpt`` is an unfinished ultralytics checkpoint (has optimizer state)."""
     import torch
@@ -474,8 +533,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--finalize", action="store_true",
                     help="no training: copy/export runs/train/<name> as it stands")
+    ap.add_argument("--parity", type=int, default=0, metavar="N",
+                    help="no training: compare models/<name>.pt and .onnx on N val images "
+                         "(result added to models/<name>.json)")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout)
+    if a.parity:
+        import yaml
+
+        cfg = load_config(a.config)
+        data = yaml.safe_load(_resolved_data_yaml(Path(cfg["data"]), RUNS_DIR, cfg["name"]).read_text())
+        val = Path(data["path"]) / data["val"]
+        imgs = sorted(p for p in val.iterdir() if p.suffix.lower() in (".jpg", ".png"))
+        step = max(1, len(imgs) // a.parity)
+        out = Path(a.out)
+        res = onnx_parity(out / f"{cfg['name']}.pt", out / f"{cfg['name']}.onnx",
+                          imgs[::step][: a.parity])
+        js = out / f"{cfg['name']}.json"
+        if js.is_file():
+            meta = json.loads(js.read_text())
+            meta["onnx_parity"] = res
+            js.write_text(json.dumps(meta, indent=2) + "\n")
+        print(json.dumps(res))
+        return 0
     if a.finalize:
         _offline_env()
         cfg = load_config(a.config)
