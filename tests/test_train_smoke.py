@@ -93,7 +93,7 @@ def trained(tmp_path_factory):
             "name": name, "task": task, "model": model, "data": str(data[name]),
             "imgsz": imgsz, "epochs": 1, "batch": 4, "seed": 0, "workers": 0, "threads": 2,
             "train": {"mosaic": 0.0, "val": True},
-            "export": {"nms": True, "simplify": False}}))
+            "export": {"nms": True, "simplify": False, "agnostic_nms": task == "obb"}}))
         results[name] = vt.train(cfg, out_dir=tmp / "models", runs_dir=tmp / "runs")
         results[name + "_cfg"] = cfg
     return tmp, results
@@ -132,6 +132,29 @@ def test_finalize_from_run_folder_validates_and_exports(trained):
     assert meta["epochs_run"] == 1
     assert set(meta["metrics_synthetic_val"]) == {"precision", "recall", "mAP50", "mAP50-95"}
     assert all(0.0 <= v <= 1.0 for v in meta["metrics_synthetic_val"].values())
+
+
+@pytest.mark.slow
+def test_reexport_raw_rectangular_matches_torch(trained, tmp_path):
+    """Re-export the pip weights without NMS at the crop's own 64 x 32 shape: the ONNX output
+    is the PyTorch forward pass (same input tensor), and the JSON describes it."""
+    import shutil
+
+    tmp, results = trained
+    for ext in (".pt", ".json"):
+        shutil.copy(tmp / "models" / f"pips{ext}", tmp_path / f"pips{ext}")
+    cfg = vt.load_config(results["pips_cfg"])
+    cfg["export"].update(nms=False, imgsz=[64, 32])
+    meta = vt.reexport(cfg, tmp_path)
+    assert meta["onnx_layout"]["input"]["shape"] == [1, 3, 64, 32]
+    n_anchor = 8 * 4 + 4 * 2 + 2 * 1
+    assert meta["onnx_layout"]["output"]["shape"] == [1, 6, n_anchor]
+    sess = ort.InferenceSession(str(tmp_path / "pips.onnx"), providers=["CPUExecutionProvider"])
+    assert list(sess.get_outputs()[0].shape) == [1, 6, n_anchor]
+    val = sorted(p for p in tmp.glob("pips/images/*/*") if p.suffix in (".jpg", ".png"))
+    res = vt.onnx_parity(tmp_path / "pips.pt", tmp_path / "pips.onnx", val[:2])
+    assert res["layout"] == "raw" and res["images"] == 2
+    assert res["max_abs_diff"] < 1e-2
 
 
 def test_missing_config_names_the_path(tmp_path):

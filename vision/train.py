@@ -42,7 +42,7 @@ from pathlib import Path
 
 from scoring.errors import InputError
 
-__all__ = ["train", "finalize", "export_onnx", "load_config", "onnx_layout", "RUNS_DIR"]
+__all__ = ["train", "finalize", "reexport", "onnx_parity", "export_onnx", "load_config", "onnx_layout", "RUNS_DIR"]
 
 RUNS_DIR = Path("runs") / "train"
 
@@ -118,7 +118,8 @@ def load_config(config_path: str | Path) -> dict:
     return cfg
 
 
-def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300) -> dict:
+def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300,
+                agnostic_nms: bool = False) -> dict:
     """Describe the exported ONNX model's input and output tensors.
 
     Args:
@@ -127,6 +128,7 @@ def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300)
         n_classes: number of classes of the model.
         imgsz: input size, pixels: an int (square) or ``[height, width]``.
         max_det: rows of the NMS output.
+        agnostic_nms: NMS across classes (recorded in the note).
 
     Returns:
         dict with ``input`` and ``output`` descriptions (names, shapes, column meanings).
@@ -141,7 +143,8 @@ def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300)
         else:
             cols = ["x1", "y1", "x2", "y2", "confidence", "class_id"]
         out = {"name": "output0", "shape": [1, max_det, len(cols)], "columns": cols,
-               "note": "rows after NMS sorted by confidence; unused rows are all zero "
+               "note": "rows after " + ("class-agnostic" if agnostic_nms else "class-wise")
+                       + " NMS sorted by confidence; unused rows are all zero "
                        "(confidence 0); confidence already >= export conf"}
     else:
         n_anchor = sum((ih // s) * (iw // s) for s in (8, 16, 32))
@@ -196,7 +199,7 @@ def _metrics(results: dict | None) -> dict:
 
 def export_onnx(weights: str | Path, imgsz, out_path: str | Path, *, nms: bool = True,
                 conf: float = 0.05, iou: float = 0.5, opset: int = 17, simplify: bool = True,
-                max_det: int = 300) -> Path:
+                max_det: int = 300, agnostic_nms: bool = False) -> Path:
     """Export trained weights to an ONNX file with a fixed input shape (batch 1).
 
     Args:
@@ -211,6 +214,8 @@ def export_onnx(weights: str | Path, imgsz, out_path: str | Path, *, nms: bool =
         opset: ONNX opset.
         simplify: run onnxslim on the graph.
         max_det: rows of the NMS output.
+        agnostic_nms: in-graph NMS across classes (a tile is face up OR face down: one box per
+            tile) instead of per class.
 
     Returns:
         Path of the written ONNX file.
@@ -222,7 +227,7 @@ def export_onnx(weights: str | Path, imgsz, out_path: str | Path, *, nms: bool =
     imgsz = int(imgsz) if isinstance(imgsz, (int, float)) else [int(v) for v in imgsz]
     produced = model.export(format="onnx", imgsz=imgsz, nms=nms, conf=conf, iou=iou,
                             opset=opset, simplify=simplify, dynamic=False, max_det=max_det,
-                            device="cpu", half=False, batch=1)
+                            device="cpu", half=False, batch=1, agnostic_nms=bool(agnostic_nms))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     if Path(produced).resolve() != out_path.resolve():
@@ -429,7 +434,8 @@ def finalize(cfg: dict | str | Path, save_dir: str | Path, out_dir: Path = Path(
         "onnx": str(onnx_path),
         "checkpoint": str(ck_info) if ck_info else None,
         "onnx_layout": onnx_layout(cfg["task"], bool(ex["nms"]), len(names),
-                                   export_imgsz, int(ex["max_det"])),
+                                   export_imgsz, int(ex["max_det"]),
+                                   bool(ex.get("agnostic_nms", False))),
         "export": ex,
         "config": dict(cfg),
         "seed": int(cfg["seed"]),
@@ -450,21 +456,62 @@ def finalize(cfg: dict | str | Path, save_dir: str | Path, out_dir: Path = Path(
     return meta
 
 
+def reexport(cfg: dict | str | Path, out_dir: Path = Path("models")) -> dict:
+    """Export ``out_dir/<name>.pt`` to ONNX again with the config's current ``export`` settings
+    (no training, no validation) and update ``input``/``output`` facts in ``<name>.json``.
+
+    Raises:
+        InputError: ``<name>.pt`` is missing.
+    """
+    if not isinstance(cfg, dict):
+        cfg = load_config(cfg)
+    name = cfg["name"]
+    out_dir = Path(out_dir)
+    weights = out_dir / f"{name}.pt"
+    if not weights.is_file():
+        raise InputError(f"no weights to export: {str(weights)!r}")
+    ex = dict(cfg["export"])
+    export_imgsz = ex.pop("imgsz", None) or int(cfg["imgsz"])
+    onnx_path = export_onnx(weights, export_imgsz, out_dir / f"{name}.onnx", **ex)
+    js = out_dir / f"{name}.json"
+    meta = json.loads(js.read_text()) if js.is_file() else {"name": name, "task": cfg["task"]}
+    from ultralytics import YOLO
+
+    names = [str(v) for _, v in sorted(dict(YOLO(str(weights)).names).items())]
+    meta.update({
+        "class_names": names,
+        "names": dict(enumerate(names)),
+        "imgsz": export_imgsz,
+        "onnx": str(onnx_path),
+        "onnx_layout": onnx_layout(cfg["task"], bool(ex["nms"]), len(names), export_imgsz,
+                                   int(ex["max_det"]), bool(ex.get("agnostic_nms", False))),
+        "export": {**ex, "imgsz": export_imgsz},
+        "reexported_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    })
+    meta.pop("onnx_parity", None)  # belonged to the previous graph
+    js.write_text(json.dumps(meta, indent=2) + "\n")
+    log.info("reexport %s: %s", name, onnx_path)
+    return meta
+
+
 def onnx_parity(weights: str | Path, onnx_path: str | Path, images: list[str | Path], *,
                 conf: float = 0.25, iou: float = 0.5) -> dict:
     """Compare ultralytics ``.pt`` inference with onnxruntime on the exported ``.onnx``.
 
-    Both get the same letterboxed ``S x S`` input (S from the ONNX input shape), so any
-    difference is the export's. Boxes are matched as sets (nearest box both ways); OBB boxes are
-    compared as ``cx, cy, long side, short side`` (the ONNX rows are not regularised).
+    Both get the same letterboxed input (the ONNX input's H x W), so any difference is the
+    export's. NMS-in-graph exports: boxes above ``conf`` are matched as sets (nearest box both
+    ways) against ``YOLO.predict``; OBB boxes are compared as ``cx, cy, long side, short side``
+    (the ONNX rows are not regularised). Raw exports (``(1, C, anchors)``): the whole output
+    tensor against the PyTorch model's forward pass.
 
     Args:
-        weights: ``.pt`` file; onnx_path: ``.onnx`` file (NMS in graph); images: image files.
+        weights: ``.pt`` file; onnx_path: ``.onnx`` file; images: image files.
         conf: confidence threshold for both (fraction); iou: NMS IoU of the ``.pt`` run.
 
     Returns:
-        dict: ``images`` (count), ``count_mismatches`` (images where the numbers of boxes
-        differ), ``max_abs_diff_px`` (largest matched coordinate difference, letterbox pixels;
+        dict: ``images`` (count), ``layout`` ("nms" or "raw"), ``count_mismatches`` (images
+        where the numbers of boxes differ; raw: 0), ``max_abs_diff`` (largest matched coordinate
+        difference in input pixels; raw: largest element difference of the output tensor;
         None when nothing was detected).
     """
     import cv2
@@ -472,32 +519,42 @@ def onnx_parity(weights: str | Path, onnx_path: str | Path, images: list[str | P
     import onnxruntime as ort
 
     _offline_env()
+    import torch
     from ultralytics import YOLO
 
     sess = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
-    size = int(sess.get_inputs()[0].shape[2])
+    H, W = (int(v) for v in sess.get_inputs()[0].shape[2:4])
     model = YOLO(str(weights))
     obb = model.task == "obb"
-    worst, mismatches = None, 0
+    net = None
+    worst, mismatches, layout = None, 0, "nms"
     for f in images:
         img = cv2.imread(str(f))
         h, w = img.shape[:2]
-        r = min(size / h, size / w)
+        r = min(H / h, W / w)
         nw, nh = int(round(w * r)), int(round(h * r))
-        dw, dh = (size - nw) / 2, (size - nh) / 2
+        dw, dh = (W - nw) / 2, (H - nh) / 2
         im = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_LINEAR) if (nw, nh) != (w, h) else img
         im = cv2.copyMakeBorder(im, int(round(dh - 0.1)), int(round(dh + 0.1)),
                                 int(round(dw - 0.1)), int(round(dw + 0.1)),
                                 cv2.BORDER_CONSTANT, value=(114, 114, 114))
         x = np.ascontiguousarray(im[:, :, ::-1].transpose(2, 0, 1)[None], dtype=np.float32) / 255
-        out = sess.run(None, {sess.get_inputs()[0].name: x})[0][0]
-        out = out[out[:, 4] >= conf]
-        res = model.predict(im, imgsz=size, conf=conf, iou=iou, verbose=False, device="cpu")[0]
+        raw = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+        if raw.shape[1] < raw.shape[2]:  # (1, 4 + nc [+ 1], anchors): no NMS in the graph
+            layout = "raw"
+            if net is None:
+                net = model.model.float().fuse().eval()
+            with torch.no_grad():
+                ref = net(torch.from_numpy(x))
+            ref = (ref[0] if isinstance(ref, (tuple, list)) else ref).numpy()
+            diff = float(np.abs(ref - raw).max())
+            worst = diff if worst is None else max(worst, diff)
+            continue
+        out = raw[0][raw[0][:, 4] >= conf]
+        res = model.predict(im, imgsz=(H, W), conf=conf, iou=iou, verbose=False, device="cpu")[0]
         if obb:
-            a = out[:, :4]
-            b = res.obb.xywhr.cpu().numpy()[:, :4]
             canon = lambda q: np.stack([q[:, 0], q[:, 1], q[:, 2:4].max(1), q[:, 2:4].min(1)], 1)  # noqa: E731
-            a, b = canon(a), canon(b)
+            a, b = canon(out[:, :4]), canon(res.obb.xywhr.cpu().numpy()[:, :4])
         else:
             a, b = out[:, :4], res.boxes.xyxy.cpu().numpy()
         mismatches += int(len(a) != len(b))
@@ -505,8 +562,8 @@ def onnx_parity(weights: str | Path, onnx_path: str | Path, images: list[str | P
             d = np.abs(a[:, None, :] - b[None, :, :]).max(-1)
             diff = float(max(d.min(1).max(), d.min(0).max()))
             worst = diff if worst is None else max(worst, diff)
-    return {"images": len(images), "count_mismatches": mismatches,
-            "max_abs_diff_px": None if worst is None else round(worst, 5)}
+    return {"images": len(images), "layout": layout, "count_mismatches": mismatches,
+            "max_abs_diff": None if worst is None else round(worst, 6)}
 
 
 def _resumable(ckpt: Path) -> bool:
@@ -533,11 +590,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--finalize", action="store_true",
                     help="no training: copy/export runs/train/<name> as it stands")
+    ap.add_argument("--export-only", action="store_true",
+                    help="no training: export models/<name>.pt to ONNX again with the config's "
+                         "current export settings (updates models/<name>.json)")
     ap.add_argument("--parity", type=int, default=0, metavar="N",
                     help="no training: compare models/<name>.pt and .onnx on N val images "
                          "(result added to models/<name>.json)")
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout)
+    if a.export_only:
+        _offline_env()
+        meta = reexport(a.config, Path(a.out))
+        print(json.dumps(meta["onnx_layout"]))
+        if not a.parity:
+            return 0
     if a.parity:
         import yaml
 
