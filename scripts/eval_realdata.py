@@ -54,7 +54,7 @@ def _half_pair(tile: dict) -> str | None:
 
 def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onnx",
              min_confidence: float = 0.5, progress: bool = True, tile_detector=None,
-             pip_detector=None) -> dict:
+             pip_detector=None, pad: float = 0.0) -> dict:
     """Per-folder results (see module docstring) as a JSON-ready dict."""
     from scoring.errors import InputError
     from vision import MODELS_DIR
@@ -67,7 +67,7 @@ def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onn
     paths = [str(realdata / r["file"]) for r in records]
     results = identify(paths, models_dir=models_dir or MODELS_DIR, backend=backend,
                        min_confidence=min_confidence, progress=progress, with_reads=True,
-                       tile_detector=tile_detector, pip_detector=pip_detector)
+                       tile_detector=tile_detector, pip_detector=pip_detector, pad=pad)
     by_image = {r["image"]: r["tiles"] for r in results}
     folders: dict[str, dict] = {}
     for rec, path in zip(records, paths):
@@ -173,13 +173,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", type=Path, default=None)
     ap.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx")
     ap.add_argument("--min-confidence", type=float, default=0.5)
+    ap.add_argument("--pad", type=float, default=0.0,
+                    help="context border for close-ups (fraction of the longer side)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     try:
         if not args.realdata.is_dir():
             raise InputError(f"realdata folder not found: {args.realdata}")
         res = evaluate(args.realdata, args.models, args.backend, args.min_confidence,
-                       progress=not args.json)
+                       progress=not args.json, pad=args.pad)
     except InputError as exc:
         print(f"eval_realdata: error: {exc}", file=sys.stderr)
         return 2

@@ -617,14 +617,43 @@ def _fallback_draw(image: np.ndarray, view: dict) -> np.ndarray:
 # ---------------------------------------------------------------------- identify
 
 
+def context_pad(image: np.ndarray, fraction: float) -> tuple[np.ndarray, int]:
+    """Add a border of ``fraction`` x the image's longer side around ``image``, filled with the
+    median colour of its outermost pixels.
+
+    A close-up whose tile fills the whole picture (a catalogue photo, a single-tile drawing)
+    lies outside the tile model's training range (close-ups fill 40-95 % of the frame, see
+    vision/synth.py); the border puts it back inside without changing any pixel of the tile.
+
+    Args:
+        image: uint8 (H, W, 3) BGR.
+        fraction: border width as a fraction of max(H, W) (0 = none).
+
+    Returns:
+        ``(padded image, border px)``; detections on the padded image map back by subtracting
+        the border from x and y.
+    """
+    import cv2
+
+    b = int(round(float(fraction) * max(image.shape[:2])))
+    if b <= 0:
+        return image, 0
+    ring = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]]).reshape(-1, 3)
+    colour = [int(v) for v in np.median(ring, axis=0)]
+    return cv2.copyMakeBorder(image, b, b, b, b, cv2.BORDER_CONSTANT, value=colour), b
+
+
 def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
              backend: str = "onnx", min_confidence: float = 0.5, tile_detector=None,
-             pip_detector=None, progress: bool = False, with_reads: bool = False) -> list[dict]:
+             pip_detector=None, progress: bool = False, with_reads: bool = False,
+             pad: float = 0.0) -> list[dict]:
     """Identify the tiles in still images.
 
     Args:
         paths: image files, folders or globs (each expanded by :func:`vision.capture.open_source`).
         with_reads: add each tile's decoder evidence (``"reads"``: read A/B counts, reason).
+        pad: context border for close-ups (:func:`context_pad`), fraction of the longer side;
+            results are in the original image's pixels (clipped to it).
 
     Returns:
         ``[{"image": path, "tiles": [{"face": "1-5" | None, "state": "face_up|face_down|unknown",
@@ -650,10 +679,16 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
     for s in sources:
         with s:
             for fr in s:
-                dets = pipe.detect(fr.image)
-                reads, _ = pipe.decode(fr.image, dets, use_cache=False)
+                image, border = context_pad(fr.image, pad)
+                dets = pipe.detect(image)
+                reads, _ = pipe.decode(image, dets, use_cache=False)
+                h, w = fr.image.shape[:2]
                 tiles = []
                 for r in reads:
+                    if border:
+                        r.polygon = np.asarray(r.polygon, np.float32) - border
+                        r.xyxy = np.clip(np.asarray(r.xyxy, np.float32) - border,
+                                         0, [w, h, w, h]).astype(np.float32)
                     d = r.to_dict()
                     if with_reads:
                         d["reads"] = r.reads

@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from scoring.errors import InputError
+
 
 def _common(p) -> None:
     p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
@@ -29,6 +31,9 @@ def register(sub) -> None:
                        description="Detect every tile in each image and read its face "
                                    "(unknown when the spot reads disagree).")
     p.add_argument("images", nargs="+", metavar="IMAGE", help="image files, folders or globs")
+    p.add_argument("--pad", type=float, default=0.0, metavar="FRACTION",
+                   help="context border for close-ups whose tile fills the picture, as a "
+                        "fraction of the longer side (e.g. 0.25; default 0)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--min-confidence", type=float, default=0.5,
                    help="faces below this confidence are unknown (default 0.5)")
@@ -93,8 +98,10 @@ def _identify(args) -> int:
     from vision.pipeline import identify
 
     _check_conf(args.min_confidence)
+    if not 0.0 <= args.pad <= 2.0:
+        raise InputError(f"--pad must be a fraction in [0, 2], got {args.pad}")
     res = identify(args.images, models_dir=_models(args), backend=args.backend,
-                   min_confidence=args.min_confidence, progress=not args.json)
+                   min_confidence=args.min_confidence, progress=not args.json, pad=args.pad)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
