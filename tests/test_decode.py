@@ -152,7 +152,7 @@ def test_no_spots_and_bad_classes():
 
 def test_half_shape_rules():
     assert half_shape_ok([[10, 10], [30, 11]])[0]          # across
-    assert half_shape_ok([[20, 10], [21, 30]])[0]          # along
+    assert not half_shape_ok([[20, 10], [21, 30]])[0]      # along: two spots of a shifted 3
     assert not half_shape_ok([[10, 10], [30, 30]])[0]      # diagonal pair
     assert half_shape_ok([[10, 10], [30, 30]], allow_diagonal_two=True)[0]
     assert half_shape_ok([[10, 10], [20, 20], [30, 30]])[0]

@@ -21,9 +21,9 @@ hold for the usual layouts, independent of where a maker puts them in the half:
 * odd counts (3, 5) have a spot at the centre of the others (the diagonal's middle, the
   quincunx's centre); even counts (4, 6) have none -- a 6 missing a spot, or a 5 with an extra
   one, fails this;
-* a 2 is an axis-aligned pair: across the tile (|dy| < 0.5 |dx| in the upright crop, as on
-  every Chinese set in ../shared/realdata) or along it (|dx| < 0.5 |dy|); a 3 missing its
-  centre (a diagonal pair) or a corner fails this. A *diagonal* 2 (western dies, and one style of
+* a 2 is a pair across the tile (|dy| < 0.5 |dx| in the upright crop, as on every Chinese set
+  in ../shared/realdata); a 3 missing its centre (a diagonal pair) or a corner fails this, and
+  so does a pair along the tile, which is what an outline shifted along the tile shows of a 3. A *diagonal* 2 (western dies, and one style of
   vision.synth) is geometrically the same as a 3 whose centre spot was missed, so it is read as
   unknown unless ``allow_diagonal_two=True`` -- an unknown is a cost, a wrong face a wrong
   payout.
@@ -156,9 +156,11 @@ def half_shape_ok(points, allow_diagonal_two: bool = False) -> tuple[bool, str |
         return True, None
     if n == 2:
         dx, dy = np.abs(p[1] - p[0])
-        if allow_diagonal_two or dy < 0.5 * dx or dx < 0.5 * dy:
+        if allow_diagonal_two or dy < 0.5 * dx:
             return True, None
-        return False, "a diagonal 2 (or a 3 missing a spot)"
+        # Pai gow sets draw the 2 across the tile (every Chinese set in ../shared/realdata); a
+        # pair along the tile is what a shifted outline shows of a 3 (two of its diagonal).
+        return False, "a 2 must lie across the tile (a 3 missing a spot?)"
     d = np.linalg.norm(p[:, None, :] - p[None, :, :], axis=-1)
     np.fill_diagonal(d, np.inf)
     spacing = float(np.median(d.min(1)))
@@ -367,9 +369,34 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
             reason = f"read B: {b_face} but {shape_why}"
         else:
             reason = f"reads disagree: A {'/'.join(cand)} ({red} red, {white} white), B {b_face}"
+    if face is not None and reads["B"].get("layout") != "long":
+        crowd = _crowds_midline(c, h, margin)
+        if crowd is not None:
+            reason = (f"read {face}, but the {crowd} half's spots crowd the midline: the tile "
+                      "outline may be shifted along the tile")
+            face = None
     reads["reason"] = reason
     confidence = float(conf.min()) if face is not None else 0.0
     return face, confidence, reads
+
+
+#: A half of 1-3 spots sits centred in its half or toward the tile's end (real sets move the 1
+#: and 2 outward), never toward the midline: a centroid beyond this fraction of the half's
+#: length from the tile's end means the outline is shifted (a 4-5 cut after the 5's first row
+#: shows a "2" against the midline and would read 2-4).
+MIDLINE_CROWD: float = 0.68
+
+
+def _crowds_midline(c: np.ndarray, h: float, margin: float) -> str | None:
+    """"top" or "bottom" when that half (1-3 spots) crowds the midline, else None."""
+    by = h * margin / (1 + 2 * margin)
+    half = (h - 2 * by) / 2
+    for name, sel, depth in (("top", c[:, 1] < h / 2, lambda y: (y - by) / half),
+                             ("bottom", c[:, 1] > h / 2, lambda y: (h - by - y) / half)):
+        n = int(sel.sum())
+        if 1 <= n <= 3 and depth(float(c[sel, 1].mean())) > MIDLINE_CROWD:
+            return name
+    return None
 
 
 def run_pip_detector(pip_detector, crops: Sequence[np.ndarray]) -> list[Detections]:
@@ -447,12 +474,36 @@ def decode_tiles(frame: np.ndarray, tile_dets: Detections, pip_detector,
     return [r for r in reads if r is not None]
 
 
+#: Long side / short side a tile outline must have to be read (pai gow tiles are about 2:1;
+#: drawings up to ~2.8). An outline that covers a tile and a half, or half a tile, can hold
+#: spots that look like another valid face (a 4-5 cut after the 5's first row reads 2-4), so
+#: such outlines are never decoded.
+TILE_ASPECT_RANGE: tuple[float, float] = (1.6, 3.2)
+
+
+def tile_aspect(polygon) -> float:
+    """Mean long side / mean short side of a tile outline (4, 2) px (any corner order)."""
+    p = np.asarray(polygon, dtype=np.float64).reshape(4, 2)
+    sides = np.linalg.norm(p - np.roll(p, -1, axis=0), axis=1)
+    a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    return float(max(a, b) / max(min(a, b), 1e-9))
+
+
 def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
                    min_confidence: float = 0.5, allow_diagonal_two: bool = False) -> TileRead:
-    """The :class:`TileRead` of one face-up tile from its spot detections (crop px)."""
+    """The :class:`TileRead` of one face-up tile from its spot detections (crop px).
+
+    A tile outline whose aspect (:func:`tile_aspect`) is outside :data:`TILE_ASPECT_RANGE`
+    is read as unknown whatever its spots say."""
     centres = (pips.xyxy[:, :2] + pips.xyxy[:, 2:]) / 2 if len(pips) else np.zeros((0, 2))
     face, conf, reads = decode_face(centres, pips.class_id, pips.confidence,
                                     allow_diagonal_two=allow_diagonal_two)
+    aspect = tile_aspect(polygon)
+    reads["aspect"] = round(aspect, 2)
+    if face is not None and not TILE_ASPECT_RANGE[0] <= aspect <= TILE_ASPECT_RANGE[1]:
+        reads["reason"] = (f"tile outline {aspect:.2f}:1 is not tile-shaped "
+                           f"(read {face}; {TILE_ASPECT_RANGE[0]}-{TILE_ASPECT_RANGE[1]} expected)")
+        face = None
     reason = reads.get("reason")
     if face is not None:
         conf = min(conf, float(tile_confidence))

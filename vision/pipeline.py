@@ -618,8 +618,10 @@ def _fallback_draw(image: np.ndarray, view: dict) -> np.ndarray:
 
 
 def context_pad(image: np.ndarray, fraction: float) -> tuple[np.ndarray, int]:
-    """Add a border of ``fraction`` x the image's longer side around ``image``, filled with the
-    median colour of its outermost pixels.
+    """Add a border of ``fraction`` x the image's longer side around ``image``, filled with
+    neutral grey (128, as transparent pixels are composited by :mod:`vision.capture`): a dark
+    tile and a light tile both stand out from it, where a border of the picture's own edge
+    colour would hide a black tile filling a black picture.
 
     A close-up whose tile fills the whole picture (a catalogue photo, a single-tile drawing)
     lies outside the tile model's training range (close-ups fill 40-95 % of the frame, see
@@ -638,9 +640,7 @@ def context_pad(image: np.ndarray, fraction: float) -> tuple[np.ndarray, int]:
     b = int(round(float(fraction) * max(image.shape[:2])))
     if b <= 0:
         return image, 0
-    ring = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]]).reshape(-1, 3)
-    colour = [int(v) for v in np.median(ring, axis=0)]
-    return cv2.copyMakeBorder(image, b, b, b, b, cv2.BORDER_CONSTANT, value=colour), b
+    return cv2.copyMakeBorder(image, b, b, b, b, cv2.BORDER_CONSTANT, value=(128, 128, 128)), b
 
 
 def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
