@@ -54,7 +54,7 @@ def _half_pair(tile: dict) -> str | None:
 
 def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onnx",
              min_confidence: float = 0.5, progress: bool = True, tile_detector=None,
-             pip_detector=None, pad: float = 0.0) -> dict:
+             pip_detector=None, pad: float = 0.0, single: bool = False) -> dict:
     """Per-folder results (see module docstring) as a JSON-ready dict."""
     from scoring.errors import InputError
     from vision import MODELS_DIR
@@ -64,10 +64,14 @@ def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onn
     if not labels_path.is_file():
         raise InputError(f"labels file not found: {labels_path}")
     records = [json.loads(line) for line in labels_path.read_text().splitlines() if line.strip()]
+    if single:  # one tile per picture: only the single-tile (chinese) folders qualify
+        records = [r for r in records if r.get("tile_style") == "chinese"
+                   and len(r.get("tiles") or []) == 1]
     paths = [str(realdata / r["file"]) for r in records]
     results = identify(paths, models_dir=models_dir or MODELS_DIR, backend=backend,
                        min_confidence=min_confidence, progress=progress, with_reads=True,
-                       tile_detector=tile_detector, pip_detector=pip_detector, pad=pad)
+                       tile_detector=tile_detector, pip_detector=pip_detector, pad=pad,
+                       single=single)
     by_image = {r["image"]: r["tiles"] for r in results}
     folders: dict[str, dict] = {}
     for rec, path in zip(records, paths):
@@ -175,13 +179,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-confidence", type=float, default=0.5)
     ap.add_argument("--pad", type=float, default=0.0,
                     help="context border for close-ups (fraction of the longer side)")
+    ap.add_argument("--single", action="store_true",
+                    help="single-tile folders only: tile outline from the picture (identify --single)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     try:
         if not args.realdata.is_dir():
             raise InputError(f"realdata folder not found: {args.realdata}")
         res = evaluate(args.realdata, args.models, args.backend, args.min_confidence,
-                       progress=not args.json, pad=args.pad)
+                       progress=not args.json, pad=args.pad, single=args.single)
     except InputError as exc:
         print(f"eval_realdata: error: {exc}", file=sys.stderr)
         return 2

@@ -61,7 +61,7 @@ from . import MODELS_DIR
 from .decode import TileRead, read_from_pips, run_pip_detector
 from .detections import TILE, TILE_BACK, Detections
 from .events import EventWriter, round_event, tile_dict
-from .geometry import rectify
+from .geometry import order_polygon, rectify
 from .table import (Layout, PositionState, RoundTracker, SettledRound, auto_group,
                     build_positions, load_layout, position_of)
 
@@ -643,10 +643,37 @@ def context_pad(image: np.ndarray, fraction: float) -> tuple[np.ndarray, int]:
     return cv2.copyMakeBorder(image, b, b, b, b, cv2.BORDER_CONSTANT, value=(128, 128, 128)), b
 
 
+def single_tile_outline(image: np.ndarray) -> np.ndarray:
+    """The outline of the one tile a close-up shows (a catalogue photo or drawing of a single
+    tile, as in ../shared/realdata): the minimum-area rectangle around the pixels that differ
+    from the picture's edge colour, or the whole picture when nothing stands out.
+
+    Args:
+        image: uint8 (H, W, 3) BGR; transparent pixels already composited on grey.
+
+    Returns:
+        float32 (4, 2) polygon, image px.
+    """
+    import cv2
+
+    h, w = image.shape[:2]
+    whole = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    ring = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]]).reshape(-1, 3)
+    edge = np.median(ring, axis=0)
+    mask = (np.abs(image.astype(np.int16) - edge).max(axis=2) > 40).astype(np.uint8)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return whole
+    c = max(contours, key=cv2.contourArea)
+    if cv2.contourArea(c) < 0.2 * h * w:  # the tile fills the picture: edge colour = tile's
+        return whole
+    return cv2.boxPoints(cv2.minAreaRect(c)).astype(np.float32)
+
+
 def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
              backend: str = "onnx", min_confidence: float = 0.5, tile_detector=None,
              pip_detector=None, progress: bool = False, with_reads: bool = False,
-             pad: float = 0.0) -> list[dict]:
+             pad: float = 0.0, single: bool = False) -> list[dict]:
     """Identify the tiles in still images.
 
     Args:
@@ -654,6 +681,9 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
         with_reads: add each tile's decoder evidence (``"reads"``: read A/B counts, reason).
         pad: context border for close-ups (:func:`context_pad`), fraction of the longer side;
             results are in the original image's pixels (clipped to it).
+        single: each image shows exactly one tile (a catalogue close-up): its outline comes
+            from :func:`single_tile_outline` instead of the tile model; spots and the two reads
+            are as always.
 
     Returns:
         ``[{"image": path, "tiles": [{"face": "1-5" | None, "state": "face_up|face_down|unknown",
@@ -680,7 +710,11 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
         with s:
             for fr in s:
                 image, border = context_pad(fr.image, pad)
-                dets = pipe.detect(image)
+                if single:
+                    poly = single_tile_outline(image)
+                    dets = Detections.from_polygons(order_polygon(poly)[None], [1.0], [TILE])
+                else:
+                    dets = pipe.detect(image)
                 reads, _ = pipe.decode(image, dets, use_cache=False)
                 h, w = fr.image.shape[:2]
                 tiles = []

@@ -34,6 +34,9 @@ def register(sub) -> None:
     p.add_argument("--pad", type=float, default=0.0, metavar="FRACTION",
                    help="context border for close-ups whose tile fills the picture, as a "
                         "fraction of the longer side (e.g. 0.25; default 0)")
+    p.add_argument("--single", action="store_true",
+                   help="each image is a close-up of exactly one tile (catalogue photo or "
+                        "drawing): take its outline from the picture instead of the tile model")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--min-confidence", type=float, default=0.5,
                    help="faces below this confidence are unknown (default 0.5)")
@@ -101,7 +104,8 @@ def _identify(args) -> int:
     if not 0.0 <= args.pad <= 2.0:
         raise InputError(f"--pad must be a fraction in [0, 2], got {args.pad}")
     res = identify(args.images, models_dir=_models(args), backend=args.backend,
-                   min_confidence=args.min_confidence, progress=not args.json, pad=args.pad)
+                   min_confidence=args.min_confidence, progress=not args.json, pad=args.pad,
+                   single=args.single)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
