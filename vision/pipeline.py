@@ -665,7 +665,7 @@ def single_tile_outline(image: np.ndarray) -> np.ndarray:
     if not contours:
         return whole
     c = max(contours, key=cv2.contourArea)
-    if cv2.contourArea(c) < 0.2 * h * w:  # the tile fills the picture: edge colour = tile's
+    if cv2.contourArea(c) < 0.05 * h * w:  # nothing tile-sized stands out (the tile fills it)
         return whole
     return cv2.boxPoints(cv2.minAreaRect(c)).astype(np.float32)
 
