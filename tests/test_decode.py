@@ -297,3 +297,14 @@ def test_split_search_respects_half_colours():
     # a red spot counted in a "2" half: no split may name 1-2 from a 1-3 that lost a spot
     face, _, reads = _decode_pts([(48, 30)], [(70, 95), (26, 165)])
     assert face is None
+
+
+def test_a_three_is_a_diagonal_not_a_column_of_a_six():
+    assert half_shape_ok([[20, 10], [30, 20], [40, 30]])[0]        # the diagonal 3
+    assert not half_shape_ok([[20, 10], [20, 30], [20, 50]])[0]    # one column of a 6
+    assert not half_shape_ok([[10, 20], [30, 20], [50, 20]])[0]    # one row
+    # 1-6 whose 6 lost a column: 1 red + 3 white fits 1-3 by colour, but is unknown
+    face, _, reads = decode_face(np.array([[48, 40], [30, 110], [30, 135], [30, 160]], float),
+                                 np.array([PIP_RED, PIP_WHITE, PIP_WHITE, PIP_WHITE]),
+                                 np.full(4, 0.9))
+    assert face is None and "diagonal" in reads["reason"]

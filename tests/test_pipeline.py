@@ -297,3 +297,19 @@ def test_a_tile_that_changes_in_place_is_decoded_again():
     assert res.decoded == 1  # only the changed tile
     r = [x for x, p in zip(res.reads, res.tile_positions) if p == "4"]
     assert sum(x.state == "unknown" for x in r) == 1  # its spots are gone: unknown, not cached
+
+
+def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
+    from vision.detections import Detections
+    from vision.pipeline import drop_straddlers
+
+    a = [[100, 100], [150, 100], [150, 200], [100, 200]]
+    b = [[150, 100], [200, 100], [200, 200], [150, 200]]
+    across = [[125, 100], [175, 100], [175, 200], [125, 200]]  # half on each
+    far = [[400, 100], [450, 100], [450, 200], [400, 200]]
+    d = Detections.from_polygons(np.array([a, b, across, far], np.float32),
+                                 [0.9, 0.9, 0.6, 0.9], [0, 0, 0, 0])
+    kept = drop_straddlers(d)
+    assert len(kept) == 3
+    np.testing.assert_allclose(kept.polygon[:, 0, 0], [100, 150, 400])
+    assert len(drop_straddlers(d[[0, 1, 3]])) == 3  # hands of touching tiles stay whole

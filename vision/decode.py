@@ -182,6 +182,11 @@ def half_shape_ok(points, allow_diagonal_two: bool = False) -> tuple[bool, str |
         off = abs(ab[0] * (m - a)[1] - ab[1] * (m - a)[0]) / max(np.linalg.norm(ab), 1e-9)
         if off > CENTRE_TOL * spacing:
             return False, "a 3 must be a line of spots"
+        # ... and a diagonal: a line along or across the tile is one column or row of a 6
+        # (or 5) whose other spots were missed
+        angle = np.degrees(np.arctan2(abs(ab[1]), abs(ab[0])))
+        if not 25.0 <= angle <= 65.0:
+            return False, f"a 3 must be a diagonal (this line is at {angle:.0f} degrees)"
     if n % 2 == 0 and centred:
         return False, f"a {n} has no centre spot"
     return True, None

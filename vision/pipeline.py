@@ -320,9 +320,11 @@ class Pipeline:
 
     # ------------------------------------------------------------------ stages
     def detect(self, image: np.ndarray) -> Detections:
-        """Tile detections (classes 0/1) of one image, image px (no motion gate)."""
+        """Tile detections (classes 0/1) of one image, image px (no motion gate), without
+        outlines that straddle two neighbouring tiles (:func:`drop_straddlers`)."""
         d = _run_tile_detector(self.tile_detector, image)
-        return d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
+        d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
+        return drop_straddlers(d)
 
     @staticmethod
     def _thumb(image: np.ndarray) -> np.ndarray:
@@ -615,6 +617,50 @@ def _fallback_draw(image: np.ndarray, view: dict) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- identify
+
+
+#: A tile outline that has at least this fraction of its area inside each of two other tile
+#: outlines is a straddler: the tile model's box across two touching tiles of a hand.
+STRADDLE_OVERLAP: float = 0.25
+
+
+def drop_straddlers(dets: Detections) -> Detections:
+    """Remove tile outlines lying across two other detected tiles.
+
+    Two tiles of a hand lie side by side, touching; a weakly trained tile model sometimes
+    adds one box centred on their shared edge. Such a box reads as unknown (it never gives a
+    wrong face: decode checks the outline's shape and spots), but it makes a position look like
+    five tiles, so nothing there settles. A box is dropped when at least
+    :data:`STRADDLE_OVERLAP` of its area lies inside each of two other boxes (polygon
+    intersection, ``cv2.intersectConvexConvex``).
+
+    Args:
+        dets: tile detections with polygons (n, 4, 2) px.
+
+    Returns:
+        The detections without straddlers (same order).
+    """
+    import cv2
+
+    n = len(dets)
+    if n < 3:
+        return dets
+    polys = [np.asarray(p, np.float32) for p in dets.polygon]
+    areas = np.array([max(cv2.contourArea(p), 1e-6) for p in polys])
+    keep = np.ones(n, bool)
+    centres = dets.polygon.mean(1)
+    reach = np.sqrt(areas) * 2.5
+    for i in range(n):
+        near = [j for j in range(n) if j != i
+                and np.linalg.norm(centres[j] - centres[i]) < reach[i] + reach[j]]
+        covered = 0
+        for j in near:
+            inter, _ = cv2.intersectConvexConvex(polys[i], polys[j])
+            if inter >= STRADDLE_OVERLAP * areas[i]:
+                covered += 1
+        if covered >= 2:
+            keep[i] = False
+    return dets[keep] if not keep.all() else dets
 
 
 def context_pad(image: np.ndarray, fraction: float) -> tuple[np.ndarray, int]:
