@@ -166,3 +166,11 @@ def test_polygon_to_xyxy():
     p = obb_to_polygons([[10, 20, 4, 2, 0.0], [0, 0, 2, 4, math.pi / 2]])
     np.testing.assert_allclose(polygon_to_xyxy(p), [[8, 19, 12, 21], [-2, -1, 2, 1]], atol=1e-6)
     np.testing.assert_allclose(polygon_to_xyxy(p[0]), [8, 19, 12, 21])
+
+
+def test_side_pairs_of_a_rectangle_any_start():
+    from vision.geometry import side_pairs
+
+    r = np.array([[0, 0], [40, 0], [40, 100], [0, 100]], np.float32)
+    assert side_pairs(r) == (40.0, 100.0)
+    assert side_pairs(np.roll(r, 1, 0)) == (100.0, 40.0)

@@ -53,7 +53,7 @@ from scoring.errors import InputError
 from scoring.tiles import FACES, TILES_BY_FACE
 
 from .detections import PIP_RED, PIP_WHITE, TILE, TILE_BACK, Detections
-from .geometry import CROP_H, CROP_MARGIN, CROP_W, rectify
+from .geometry import CROP_H, CROP_MARGIN, CROP_W, rectify, side_pairs
 
 __all__ = [
     "TileRead",
@@ -117,9 +117,7 @@ class TileRead:
     @property
     def long_side(self) -> float:
         """Mean length of the polygon's two longer sides, px."""
-        p = np.asarray(self.polygon, dtype=np.float64)
-        s = np.linalg.norm(np.roll(p, -1, 0) - p, axis=1)
-        return float(max(s[0] + s[2], s[1] + s[3]) / 2)
+        return max(side_pairs(self.polygon))
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"face", "state", "confidence", "xyxy", "polygon"}`` (px rounded to
@@ -488,10 +486,8 @@ TILE_ASPECT_RANGE: tuple[float, float] = (1.6, 3.2)
 
 def tile_aspect(polygon) -> float:
     """Mean long side / mean short side of a tile outline (4, 2) px (any corner order)."""
-    p = np.asarray(polygon, dtype=np.float64).reshape(4, 2)
-    sides = np.linalg.norm(p - np.roll(p, -1, axis=0), axis=1)
-    a, b = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
-    return float(max(a, b) / max(min(a, b), 1e-9))
+    a, b = side_pairs(polygon)
+    return max(a, b) / max(min(a, b), 1e-9)
 
 
 def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,

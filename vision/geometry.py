@@ -53,6 +53,14 @@ def _as_quad(poly) -> np.ndarray:
     return arr
 
 
+def side_pairs(poly) -> tuple[float, float]:
+    """Mean lengths (px) of a quadrilateral's two pairs of opposite sides, (sides 0 and 2,
+    sides 1 and 3), for corners in order around the outline (any start)."""
+    p = _as_quad(poly).astype(np.float64)
+    side = np.linalg.norm(np.roll(p, -1, 0) - p, axis=1)  # side i: corner i -> i+1
+    return float(side[0] + side[2]) / 2, float(side[1] + side[3]) / 2
+
+
 def order_polygon(poly) -> np.ndarray:
     """Put a tile quadrilateral's corners in the project's canonical order.
 
@@ -79,9 +87,7 @@ def order_polygon(poly) -> np.ndarray:
     ang = np.arctan2(p[:, 1] - c[1], p[:, 0] - c[0])
     # angle increases clockwise on screen because y points down
     p = p[np.argsort(ang, kind="stable")]
-    side = np.linalg.norm(np.roll(p, -1, 0) - p, axis=1)  # side i: corner i -> i+1
-    a = side[0] + side[2]
-    b = side[1] + side[3]
+    a, b = side_pairs(p)
     start = 0 if a <= b * (1 + 1e-9) else 1
     # the two candidate starts (start, start+2) each begin a short side
     cands = (start, start + 2)
