@@ -18,7 +18,8 @@ time; never copied) and reports, per folder:
 Usage::
 
     .venv/bin/python scripts/eval_realdata.py [--realdata DIR] [--models DIR]
-        [--backend onnx|ultralytics] [--min-confidence 0.5] [--json]
+        [--backend onnx|ultralytics] [--min-confidence 0.5] [--pad F] [--single]
+        [--no-closeups] [--json]
 
 Exit code 0; 2 for bad input (missing folder, models).
 """
@@ -54,7 +55,8 @@ def _half_pair(tile: dict) -> str | None:
 
 def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onnx",
              min_confidence: float = 0.5, progress: bool = True, tile_detector=None,
-             pip_detector=None, pad: float = 0.0, single: bool = False) -> dict:
+             pip_detector=None, pad: float = 0.0, single: bool = False,
+             closeups: bool = True) -> dict:
     """Per-folder results (see module docstring) as a JSON-ready dict."""
     from scoring.errors import InputError
     from vision import MODELS_DIR
@@ -71,7 +73,7 @@ def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onn
     results = identify(paths, models_dir=models_dir or MODELS_DIR, backend=backend,
                        min_confidence=min_confidence, progress=progress, with_reads=True,
                        tile_detector=tile_detector, pip_detector=pip_detector, pad=pad,
-                       single=single)
+                       single=single, closeups=closeups)
     by_image = {r["image"]: r["tiles"] for r in results}
     folders: dict[str, dict] = {}
     for rec, path in zip(records, paths):
@@ -179,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-confidence", type=float, default=0.5)
     ap.add_argument("--pad", type=float, default=0.0,
                     help="context border for close-ups (fraction of the longer side)")
+    ap.add_argument("--no-closeups", action="store_true",
+                    help="tile model only: no picture-outline candidate for one-tile close-ups")
     ap.add_argument("--single", action="store_true",
                     help="single-tile folders only: tile outline from the picture (identify --single)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -187,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.realdata.is_dir():
             raise InputError(f"realdata folder not found: {args.realdata}")
         res = evaluate(args.realdata, args.models, args.backend, args.min_confidence,
-                       progress=not args.json, pad=args.pad, single=args.single)
+                       progress=not args.json, pad=args.pad, single=args.single,
+                       closeups=not args.no_closeups)
     except InputError as exc:
         print(f"eval_realdata: error: {exc}", file=sys.stderr)
         return 2

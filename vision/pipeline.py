@@ -61,7 +61,7 @@ from . import MODELS_DIR
 from .decode import TileRead, read_from_pips, run_pip_detector
 from .detections import TILE, TILE_BACK, Detections
 from .events import EventWriter, round_event, tile_dict
-from .geometry import order_polygon, rectify
+from .geometry import order_polygon, rectify, side_pairs
 from .table import (Layout, PositionState, RoundTracker, SettledRound, auto_group,
                     build_positions, load_layout, position_of)
 
@@ -716,11 +716,95 @@ def single_tile_outline(image: np.ndarray) -> np.ndarray:
     return cv2.boxPoints(cv2.minAreaRect(c)).astype(np.float32)
 
 
+PICTURE_OUTLINE_CONFIDENCE = 0.9  # tile confidence given to a close-up's picture outline
+PICTURE_MIN_AREA = 0.3            # the outline must cover this fraction of the picture
+PICTURE_MAX_MODEL_TILES = 3       # more confident tile-model tiles than this: a table picture
+
+
+def picture_candidate(image: np.ndarray, dets: Detections) -> Detections:
+    """The close-up proposal of a still image: when the picture is a close-up of one tile (a
+    catalogue photo, a drawing, a labelling tool's crop), its outline from
+    :func:`single_tile_outline` as one more face-up tile candidate, for the decoder to verify
+    like any other (both reads must agree, or it is unknown).
+
+    Proposed only when the outline is tile-shaped (sides 1.5-3.4 : 1; the decoder checks
+    1.6-3.2), covers at least PICTURE_MIN_AREA of the picture, and the tile model found at most
+    PICTURE_MAX_MODEL_TILES tiles with confidence >= 0.5 (a table picture has more). Why: the
+    tile model is trained on tables and on close-ups filling 40-100 % of the frame, and on
+    real catalogue pictures its outlines are loose or missing (models/MODEL_CARD.md); the
+    picture's own edge is the better outline there.
+
+    Args:
+        image: uint8 (H, W, 3) BGR.
+        dets: the tile model's detections on ``image`` (px).
+
+    Returns:
+        Detections with 0 or 1 rows: class TILE, confidence PICTURE_OUTLINE_CONFIDENCE.
+    """
+    h, w = image.shape[:2]
+    confident = int(((dets.confidence >= 0.5) & (dets.class_id == TILE)).sum()) if len(dets) else 0
+    if confident > PICTURE_MAX_MODEL_TILES:
+        return Detections.empty()
+    poly = order_polygon(single_tile_outline(image))
+    a, b = side_pairs(poly)
+    long_side, short_side = max(a, b), max(min(a, b), 1e-6)
+    area = abs(float(_polygon_area(poly)))
+    if not (1.5 <= long_side / short_side <= 3.4) or area < PICTURE_MIN_AREA * h * w:
+        return Detections.empty()
+    return Detections.from_polygons(poly[None], [PICTURE_OUTLINE_CONFIDENCE], [TILE])
+
+
+def _polygon_area(poly: np.ndarray) -> float:
+    """Area (px^2) of a polygon (k, 2) (shoelace formula)."""
+    x, y = np.asarray(poly, np.float64)[:, 0], np.asarray(poly, np.float64)[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+
+
+def merge_picture_read(reads: list[TileRead], cand: TileRead) -> list[TileRead]:
+    """Combine the tile model's reads of a close-up with the picture outline's read.
+
+    The picture read replaces the model reads lying inside it (half or more of their box
+    within its box) when it names a face and none of them names a different one; when one
+    does, every read involved becomes unknown ("close-up reads disagree"): a disagreement is
+    never settled. An unknown picture read is dropped (the model reads stand).
+
+    Args:
+        reads: reads of the tile model's detections (image px).
+        cand: the read of :func:`picture_candidate`'s outline.
+
+    Returns:
+        the reads to report.
+    """
+    if cand.face is None:
+        return list(reads)
+    bx = np.asarray(cand.xyxy, np.float64)
+    inside, rest = [], []
+    for r in reads:
+        rx = np.asarray(r.xyxy, np.float64)
+        iw = max(0.0, min(rx[2], bx[2]) - max(rx[0], bx[0]))
+        ih = max(0.0, min(rx[3], bx[3]) - max(rx[1], bx[1]))
+        own = max((rx[2] - rx[0]) * (rx[3] - rx[1]), 1e-6)
+        (inside if iw * ih >= 0.5 * own else rest).append(r)
+    if any(r.face is not None and r.face != cand.face for r in inside):
+        why = "close-up reads disagree: picture outline " + cand.face + ", tile model " + ", ".join(
+            sorted({r.face for r in inside if r.face is not None and r.face != cand.face}))
+        out = list(rest)
+        for r in [cand, *inside]:
+            out.append(TileRead(None, "unknown", r.tile_confidence, r.polygon, r.xyxy, r.pips,
+                                {**(r.reads or {}), "reason": why}, why, r.tile_confidence))
+        return out
+    return [*rest, cand]
+
+
 def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
              backend: str = "onnx", min_confidence: float = 0.5, tile_detector=None,
              pip_detector=None, progress: bool = False, with_reads: bool = False,
-             pad: float = 0.0, single: bool = False) -> list[dict]:
+             pad: float = 0.0, single: bool = False, closeups: bool = True) -> list[dict]:
     """Identify the tiles in still images.
+
+    Each image's tiles come from the tile model; a close-up of one tile also gets its picture
+    outline as a candidate (:func:`picture_candidate`, :func:`merge_picture_read`; off with
+    ``closeups=False``). Every candidate is verified by the decoder's two reads.
 
     Args:
         paths: image files, folders or globs (each expanded by :func:`vision.capture.open_source`).
@@ -730,6 +814,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
         single: each image shows exactly one tile (a catalogue close-up): its outline comes
             from :func:`single_tile_outline` instead of the tile model; spots and the two reads
             are as always.
+        closeups: propose the picture outline of a one-tile close-up (see above).
 
     Returns:
         ``[{"image": path, "tiles": [{"face": "1-5" | None, "state": "face_up|face_down|unknown",
@@ -759,9 +844,15 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
                 if single:
                     poly = single_tile_outline(image)
                     dets = Detections.from_polygons(order_polygon(poly)[None], [1.0], [TILE])
+                    reads, _ = pipe.decode(image, dets, use_cache=False)
                 else:
                     dets = pipe.detect(image)
-                reads, _ = pipe.decode(image, dets, use_cache=False)
+                    reads, _ = pipe.decode(image, dets, use_cache=False)
+                    if closeups:
+                        cand = picture_candidate(image, dets)
+                        if len(cand):
+                            creads, _ = pipe.decode(image, cand, use_cache=False)
+                            reads = merge_picture_read(reads, creads[0])
                 h, w = fr.image.shape[:2]
                 tiles = []
                 for r in reads:

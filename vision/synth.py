@@ -771,10 +771,20 @@ def render_table(seed: int, size=(1920, 1080), deal: dict[str, list[str]] | None
     return render_scene(seed, size, mode="table", style=style, deal=deal)
 
 
-def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = None) -> TableScene:
-    """A close-up: one to three tiles filling 40-98% of a small image (about 50-600 px a
+def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = None,
+                   catalogue: float = 0.0) -> TableScene:
+    """A close-up: one to three tiles filling 40-100% of a small image (about 50-600 px a
     side), straight on or slightly rotated, on a flat / white / checker / cloth / felt / wood
-    background (like single-tile product photos and renders)."""
+    background (like single-tile product photos and renders).
+
+    Args:
+        seed: scene seed.
+        style: tile style name (None: random).
+        n_tiles: 1-3 (None: random).
+        catalogue: probability (0-1) of a "catalogue" picture: one tile filling 90-100% of
+            each side, the picture's edge at or just outside the tile's (a single-tile drawing
+            or a cut-out product photo). 0 keeps the renders of earlier data sets unchanged.
+    """
     rng = np.random.default_rng(seed)
     st = D.random_style(rng, style)
     n = n_tiles or int(rng.choice([1, 2, 3], p=[0.6, 0.25, 0.15]))
@@ -784,6 +794,13 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
     gap = rng.uniform(0, 0.4) * w if rng.random() < 0.6 else 0.0
     gw, gh = n * w + (n - 1) * gap, L
     fill = rng.uniform(0.4, 1.0, 2)
+    # catalogue pictures: the picture is the tile (a drawing or a cut-out photo, as in
+    # ../shared/realdata); drawn from a second generator so the other draws keep their values
+    rng_cat = np.random.default_rng([seed, 7, 1])
+    if rng_cat.random() < catalogue:
+        n, gap = 1, 0.0
+        gw = w
+        fill = rng_cat.uniform(0.9, 1.0, 2)
     iw, ih = max(int(gw / fill[0]), int(gw) + 2), max(int(gh / fill[1]), int(gh) + 2)
     if horizontal:
         iw, ih = ih, iw
@@ -916,7 +933,8 @@ def _scene_seed(seed: int, kind: int, i: int) -> int:
 
 
 def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fraction: float = 0.1,
-                    progress: bool = True, closeup_fraction: float = 0.25) -> dict:
+                    progress: bool = True, closeup_fraction: float = 0.25,
+                    catalogue: float = 0.0) -> dict:
     """Render the tile (OBB) and pip (detect) datasets.
 
     Writes ``out/tiles/{images,labels}/{train,val}`` (JPEG frames: table frames 1280 px wide,
@@ -934,6 +952,9 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         seed: dataset seed (>= 0); scene seeds derived from it stay below 1_000_000.
         val_fraction: fraction in [0, 0.5] of images put in val (interleaved).
         progress: show tqdm progress bars.
+        closeup_fraction: fraction in [0, 1] of tile-model images that are close-ups.
+        catalogue: fraction in [0, 1] of those close-ups that are catalogue pictures
+            (:func:`render_closeup`).
 
     Returns:
         dict with counts: tiles_train, tiles_val, tile_labels, tile_back_labels, closeups,
@@ -964,7 +985,7 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
     for i in range(n_tiles):
         s = _scene_seed(seed, 0, i)
         if rng.random() < closeup_fraction:
-            scene = render_closeup(s)
+            scene = render_closeup(s, catalogue=catalogue)
             stats["closeups"] += 1
         else:
             size = (1280, 720) if rng.random() < 0.75 else (1280, 960)

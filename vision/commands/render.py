@@ -19,6 +19,11 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="dataset seed, 0..999999 (default 0)")
     p.add_argument("--val-fraction", type=float, default=0.1,
                    help="fraction of images in val, 0..0.5 (default 0.1)")
+    p.add_argument("--closeup-fraction", type=float, default=0.25,
+                   help="fraction of tile-model images that are close-ups, 0..1 (default 0.25)")
+    p.add_argument("--catalogue", type=float, default=0.0,
+                   help="fraction of close-ups that are catalogue pictures (one tile filling "
+                        "90-100%% of the picture), 0..1 (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=_run)
@@ -36,6 +41,10 @@ def _run(args) -> int:
         raise InputError(f"--seed must be in 0..999999 (larger seeds are held out), got {args.seed}")
     if not 0.0 <= args.val_fraction <= 0.5:
         raise InputError(f"--val-fraction must be in [0, 0.5], got {args.val_fraction}")
+    for name in ("closeup_fraction", "catalogue"):
+        v = getattr(args, name)
+        if not 0.0 <= v <= 1.0:
+            raise InputError(f"--{name.replace('_', '-')} must be in [0, 1], got {v}")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out is not a folder: {str(out)!r}")
@@ -43,7 +52,8 @@ def _run(args) -> int:
     from vision.synth import render_datasets
 
     stats = render_datasets(out, args.n, n_pips, args.seed, val_fraction=args.val_fraction,
-                            progress=not args.no_progress and not args.json)
+                            progress=not args.no_progress and not args.json,
+                            closeup_fraction=args.closeup_fraction, catalogue=args.catalogue)
     if args.json:
         print(json.dumps(stats, indent=2))
     else:
