@@ -37,6 +37,8 @@ def register(sub) -> None:
     p.add_argument("--single", action="store_true",
                    help="each image is a close-up of exactly one tile (catalogue photo or "
                         "drawing): take its outline from the picture instead of the tile model")
+    p.add_argument("--no-closeups", action="store_true",
+                   help="tile model only: do not propose a one-tile close-up's picture outline")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--min-confidence", type=float, default=0.5,
                    help="faces below this confidence are unknown (default 0.5)")
@@ -105,7 +107,7 @@ def _identify(args) -> int:
         raise InputError(f"--pad must be a fraction in [0, 2], got {args.pad}")
     res = identify(args.images, models_dir=_models(args), backend=args.backend,
                    min_confidence=args.min_confidence, progress=not args.json, pad=args.pad,
-                   single=args.single)
+                   single=args.single, closeups=not args.no_closeups)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
