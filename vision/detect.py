@@ -32,8 +32,10 @@ ONNX path (``backend="onnx"``):
 
 Ultralytics path (``backend="ultralytics"``): loads the ``.pt`` beside the ``.onnx`` (or the
 path given) and calls ``YOLO.predict`` (its own LetterBox, NMS); results converted to the same
-type. Used to check the ONNX path and when a GPU is present. It letterboxes to the full square
-``imgsz`` (``rect=False``), like a static ONNX export, so the two backends see the same input.
+type. Used to check the ONNX path and when a GPU is present. It letterboxes like the ONNX
+graph beside it: to the full square ``imgsz`` (``rect=False``) for a static export, to the
+minimum rectangle (``rect=True``) when the model's JSON says ``export.dynamic`` (the tile
+model), so the two backends see the same input.
 
 Defaults follow ultralytics predict: ``conf=0.25``, ``iou=0.7``, ``max_det=300``.
 """
@@ -200,6 +202,8 @@ def read_model_info(path: Path, meta: dict[str, str], input_shape: Sequence[Any]
         info.dynamic_hw = not (isinstance(h, int) and isinstance(w, int) and h > 0 and w > 0)
         if not info.dynamic_hw:
             info.imgsz = (h, w)
+    elif isinstance(data.get("export"), dict) and data["export"].get("dynamic"):
+        info.dynamic_hw = True  # the .pt of a dynamic ONNX export: same letterbox (rect)
     if "imgsz" in data and (info.dynamic_hw or len(input_shape) != 4):
         info.imgsz = _imgsz(data["imgsz"])  # a static graph's own input shape always wins
     if "stride" in data:
@@ -511,7 +515,7 @@ class Detector:
         res = self.model.predict(imgs, imgsz=list(self.info.imgsz), conf=self.conf,
                                  iou=self.iou, max_det=self.max_det, device="cpu",
                                  agnostic_nms=self.agnostic,
-                                 rect=False, verbose=False)
+                                 rect=self.info.dynamic_hw, verbose=False)
         out = []
         for r in res:
             if self.info.task == "obb":

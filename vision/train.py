@@ -119,7 +119,7 @@ def load_config(config_path: str | Path) -> dict:
 
 
 def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300,
-                agnostic_nms: bool = False) -> dict:
+                agnostic_nms: bool = False, dynamic: bool = False) -> dict:
     """Describe the exported ONNX model's input and output tensors.
 
     Args:
@@ -129,6 +129,7 @@ def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300,
         imgsz: input size, pixels: an int (square) or ``[height, width]``.
         max_det: rows of the NMS output.
         agnostic_nms: NMS across classes (recorded in the note).
+        dynamic: dynamic batch / height / width axes (see :func:`export_onnx`).
 
     Returns:
         dict with ``input`` and ``output`` descriptions (names, shapes, column meanings).
@@ -137,6 +138,13 @@ def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300,
     ih, iw = (int(imgsz), int(imgsz)) if isinstance(imgsz, (int, float)) else map(int, imgsz)
     inp = {"name": "images", "shape": [1, 3, ih, iw], "dtype": "float32",
            "format": "RGB, values 0..1, letterboxed (aspect kept, padded with 114/255, centred)"}
+    if dynamic:
+        inp["shape"] = ["batch", 3, "height", "width"]
+        inp["format"] += (f"; dynamic axes: fed {ih} x {iw} (h x w) or, for other aspect "
+                          "ratios, the longer side scaled to the longer of those and the "
+                          "other padded to the next multiple of 32 (640 square: a 16:9 frame "
+                          "-> 384 x 640)" if ih == iw else
+                          f"; dynamic axes: fed {ih} x {iw} (h x w), any batch")
     if nms:
         if task == "obb":
             cols = ["cx", "cy", "w", "h", "confidence", "class_id", "angle_rad"]
@@ -199,8 +207,9 @@ def _metrics(results: dict | None) -> dict:
 
 def export_onnx(weights: str | Path, imgsz, out_path: str | Path, *, nms: bool = True,
                 conf: float = 0.05, iou: float = 0.5, opset: int = 17, simplify: bool = True,
-                max_det: int = 300, agnostic_nms: bool = False) -> Path:
-    """Export trained weights to an ONNX file with a fixed input shape (batch 1).
+                max_det: int = 300, agnostic_nms: bool = False, dynamic: bool = False) -> Path:
+    """Export trained weights to an ONNX file (batch 1 and a fixed input shape, or with
+    ``dynamic`` any batch and input height/width).
 
     Args:
         weights: path of a ``.pt`` file from training.
@@ -216,6 +225,10 @@ def export_onnx(weights: str | Path, imgsz, out_path: str | Path, *, nms: bool =
         max_det: rows of the NMS output.
         agnostic_nms: in-graph NMS across classes (a tile is face up OR face down: one box per
             tile) instead of per class.
+        dynamic: dynamic batch/height/width axes. The tile model is exported so: a 16:9 frame
+            is letterboxed to the minimum 32-multiple rectangle (640 x 384) instead of the
+            640 x 640 square, 0.68x the square's time (measured with onnxruntime, 2 threads),
+            same scale, so the same detections as ultralytics' own rect inference.
 
     Returns:
         Path of the written ONNX file.
@@ -226,7 +239,7 @@ def export_onnx(weights: str | Path, imgsz, out_path: str | Path, *, nms: bool =
     model = YOLO(str(weights))
     imgsz = int(imgsz) if isinstance(imgsz, (int, float)) else [int(v) for v in imgsz]
     produced = model.export(format="onnx", imgsz=imgsz, nms=nms, conf=conf, iou=iou,
-                            opset=opset, simplify=simplify, dynamic=False, max_det=max_det,
+                            opset=opset, simplify=simplify, dynamic=bool(dynamic), max_det=max_det,
                             device="cpu", half=False, batch=1, agnostic_nms=bool(agnostic_nms))
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -435,7 +448,8 @@ def finalize(cfg: dict | str | Path, save_dir: str | Path, out_dir: Path = Path(
         "checkpoint": str(ck_info) if ck_info else None,
         "onnx_layout": onnx_layout(cfg["task"], bool(ex["nms"]), len(names),
                                    export_imgsz, int(ex["max_det"]),
-                                   bool(ex.get("agnostic_nms", False))),
+                                   bool(ex.get("agnostic_nms", False)),
+                                   bool(ex.get("dynamic", False))),
         "export": ex,
         "config": dict(cfg),
         "seed": int(cfg["seed"]),
@@ -484,7 +498,8 @@ def reexport(cfg: dict | str | Path, out_dir: Path = Path("models")) -> dict:
         "imgsz": export_imgsz,
         "onnx": str(onnx_path),
         "onnx_layout": onnx_layout(cfg["task"], bool(ex["nms"]), len(names), export_imgsz,
-                                   int(ex["max_det"]), bool(ex.get("agnostic_nms", False))),
+                                   int(ex["max_det"]), bool(ex.get("agnostic_nms", False)),
+                                   bool(ex.get("dynamic", False))),
         "export": {**ex, "imgsz": export_imgsz},
         "reexported_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     })
@@ -523,14 +538,22 @@ def onnx_parity(weights: str | Path, onnx_path: str | Path, images: list[str | P
     from ultralytics import YOLO
 
     sess = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
-    H, W = (int(v) for v in sess.get_inputs()[0].shape[2:4])
+    shape = sess.get_inputs()[0].shape[2:4]
+    dynamic = not all(isinstance(v, int) for v in shape)
     model = YOLO(str(weights))
+    square = int(model.model.args.get("imgsz", 640)) if dynamic else None
     obb = model.task == "obb"
     net = None
     worst, mismatches, layout = None, 0, "nms"
     for f in images:
         img = cv2.imread(str(f))
         h, w = img.shape[:2]
+        if dynamic:  # the minimum 32-multiple rectangle (ultralytics LetterBox auto=True)
+            r0 = square / max(h, w)
+            H = -(-int(round(h * r0)) // 32) * 32
+            W = -(-int(round(w * r0)) // 32) * 32
+        else:
+            H, W = (int(v) for v in shape)
         r = min(H / h, W / w)
         nw, nh = int(round(w * r)), int(round(h * r))
         dw, dh = (W - nw) / 2, (H - nh) / 2
