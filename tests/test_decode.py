@@ -143,6 +143,20 @@ def test_spots_outside_the_tile_are_ignored():
     assert got == "1-5" and reads["ignored"] == 2
 
 
+def test_an_unsure_spot_in_a_rounded_corner_is_ignored():
+    # ../shared/realdata fintech 1-1: the grey behind a cut-out's rounded corner was read as
+    # a white spot at confidence 0.26 (seen in the crop at about (7.5, 9.6) px)
+    pts, cls, conf = face_pips("1-1")
+    corner = np.array([[BX + 1.0, BY + 1.5]])
+    got, c, reads = decode_face(np.vstack([pts, corner]), np.r_[cls, [PIP_WHITE]],
+                                np.r_[conf, [0.26]])
+    assert got == "1-1" and reads["ignored"] == 1 and c == pytest.approx(0.9)
+    # a confident spot there is counted (and then no face fits): nothing is hidden
+    got, _, reads = decode_face(np.vstack([pts, corner]), np.r_[cls, [PIP_WHITE]],
+                                np.r_[conf, [0.8]])
+    assert got is None and reads["ignored"] == 0
+
+
 def test_no_spots_and_bad_classes():
     got, c, reads = decode_face(np.zeros((0, 2)), np.zeros(0), np.zeros(0))
     assert got is None and c == 0.0 and reads["reason"] == "no spots found"
