@@ -313,3 +313,22 @@ def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
     assert len(kept) == 3
     np.testing.assert_allclose(kept.polygon[:, 0, 0], [100, 150, 400])
     assert len(drop_straddlers(d[[0, 1, 3]])) == 3  # hands of touching tiles stay whole
+
+
+def test_unknown_duplicates_of_identified_tiles_are_dropped():
+    from vision.decode import TileRead
+    from vision.pipeline import drop_duplicate_unknowns
+
+    def read(face, x1, y1, x2, y2, state=None):
+        poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+        st = state or ("face_up" if face else "unknown")
+        return TileRead(face, st, 0.9, poly, np.array([x1, y1, x2, y2], np.float32))
+
+    a, b = read("1-5", 0, 0, 50, 110), read("2-4", 50, 0, 100, 110)  # a hand: touching tiles
+    straddler = read(None, 25, 0, 75, 110)        # half on each: 50 % inside a
+    shifted = read(None, 10, 20, 60, 130)         # a second box on a, shifted
+    neighbour = read(None, 95, 0, 145, 110)       # a real unknown tile touching b (10 %)
+    back = read(None, 20, 0, 70, 110, "face_down")
+    out = drop_duplicate_unknowns([a, straddler, b, shifted, neighbour, back])
+    assert out == [a, b, neighbour, back]
+    assert drop_duplicate_unknowns([straddler, neighbour]) == [straddler, neighbour]

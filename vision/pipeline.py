@@ -495,6 +495,7 @@ class Pipeline:
             dets, _, stale = self.detect_gated(image)
         t1 = time.perf_counter()
         reads, n_dec = self.decode(image, dets, use_cache=not self.still_images)
+        reads = drop_duplicate_unknowns(reads)
         t2 = time.perf_counter()
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules)
@@ -661,6 +662,43 @@ def drop_straddlers(dets: Detections) -> Detections:
         if covered >= 2:
             keep[i] = False
     return dets[keep] if not keep.all() else dets
+
+
+DUPLICATE_OVERLAP = 0.35  # fraction of an unknown outline inside an identified tile
+
+
+def drop_duplicate_unknowns(reads: Sequence[TileRead]) -> list[TileRead]:
+    """Remove unknown outlines that mostly lie on a tile the decoder identified.
+
+    Where the tile model puts a second, shifted box on a tile (or one across two touching
+    tiles of a hand, at angles :func:`drop_straddlers` misses), the identified read is the
+    tile and the unknown one a duplicate that would make its position look like five tiles
+    (never settled). An unknown read is dropped when at least DUPLICATE_OVERLAP of its
+    polygon's area lies inside the polygon of one identified (face-up) read. Two real tiles
+    never overlap that much (touching tiles share an edge), so a real unknown tile is kept; if
+    one were dropped, its position would have three tiles and still not settle.
+
+    Args:
+        reads: decoded reads of one frame (image px polygons).
+
+    Returns:
+        the reads without such duplicates (same order).
+    """
+    import cv2
+
+    known = [np.asarray(r.polygon, np.float32) for r in reads if r.state == "face_up"]
+    if not known:
+        return list(reads)
+    out = []
+    for r in reads:
+        if r.state == "unknown":
+            poly = np.asarray(r.polygon, np.float32)
+            area = max(float(cv2.contourArea(poly)), 1e-6)
+            if any(cv2.intersectConvexConvex(poly, k)[0] >= DUPLICATE_OVERLAP * area
+                   for k in known):
+                continue
+        out.append(r)
+    return out
 
 
 def context_pad(image: np.ndarray, fraction: float) -> tuple[np.ndarray, int]:
@@ -853,6 +891,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
                         if len(cand):
                             creads, _ = pipe.decode(image, cand, use_cache=False)
                             reads = merge_picture_read(reads, creads[0])
+                    reads = drop_duplicate_unknowns(reads)
                 h, w = fr.image.shape[:2]
                 tiles = []
                 for r in reads:
