@@ -35,11 +35,13 @@ On a still table the per-frame cost is then the thumbnail comparison, the table 
 drawing. Independent still images (:func:`identify`, :func:`run` on image files) use neither
 cache: every tile of every image is detected and decoded.
 
-Measured (2-core machine shared with a training run, load average 3-5; yolo11n-obb 640 and
-yolo11n 192 ONNX graphs of the project's architecture; :func:`demo_frames` 1080p, 32 tiles):
-tile model 140-200 ms a frame, pip model 11-21 ms a crop (batch 1); still frame through the
-whole pipeline incl. overlay 6 ms (+ 6 ms mp4v writing); 12 dealing + 24 still frames
-11 fps wall (4 fps with the motion gate off); 12 dealing + 150 still frames 21 fps wall. Timings per stage (capture, detect, decode, score, draw) are kept in seconds and
+Measured (2-core machine, no other job; ``scripts/bench_run.py --deal 60 --still 60``:
+``paigow run`` on a 1080p mp4 of a rendered round, 32 face-up tiles, ONNX Runtime): 17.5 fps
+end to end (video decoding and annotated-video writing included); ``Pipeline.process`` 64 ms
+mean (15.6 fps) on the 60 frames whose picture changes (dealing: tiles appear, a hand moves),
+19 ms (53 fps) on the still ones. Without the caches every frame costs about 200-220 ms
+(``scripts/bench_vision.py``: tile model 66-89 ms at 384 x 640, pip model 2.1-3.0 ms a crop in
+one batch). Timings per stage (capture, detect, decode, score, draw) are kept in seconds and
 reported by :func:`run` (mean ms per frame and fps).
 """
 
