@@ -203,12 +203,12 @@ def test_decode_tiles_states_and_threshold():
         [[300, 10], [350, 10], [350, 110], [300, 110]],
     ], np.float32)
     dets = Detections.from_polygons(polys, [0.95, 0.9, 0.3, 0.9], [TILE, TILE_BACK, TILE, TILE])
-    pips = FakePips(["5-6", "1-3", None])
+    pips = FakePips(["5-6", "3-5", None])
     reads = decode_tiles(frame, dets, pips, min_confidence=0.5)
     assert pips.calls == 1  # one batch
     assert [r.state for r in reads] == ["face_up", "face_down", "unknown", "unknown"]
     assert reads[0].face == "5-6" and reads[0].confidence == pytest.approx(0.9)
-    assert "below" in reads[2].reason  # 1-3 read, but the tile itself is unsure
+    assert "below" in reads[2].reason  # 3-5 read, but the tile itself is unsure
     assert reads[3].reason == "no spots found"
     d = reads[0].to_dict()
     assert d["face"] == "5-6" and d["xyxy"] == [10.0, 10.0, 60.0, 110.0]
@@ -322,3 +322,40 @@ def test_a_three_is_a_diagonal_not_a_column_of_a_six():
                                  np.array([PIP_RED, PIP_WHITE, PIP_WHITE, PIP_WHITE]),
                                  np.full(4, 0.9))
     assert face is None and "diagonal" in reads["reason"]
+
+
+def _drawn_tile(face_colours):
+    """A black 96x192 crop with spots of the given BGR colours at the given centres; returns
+    (crop, pip Detections in crop px)."""
+    import cv2
+
+    crop = np.full((CROP_H, CROP_W, 3), 20, np.uint8)
+    boxes, cls = [], []
+    for (x, y), bgr, c in face_colours:
+        cv2.circle(crop, (int(x), int(y)), 9, bgr, -1)
+        boxes.append([x - 10, y - 10, x + 10, y + 10])
+        cls.append(c)
+    n = len(boxes)
+    return crop, Detections(np.array(boxes, np.float32), np.full(n, 0.9, np.float32),
+                            np.array(cls, np.int64))
+
+
+def test_spot_colours_must_agree_with_the_pixels():
+    from vision.decode import read_from_pips, spot_redness
+
+    RED, WHITE = (40, 40, 220), (235, 235, 235)
+    pts, cls, _ = face_pips("1-3")  # the 1 is red, the 3 white
+    spec = [((x, y), RED if c == PIP_RED else WHITE, c) for (x, y), c in zip(pts, cls)]
+    crop, pips = _drawn_tile(spec)
+    a = spot_redness(crop, pips.xyxy)
+    assert a[cls == PIP_RED].min() > 40 and abs(a[cls == PIP_WHITE]).max() < 5
+    poly = np.array([[0, 0], [100, 0], [100, 220], [0, 220]], np.float32)
+    xyxy = np.array([0, 0, 100, 220], np.float32)
+    r = read_from_pips(pips, poly, xyxy, 0.9, crop=crop)
+    assert r.face == "1-3" and r.reads["colour_separation"] > 40
+    # a spot the model calls white but that is drawn red: the colours do not check out
+    spec[1] = (spec[1][0], RED, PIP_WHITE)
+    crop, pips = _drawn_tile(spec)
+    r = read_from_pips(pips, poly, xyxy, 0.9, crop=crop)
+    assert r.face is None and r.state == "unknown" and "looks as red" in r.reason
+    assert read_from_pips(pips, poly, xyxy, 0.9).face == "1-3"  # no crop: no colour check

@@ -332,3 +332,20 @@ def test_unknown_duplicates_of_identified_tiles_are_dropped():
     out = drop_duplicate_unknowns([a, straddler, b, shifted, neighbour, back])
     assert out == [a, b, neighbour, back]
     assert drop_duplicate_unknowns([straddler, neighbour]) == [straddler, neighbour]
+
+
+def test_overlapping_identified_outlines_are_never_both_settled():
+    from vision.decode import TileRead
+    from vision.pipeline import drop_duplicate_unknowns
+
+    def read(face, x1, y1, x2, y2):
+        poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+        return TileRead(face, "face_up", 0.9, poly, np.array([x1, y1, x2, y2], np.float32))
+
+    a, b = read("5-5", 0, 0, 50, 110), read("5-6", 50, 0, 100, 110)  # a hand
+    across = read("5-5", 0, 55, 100, 105)  # an outline across both (halves of two tiles)
+    out = drop_duplicate_unknowns([a, b, across])
+    assert out == [a, b]  # inside two identified tiles: a straddler, dropped
+    out = drop_duplicate_unknowns([a, across])  # only one of the pair identified
+    assert [r.face for r in out] == [None, None]
+    assert all(r.state == "unknown" and "overlapping outlines" in r.reason for r in out)

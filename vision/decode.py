@@ -278,6 +278,31 @@ def _face_of(a: int, b: int) -> str | None:
     return f if f in TILES_BY_FACE else None
 
 
+def counted_spots(centres, conf, crop_size: tuple[int, int] = (CROP_W, CROP_H),
+                  margin: float = CROP_MARGIN) -> np.ndarray:
+    """Which spots belong to the tile: bool (k,) mask over ``centres`` (float (k, 2) crop px).
+
+    Left out: centres beyond half the crop border (a neighbouring tile's spots), and spots
+    below CORNER_MIN_CONFIDENCE within CORNER_RADIUS tile widths of a corner -- no maker puts
+    a spot in a tile's rounded corner (the corner spots of a 6 sit ~0.35 tile widths from it):
+    an unsure "spot" there is background showing through the rounding (a cut-out picture's
+    corner, seen in ../shared/realdata fintech 1-1).
+    """
+    c = np.asarray(centres, dtype=np.float64).reshape(-1, 2)
+    conf = np.asarray(conf, dtype=np.float64).reshape(-1)
+    w, h = float(crop_size[0]), float(crop_size[1])
+    # the tile proper inside the crop (the crop is the polygon enlarged by `margin` per side)
+    bx, by = w * margin / (1 + 2 * margin), h * margin / (1 + 2 * margin)
+    tol_x, tol_y = bx / 2, by / 2
+    inside = ((c[:, 0] >= bx - tol_x) & (c[:, 0] <= w - bx + tol_x)
+              & (c[:, 1] >= by - tol_y) & (c[:, 1] <= h - by + tol_y))
+    corners = np.array([[bx, by], [w - bx, by], [bx, h - by], [w - bx, h - by]])
+    if len(c):
+        near = np.linalg.norm(c[:, None, :] - corners[None], axis=2).min(axis=1)
+        inside &= ~((near < CORNER_RADIUS * (w - 2 * bx)) & (conf < CORNER_MIN_CONFIDENCE))
+    return inside
+
+
 def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (CROP_W, CROP_H),
                 margin: float = CROP_MARGIN, midline_band: float = MIDLINE_BAND,
                 allow_diagonal_two: bool = False) -> tuple[str | None, float, dict]:
@@ -312,18 +337,7 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
         raise ValueError(f"pip class ids must be {PIP_RED} (red) or {PIP_WHITE} (white), "
                          f"got {sorted(set(cls[bad].tolist()))}")
     w, h = float(crop_size[0]), float(crop_size[1])
-    # the tile proper inside the crop (the crop is the polygon enlarged by `margin` per side)
-    bx, by = w * margin / (1 + 2 * margin), h * margin / (1 + 2 * margin)
-    tol_x, tol_y = bx / 2, by / 2
-    inside = ((c[:, 0] >= bx - tol_x) & (c[:, 0] <= w - bx + tol_x)
-              & (c[:, 1] >= by - tol_y) & (c[:, 1] <= h - by + tol_y))
-    # no maker puts a spot in a tile's rounded corner (corner spots of a 6 sit ~0.35 tile
-    # widths from the corner): an unsure "spot" there is the background showing through the
-    # rounding (a cut-out picture's corner, seen in ../shared/realdata fintech 1-1)
-    corners = np.array([[bx, by], [w - bx, by], [bx, h - by], [w - bx, h - by]])
-    if len(c):
-        near = np.linalg.norm(c[:, None, :] - corners[None], axis=2).min(axis=1)
-        inside &= ~((near < CORNER_RADIUS * (w - 2 * bx)) & (conf < CORNER_MIN_CONFIDENCE))
+    inside = counted_spots(c, conf, crop_size, margin)
     c, cls, conf = c[inside], cls[inside], conf[inside]
     reads: dict[str, Any] = {"ignored": int((~inside).sum())}
 
@@ -483,7 +497,7 @@ def decode_tiles(frame: np.ndarray, tile_dets: Detections, pip_detector,
         i = det_rows[slot]
         reads[slot] = read_from_pips(all_pips[k], tile_dets.polygon[i], tile_dets.xyxy[i],
                                      float(tile_dets.confidence[i]), min_confidence,
-                                     allow_diagonal_two)
+                                     allow_diagonal_two, crop=crops[k])
     return [r for r in reads if r is not None]
 
 
@@ -500,17 +514,74 @@ def tile_aspect(polygon) -> float:
     return max(a, b) / max(min(a, b), 1e-9)
 
 
+#: Colour check of an accepted face with both spot colours: every spot the pip model calls red
+#: must look redder (median CIELAB a* of its centre, :func:`spot_redness`) than every spot it
+#: calls white by at least this many a* units. On 20 held-out rendered tables (266 mixed faces
+#: read right) the smallest separation measured was 9, on the 42 mixed real faces of
+#: ../shared/realdata 38; a red spot taken for white (pale-red styles) leaves a white-called
+#: spot about as red as the red ones (separation near 0 or below), and one such spot plus an
+#: outline shifted by a row can make two reads agree on a wrong face.
+COLOUR_SEPARATION_MIN: float = 3.0
+#: ... when the tile is at least this wide in the picture (px; the operating range starts at
+#: a 60 px long side, about 26 px wide): narrower tiles have spots of a few pixels whose colour
+#: the video's chroma subsampling smears (4:2:0 halves it), so their colour is not measured.
+COLOUR_CHECK_MIN_WIDTH: float = 24.0
+
+
+def spot_redness(crop: np.ndarray, xyxy: np.ndarray) -> np.ndarray:
+    """Redness of each spot: the median CIELAB a* (OpenCV 8-bit scale minus 128: 0 neutral,
+    positive red) over the central 60 % of its box.
+
+    Args:
+        crop: uint8 (CROP_H, CROP_W, 3) BGR rectified tile crop.
+        xyxy: float (k, 4) spot boxes in crop pixels.
+
+    Returns:
+        float64 (k,) a* values.
+    """
+    import cv2
+
+    a = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB)[:, :, 1]
+    h, w = a.shape
+    out = np.zeros(len(xyxy))
+    for k, (x1, y1, x2, y2) in enumerate(np.asarray(xyxy, np.float64).reshape(-1, 4)):
+        cx, cy, rw, rh = (x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1) * 0.3, (y2 - y1) * 0.3
+        ys = slice(int(max(cy - rh, 0)), int(min(cy + rh, h - 1)) + 1)
+        xs = slice(int(max(cx - rw, 0)), int(min(cx + rw, w - 1)) + 1)
+        patch = a[ys, xs]
+        out[k] = float(np.median(patch)) - 128.0 if patch.size else 0.0
+    return out
+
+
 def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
-                   min_confidence: float = 0.5, allow_diagonal_two: bool = False) -> TileRead:
+                   min_confidence: float = 0.5, allow_diagonal_two: bool = False,
+                   crop: np.ndarray | None = None) -> TileRead:
     """The :class:`TileRead` of one face-up tile from its spot detections (crop px).
 
     A tile outline whose aspect (:func:`tile_aspect`) is outside :data:`TILE_ASPECT_RANGE`
-    is read as unknown whatever its spots say."""
+    is read as unknown whatever its spots say. With the ``crop`` (uint8 (CROP_H, CROP_W, 3)
+    BGR) and a tile at least COLOUR_CHECK_MIN_WIDTH px wide, a face with spots of both
+    colours must also pass the colour check
+    (:data:`COLOUR_SEPARATION_MIN`, recorded as ``reads["colour_separation"]``)."""
     centres = (pips.xyxy[:, :2] + pips.xyxy[:, 2:]) / 2 if len(pips) else np.zeros((0, 2))
     face, conf, reads = decode_face(centres, pips.class_id, pips.confidence,
                                     allow_diagonal_two=allow_diagonal_two)
     aspect = tile_aspect(polygon)
     reads["aspect"] = round(aspect, 2)
+    if (face is not None and crop is not None and len(pips)
+            and min(side_pairs(polygon)) >= COLOUR_CHECK_MIN_WIDTH):
+        counted = counted_spots(centres, pips.confidence,
+                                (crop.shape[1], crop.shape[0]))
+        red = (pips.class_id == PIP_RED) & counted
+        white = (pips.class_id == PIP_WHITE) & counted
+        if red.any() and white.any():
+            a = spot_redness(crop, pips.xyxy)
+            sep = float(a[red].min() - a[white].max())
+            reads["colour_separation"] = round(sep, 1)
+            if sep < COLOUR_SEPARATION_MIN:
+                reads["reason"] = (f"read {face}, but a spot called white looks as red as one "
+                                   f"called red (a* separation {sep:.0f})")
+                face = None
     if face is not None and not TILE_ASPECT_RANGE[0] <= aspect <= TILE_ASPECT_RANGE[1]:
         reads["reason"] = (f"tile outline {aspect:.2f}:1 is not tile-shaped "
                            f"(read {face}; {TILE_ASPECT_RANGE[0]}-{TILE_ASPECT_RANGE[1]} expected)")

@@ -437,9 +437,9 @@ class Pipeline:
                     self._reuse(reads, new_cache, dets, i, self._cache[j])
         crops = [rectify(image, dets.polygon[i])[0] for i in todo]
         pips = run_pip_detector(self.pip_detector, crops)
-        for i, p in zip(todo, pips):
+        for i, p, crop in zip(todo, pips, crops):
             r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
-                               self.min_confidence, self.allow_diagonal_two)
+                               self.min_confidence, self.allow_diagonal_two, crop=crop)
             reads[i] = r
             if use_cache:
                 new_cache.append(_Cached(dets.xyxy[i].copy(), r, self._frame_no,
@@ -666,39 +666,67 @@ def drop_straddlers(dets: Detections) -> Detections:
     return dets[keep] if not keep.all() else dets
 
 
-DUPLICATE_OVERLAP = 0.35  # fraction of an unknown outline inside an identified tile
+DUPLICATE_OVERLAP = 0.35  # fraction of an outline inside another tile's: not two real tiles
 
 
 def drop_duplicate_unknowns(reads: Sequence[TileRead]) -> list[TileRead]:
-    """Remove unknown outlines that mostly lie on a tile the decoder identified.
+    """Resolve tile outlines that overlap as two real tiles never do.
 
-    Where the tile model puts a second, shifted box on a tile (or one across two touching
-    tiles of a hand, at angles :func:`drop_straddlers` misses), the identified read is the
-    tile and the unknown one a duplicate that would make its position look like five tiles
-    (never settled). An unknown read is dropped when at least DUPLICATE_OVERLAP of its
-    polygon's area lies inside the polygon of one identified (face-up) read. Two real tiles
-    never overlap that much (touching tiles share an edge), so a real unknown tile is kept; if
-    one were dropped, its position would have three tiles and still not settle.
+    Two face-up tiles on a table share at most an edge; an outline with at least
+    DUPLICATE_OVERLAP of its area inside another face-up outline is a second box on one tile,
+    or a box across two touching tiles of a hand (at angles :func:`drop_straddlers` misses).
+    Such a box can read a valid face from the halves of two tiles (seen: the lower halves of
+    a 5-6 and its neighbour read "5-5" on a JPEG frame), so:
+
+    * an unknown outline inside an identified one is dropped (the identified read is the tile;
+      the duplicate would make its position look like five tiles, never settled);
+    * an identified outline lying that much inside two or more other face-up outlines is a
+      straddler and is dropped;
+    * otherwise, two identified outlines that overlap that much both become unknown
+      ("overlapping outlines"): which one is the tile is not known, and nothing is settled
+      from a guess.
+
+    Face-down tiles (stacks) are left alone. If a real tile were dropped, its position would
+    have three tiles and would not settle.
 
     Args:
         reads: decoded reads of one frame (image px polygons).
 
     Returns:
-        the reads without such duplicates (same order).
+        the reads to report (same order; changed reads are new :class:`TileRead` objects).
     """
     import cv2
 
-    known = [np.asarray(r.polygon, np.float32) for r in reads if r.state == "face_up"]
-    if not known:
-        return list(reads)
+    reads = list(reads)
+    up = [i for i, r in enumerate(reads) if r.state != "face_down"]
+    if len(up) < 2:
+        return reads
+    polys = {i: np.asarray(reads[i].polygon, np.float32) for i in up}
+    areas = {i: max(float(cv2.contourArea(polys[i])), 1e-6) for i in up}
+    boxes = {i: np.asarray(reads[i].xyxy, np.float64) for i in up}
+
+    def inside(i: int, j: int) -> bool:  # much of i's area lies inside j
+        bi, bj = boxes[i], boxes[j]
+        if bi[0] >= bj[2] or bj[0] >= bi[2] or bi[1] >= bj[3] or bj[1] >= bi[3]:
+            return False
+        return cv2.intersectConvexConvex(polys[i], polys[j])[0] >= DUPLICATE_OVERLAP * areas[i]
+
+    known = [i for i in up if reads[i].state == "face_up"]
+    over = {i: [j for j in known if j != i and inside(i, j)] for i in up}
+    drop = {i for i in up if reads[i].state == "unknown" and over[i]}
+    drop |= {i for i in known if len(over[i]) >= 2}  # across two identified tiles
+    conflict: set[int] = set()
+    for i in known:
+        if i not in drop:
+            conflict.update(k for j in over[i] if j not in drop for k in (i, j))
     out = []
-    for r in reads:
-        if r.state == "unknown":
-            poly = np.asarray(r.polygon, np.float32)
-            area = max(float(cv2.contourArea(poly)), 1e-6)
-            if any(cv2.intersectConvexConvex(poly, k)[0] >= DUPLICATE_OVERLAP * area
-                   for k in known):
-                continue
+    for i, r in enumerate(reads):
+        if i in drop:
+            continue
+        if i in conflict:
+            why = f"overlapping outlines (read {r.face})"
+            r = TileRead(None, "unknown", r.tile_confidence, r.polygon, r.xyxy, r.pips,
+                         {**(r.reads or {}), "reason": why}, why, r.tile_confidence)
         out.append(r)
     return out
 
