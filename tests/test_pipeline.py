@@ -317,7 +317,7 @@ def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
 
 def test_unknown_duplicates_of_identified_tiles_are_dropped():
     from vision.decode import TileRead
-    from vision.pipeline import drop_duplicate_unknowns
+    from vision.pipeline import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2, state=None):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -329,14 +329,14 @@ def test_unknown_duplicates_of_identified_tiles_are_dropped():
     shifted = read(None, 10, 20, 60, 130)         # a second box on a, shifted
     neighbour = read(None, 95, 0, 145, 110)       # a real unknown tile touching b (10 %)
     back = read(None, 20, 0, 70, 110, "face_down")
-    out = drop_duplicate_unknowns([a, straddler, b, shifted, neighbour, back])
+    out = resolve_overlapping_reads([a, straddler, b, shifted, neighbour, back])
     assert out == [a, b, neighbour, back]
-    assert drop_duplicate_unknowns([straddler, neighbour]) == [straddler, neighbour]
+    assert resolve_overlapping_reads([straddler, neighbour]) == [straddler, neighbour]
 
 
 def test_overlapping_identified_outlines_are_never_both_settled():
     from vision.decode import TileRead
-    from vision.pipeline import drop_duplicate_unknowns
+    from vision.pipeline import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -344,8 +344,8 @@ def test_overlapping_identified_outlines_are_never_both_settled():
 
     a, b = read("5-5", 0, 0, 50, 110), read("5-6", 50, 0, 100, 110)  # a hand
     across = read("5-5", 0, 55, 100, 105)  # an outline across both (halves of two tiles)
-    out = drop_duplicate_unknowns([a, b, across])
+    out = resolve_overlapping_reads([a, b, across])
     assert out == [a, b]  # inside two identified tiles: a straddler, dropped
-    out = drop_duplicate_unknowns([a, across])  # only one of the pair identified
+    out = resolve_overlapping_reads([a, across])  # only one of the pair identified
     assert [r.face for r in out] == [None, None]
     assert all(r.state == "unknown" and "overlapping outlines" in r.reason for r in out)

@@ -121,6 +121,12 @@ class TileRead:
         """Mean length of the polygon's two longer sides, px."""
         return max(side_pairs(self.polygon))
 
+    def as_unknown(self, why: str) -> "TileRead":
+        """This tile as ``"unknown"`` (no face, the detector's confidence), ``why`` as its
+        reason (also in ``reads["reason"]``); polygon, box and spots kept."""
+        return TileRead(None, "unknown", self.tile_confidence, self.polygon, self.xyxy, self.pips,
+                        {**(self.reads or {}), "reason": why}, why, self.tile_confidence)
+
     def to_dict(self) -> dict:
         """JSON-ready ``{"face", "state", "confidence", "xyxy", "polygon"}`` (px rounded to
         0.1, confidence to 0.001)."""
@@ -240,6 +246,16 @@ def _split_faces(c: np.ndarray, h: float, allow_diagonal_two: bool,
     return faces
 
 
+def _long_ends(p: np.ndarray, w: float) -> bool:
+    """True when the first two and the last two spots of ``p`` (sorted along the tile, crop
+    px) are each a pair along the tile's centre line: the ends of the 3-3 long layout."""
+    for pair in (p[:2], p[-2:]):
+        dx, dy = np.abs(pair[1] - pair[0])
+        if not (dx < 0.5 * dy and np.all(np.abs(pair[:, 0] - w / 2) < 0.15 * w)):
+            return False
+    return True
+
+
 def _is_long_33(c: np.ndarray, w: float, h: float) -> bool:
     """True when six spots ``c`` (6, 2) (crop px) form the 3-3 "long" layout: a pair along the
     tile's centre line at each end and a pair across the tile near the middle (drawn on the
@@ -247,11 +263,9 @@ def _is_long_33(c: np.ndarray, w: float, h: float) -> bool:
     if len(c) != 6:
         return False
     p = c[np.argsort(c[:, 1])]
-    end1, middle, end2 = p[:2], p[2:4], p[4:]
-    for pair in (end1, end2):
-        dx, dy = np.abs(pair[1] - pair[0])
-        if not (dx < 0.5 * dy and np.all(np.abs(pair[:, 0] - w / 2) < 0.15 * w)):
-            return False
+    if not _long_ends(p, w):
+        return False
+    middle = p[2:4]
     xs = np.sort(middle[:, 0])
     return bool(np.all(np.abs(middle[:, 1] - h / 2) < 0.12 * h)
                 and xs[0] < w / 2 < xs[1] and xs[1] - xs[0] > 0.3 * w)
@@ -264,11 +278,9 @@ def _is_long_33_missing_one(c: np.ndarray, w: float, h: float) -> bool:
     if len(c) != 5:
         return False
     p = c[np.argsort(c[:, 1])]
-    end1, middle, end2 = p[:2], p[2], p[3:]
-    for pair in (end1, end2):
-        dx, dy = np.abs(pair[1] - pair[0])
-        if not (dx < 0.5 * dy and np.all(np.abs(pair[:, 0] - w / 2) < 0.15 * w)):
-            return False
+    if not _long_ends(p, w):
+        return False
+    middle = p[2]
     return bool(abs(middle[1] - h / 2) < 0.12 * h and abs(middle[0] - w / 2) > 0.1 * w)
 
 
@@ -278,7 +290,7 @@ def _face_of(a: int, b: int) -> str | None:
     return f if f in TILES_BY_FACE else None
 
 
-def counted_spots(centres, conf, crop_size: tuple[int, int] = (CROP_W, CROP_H),
+def _counted_spots(centres, conf, crop_size: tuple[int, int] = (CROP_W, CROP_H),
                   margin: float = CROP_MARGIN) -> np.ndarray:
     """Which spots belong to the tile: bool (k,) mask over ``centres`` (float (k, 2) crop px).
 
@@ -305,7 +317,8 @@ def counted_spots(centres, conf, crop_size: tuple[int, int] = (CROP_W, CROP_H),
 
 def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (CROP_W, CROP_H),
                 margin: float = CROP_MARGIN, midline_band: float = MIDLINE_BAND,
-                allow_diagonal_two: bool = False) -> tuple[str | None, float, dict]:
+                allow_diagonal_two: bool = False,
+                redness=None) -> tuple[str | None, float, dict]:
     """Decode one tile's face from its spots (pure logic, no image).
 
     Args:
@@ -318,6 +331,9 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
             are spots below CORNER_MIN_CONFIDENCE within CORNER_RADIUS tile widths of a corner.
         midline_band: half-width of the midline band as a fraction of the crop height.
         allow_diagonal_two: see :func:`half_shape_ok`.
+        redness: optional float array (k,) of the spots' CIELAB a* (:func:`spot_redness`): an
+            accepted face with spots of both colours must then pass the colour check
+            (:data:`COLOUR_SEPARATION_MIN`; ``reads["colour_separation"]``).
 
     Returns:
         ``(face, confidence, reads)``: face ``"low-high"`` or None; confidence = weakest
@@ -337,8 +353,10 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
         raise ValueError(f"pip class ids must be {PIP_RED} (red) or {PIP_WHITE} (white), "
                          f"got {sorted(set(cls[bad].tolist()))}")
     w, h = float(crop_size[0]), float(crop_size[1])
-    inside = counted_spots(c, conf, crop_size, margin)
+    inside = _counted_spots(c, conf, crop_size, margin)
     c, cls, conf = c[inside], cls[inside], conf[inside]
+    if redness is not None:
+        redness = np.asarray(redness, dtype=np.float64).reshape(-1)[inside]
     reads: dict[str, Any] = {"ignored": int((~inside).sum())}
 
     red = int((cls == PIP_RED).sum())
@@ -402,6 +420,15 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
             reason = (f"read {face}, but the {crowd} half's spots crowd the midline: the tile "
                       "outline may be shifted along the tile")
             face = None
+    if face is not None and redness is not None:
+        is_red, is_white = cls == PIP_RED, cls == PIP_WHITE
+        if is_red.any() and is_white.any():
+            sep = float(redness[is_red].min() - redness[is_white].max())
+            reads["colour_separation"] = round(sep, 1)
+            if sep < COLOUR_SEPARATION_MIN:
+                reason = (f"read {face}, but a spot called white looks as red as one called "
+                          f"red (a* separation {sep:.0f})")
+                face = None
     reads["reason"] = reason
     confidence = float(conf.min()) if face is not None else 0.0
     return face, confidence, reads
@@ -564,24 +591,13 @@ def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
     colours must also pass the colour check
     (:data:`COLOUR_SEPARATION_MIN`, recorded as ``reads["colour_separation"]``)."""
     centres = (pips.xyxy[:, :2] + pips.xyxy[:, 2:]) / 2 if len(pips) else np.zeros((0, 2))
+    colour = (crop is not None and len(pips)
+              and min(side_pairs(polygon)) >= COLOUR_CHECK_MIN_WIDTH)
     face, conf, reads = decode_face(centres, pips.class_id, pips.confidence,
-                                    allow_diagonal_two=allow_diagonal_two)
+                                    allow_diagonal_two=allow_diagonal_two,
+                                    redness=spot_redness(crop, pips.xyxy) if colour else None)
     aspect = tile_aspect(polygon)
     reads["aspect"] = round(aspect, 2)
-    if (face is not None and crop is not None and len(pips)
-            and min(side_pairs(polygon)) >= COLOUR_CHECK_MIN_WIDTH):
-        counted = counted_spots(centres, pips.confidence,
-                                (crop.shape[1], crop.shape[0]))
-        red = (pips.class_id == PIP_RED) & counted
-        white = (pips.class_id == PIP_WHITE) & counted
-        if red.any() and white.any():
-            a = spot_redness(crop, pips.xyxy)
-            sep = float(a[red].min() - a[white].max())
-            reads["colour_separation"] = round(sep, 1)
-            if sep < COLOUR_SEPARATION_MIN:
-                reads["reason"] = (f"read {face}, but a spot called white looks as red as one "
-                                   f"called red (a* separation {sep:.0f})")
-                face = None
     if face is not None and not TILE_ASPECT_RANGE[0] <= aspect <= TILE_ASPECT_RANGE[1]:
         reads["reason"] = (f"tile outline {aspect:.2f}:1 is not tile-shaped "
                            f"(read {face}; {TILE_ASPECT_RANGE[0]}-{TILE_ASPECT_RANGE[1]} expected)")

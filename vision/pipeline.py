@@ -60,10 +60,10 @@ import numpy as np
 from scoring.errors import InputError
 
 from . import MODELS_DIR
-from .decode import TileRead, read_from_pips, run_pip_detector
+from .decode import TileRead, read_from_pips, run_pip_detector, tile_aspect
 from .detections import TILE, TILE_BACK, Detections
 from .events import EventWriter, round_event, tile_dict
-from .geometry import order_polygon, rectify, side_pairs
+from .geometry import order_polygon, rectify
 from .table import (Layout, PositionState, RoundTracker, SettledRound, auto_group,
                     build_positions, load_layout, position_of)
 
@@ -175,6 +175,35 @@ def _iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     area_a = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
     area_b = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
     return inter / np.maximum(area_a + area_b - inter, 1e-9)
+
+
+def inside_fractions(polygons: np.ndarray) -> np.ndarray:
+    """How much of each tile outline lies inside each other one.
+
+    Args:
+        polygons: float (n, 4, 2) convex outlines, px.
+
+    Returns:
+        float64 (n, n): ``[i, j]`` = area of (i intersect j) / area of i (0 on the diagonal);
+        exact polygon intersection (``cv2.intersectConvexConvex``) for pairs whose bounding
+        boxes overlap, 0 for the others.
+    """
+    import cv2
+
+    polys = np.asarray(polygons, np.float32).reshape(-1, 4, 2)
+    n = len(polys)
+    out = np.zeros((n, n))
+    if n < 2:
+        return out
+    lo, hi = polys.min(1), polys.max(1)
+    touch = ((lo[:, None, 0] < hi[None, :, 0]) & (lo[None, :, 0] < hi[:, None, 0])
+             & (lo[:, None, 1] < hi[None, :, 1]) & (lo[None, :, 1] < hi[:, None, 1]))
+    np.fill_diagonal(touch, False)
+    areas = np.array([max(float(cv2.contourArea(p)), 1e-6) for p in polys])
+    for i, j in zip(*np.nonzero(np.triu(touch))):
+        inter = float(cv2.intersectConvexConvex(polys[i], polys[j])[0])
+        out[i, j], out[j, i] = inter / areas[i], inter / areas[j]
+    return out
 
 
 @dataclass
@@ -497,7 +526,7 @@ class Pipeline:
             dets, _, stale = self.detect_gated(image)
         t1 = time.perf_counter()
         reads, n_dec = self.decode(image, dets, use_cache=not self.still_images)
-        reads = drop_duplicate_unknowns(reads)
+        reads = resolve_overlapping_reads(reads)
         t2 = time.perf_counter()
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules)
@@ -634,8 +663,8 @@ def drop_straddlers(dets: Detections) -> Detections:
     adds one box centred on their shared edge. Such a box reads as unknown (it never gives a
     wrong face: decode checks the outline's shape and spots), but it makes a position look like
     five tiles, so nothing there settles. A box is dropped when at least
-    :data:`STRADDLE_OVERLAP` of its area lies inside each of two other boxes (polygon
-    intersection, ``cv2.intersectConvexConvex``).
+    :data:`STRADDLE_OVERLAP` of its area lies inside each of two other boxes
+    (:func:`inside_fractions`).
 
     Args:
         dets: tile detections with polygons (n, 4, 2) px.
@@ -643,33 +672,16 @@ def drop_straddlers(dets: Detections) -> Detections:
     Returns:
         The detections without straddlers (same order).
     """
-    import cv2
-
-    n = len(dets)
-    if n < 3:
+    if len(dets) < 3:
         return dets
-    polys = [np.asarray(p, np.float32) for p in dets.polygon]
-    areas = np.array([max(cv2.contourArea(p), 1e-6) for p in polys])
-    keep = np.ones(n, bool)
-    centres = dets.polygon.mean(1)
-    reach = np.sqrt(areas) * 2.5
-    for i in range(n):
-        near = [j for j in range(n) if j != i
-                and np.linalg.norm(centres[j] - centres[i]) < reach[i] + reach[j]]
-        covered = 0
-        for j in near:
-            inter, _ = cv2.intersectConvexConvex(polys[i], polys[j])
-            if inter >= STRADDLE_OVERLAP * areas[i]:
-                covered += 1
-        if covered >= 2:
-            keep[i] = False
+    keep = (inside_fractions(dets.polygon) >= STRADDLE_OVERLAP).sum(1) < 2
     return dets[keep] if not keep.all() else dets
 
 
 DUPLICATE_OVERLAP = 0.35  # fraction of an outline inside another tile's: not two real tiles
 
 
-def drop_duplicate_unknowns(reads: Sequence[TileRead]) -> list[TileRead]:
+def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     """Resolve tile outlines that overlap as two real tiles never do.
 
     Two face-up tiles on a table share at most an edge; an outline with at least
@@ -695,40 +707,21 @@ def drop_duplicate_unknowns(reads: Sequence[TileRead]) -> list[TileRead]:
     Returns:
         the reads to report (same order; changed reads are new :class:`TileRead` objects).
     """
-    import cv2
-
     reads = list(reads)
     up = [i for i, r in enumerate(reads) if r.state != "face_down"]
     if len(up) < 2:
         return reads
-    polys = {i: np.asarray(reads[i].polygon, np.float32) for i in up}
-    areas = {i: max(float(cv2.contourArea(polys[i])), 1e-6) for i in up}
-    boxes = {i: np.asarray(reads[i].xyxy, np.float64) for i in up}
-
-    def inside(i: int, j: int) -> bool:  # much of i's area lies inside j
-        bi, bj = boxes[i], boxes[j]
-        if bi[0] >= bj[2] or bj[0] >= bi[2] or bi[1] >= bj[3] or bj[1] >= bi[3]:
-            return False
-        return cv2.intersectConvexConvex(polys[i], polys[j])[0] >= DUPLICATE_OVERLAP * areas[i]
-
-    known = [i for i in up if reads[i].state == "face_up"]
-    over = {i: [j for j in known if j != i and inside(i, j)] for i in up}
-    drop = {i for i in up if reads[i].state == "unknown" and over[i]}
-    drop |= {i for i in known if len(over[i]) >= 2}  # across two identified tiles
-    conflict: set[int] = set()
-    for i in known:
-        if i not in drop:
-            conflict.update(k for j in over[i] if j not in drop for k in (i, j))
-    out = []
-    for i, r in enumerate(reads):
-        if i in drop:
-            continue
-        if i in conflict:
-            why = f"overlapping outlines (read {r.face})"
-            r = TileRead(None, "unknown", r.tile_confidence, r.polygon, r.xyxy, r.pips,
-                         {**(r.reads or {}), "reason": why}, why, r.tile_confidence)
-        out.append(r)
-    return out
+    frac = inside_fractions(np.stack([reads[i].polygon for i in up])) >= DUPLICATE_OVERLAP
+    known = [k for k, i in enumerate(up) if reads[i].state == "face_up"]
+    over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
+    drop = {k for k in over if reads[up[k]].state == "unknown" and over[k]}
+    drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
+    conflict = {x for k in known if k not in drop
+                for m in over[k] if m not in drop for x in (k, m)}
+    gone = {up[k] for k in drop}
+    changed = {up[k] for k in conflict}
+    return [r.as_unknown(f"overlapping outlines (read {r.face})") if i in changed else r
+            for i, r in enumerate(reads) if i not in gone]
 
 
 def context_pad(image: np.ndarray, fraction: float) -> tuple[np.ndarray, int]:
@@ -813,26 +806,20 @@ def picture_candidate(image: np.ndarray, dets: Detections) -> Detections:
     confident = int(((dets.confidence >= 0.5) & (dets.class_id == TILE)).sum()) if len(dets) else 0
     if confident > PICTURE_MAX_MODEL_TILES:
         return Detections.empty()
+    import cv2
+
     poly = order_polygon(single_tile_outline(image))
-    a, b = side_pairs(poly)
-    long_side, short_side = max(a, b), max(min(a, b), 1e-6)
-    area = abs(float(_polygon_area(poly)))
-    if not (1.5 <= long_side / short_side <= 3.4) or area < PICTURE_MIN_AREA * h * w:
+    area = float(cv2.contourArea(poly.astype(np.float32)))
+    if not (1.5 <= tile_aspect(poly) <= 3.4) or area < PICTURE_MIN_AREA * h * w:
         return Detections.empty()
     return Detections.from_polygons(poly[None], [PICTURE_OUTLINE_CONFIDENCE], [TILE])
-
-
-def _polygon_area(poly: np.ndarray) -> float:
-    """Area (px^2) of a polygon (k, 2) (shoelace formula)."""
-    x, y = np.asarray(poly, np.float64)[:, 0], np.asarray(poly, np.float64)[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
 
 
 def merge_picture_read(reads: list[TileRead], cand: TileRead) -> list[TileRead]:
     """Combine the tile model's reads of a close-up with the picture outline's read.
 
-    The picture read replaces the model reads lying inside it (half or more of their box
-    within its box) when it names a face and none of them names a different one; when one
+    The picture read replaces the model reads lying inside it (half or more of their outline
+    within its outline, :func:`inside_fractions`) when it names a face and none of them names a different one; when one
     does, every read involved becomes unknown ("close-up reads disagree"): a disagreement is
     never settled. An unknown picture read is dropped (the model reads stand).
 
@@ -845,22 +832,16 @@ def merge_picture_read(reads: list[TileRead], cand: TileRead) -> list[TileRead]:
     """
     if cand.face is None:
         return list(reads)
-    bx = np.asarray(cand.xyxy, np.float64)
-    inside, rest = [], []
-    for r in reads:
-        rx = np.asarray(r.xyxy, np.float64)
-        iw = max(0.0, min(rx[2], bx[2]) - max(rx[0], bx[0]))
-        ih = max(0.0, min(rx[3], bx[3]) - max(rx[1], bx[1]))
-        own = max((rx[2] - rx[0]) * (rx[3] - rx[1]), 1e-6)
-        (inside if iw * ih >= 0.5 * own else rest).append(r)
-    if any(r.face is not None and r.face != cand.face for r in inside):
-        why = "close-up reads disagree: picture outline " + cand.face + ", tile model " + ", ".join(
-            sorted({r.face for r in inside if r.face is not None and r.face != cand.face}))
-        out = list(rest)
-        for r in [cand, *inside]:
-            out.append(TileRead(None, "unknown", r.tile_confidence, r.polygon, r.xyxy, r.pips,
-                                {**(r.reads or {}), "reason": why}, why, r.tile_confidence))
-        return out
+    if not reads:
+        return [cand]
+    frac = inside_fractions(np.stack([r.polygon for r in reads] + [cand.polygon]))[:-1, -1]
+    inside = [r for r, f in zip(reads, frac) if f >= 0.5]
+    rest = [r for r, f in zip(reads, frac) if f < 0.5]
+    others = sorted({r.face for r in inside if r.face is not None and r.face != cand.face})
+    if others:
+        why = (f"close-up reads disagree: picture outline {cand.face}, tile model "
+               f"{', '.join(others)}")
+        return [*rest, *(r.as_unknown(why) for r in [cand, *inside])]
     return [*rest, cand]
 
 
@@ -921,7 +902,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
                         if len(cand):
                             creads, _ = pipe.decode(image, cand, use_cache=False)
                             reads = merge_picture_read(reads, creads[0])
-                    reads = drop_duplicate_unknowns(reads)
+                    reads = resolve_overlapping_reads(reads)
                 h, w = fr.image.shape[:2]
                 tiles = []
                 for r in reads:

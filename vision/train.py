@@ -537,6 +537,8 @@ def onnx_parity(weights: str | Path, onnx_path: str | Path, images: list[str | P
     import torch
     from ultralytics import YOLO
 
+    from .detect import letterbox
+
     sess = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     shape = sess.get_inputs()[0].shape[2:4]
     dynamic = not all(isinstance(v, int) for v in shape)
@@ -547,20 +549,10 @@ def onnx_parity(weights: str | Path, onnx_path: str | Path, images: list[str | P
     worst, mismatches, layout = None, 0, "nms"
     for f in images:
         img = cv2.imread(str(f))
-        h, w = img.shape[:2]
-        if dynamic:  # the minimum 32-multiple rectangle (ultralytics LetterBox auto=True)
-            r0 = square / max(h, w)
-            H = -(-int(round(h * r0)) // 32) * 32
-            W = -(-int(round(w * r0)) // 32) * 32
-        else:
-            H, W = (int(v) for v in shape)
-        r = min(H / h, W / w)
-        nw, nh = int(round(w * r)), int(round(h * r))
-        dw, dh = (W - nw) / 2, (H - nh) / 2
-        im = cv2.resize(img, (nw, nh), interpolation=cv2.INTER_LINEAR) if (nw, nh) != (w, h) else img
-        im = cv2.copyMakeBorder(im, int(round(dh - 0.1)), int(round(dh + 0.1)),
-                                int(round(dw - 0.1)), int(round(dw + 0.1)),
-                                cv2.BORDER_CONSTANT, value=(114, 114, 114))
+        # the inference letterbox; a dynamic graph gets the minimum 32-multiple rectangle
+        target = (square, square) if dynamic else tuple(int(v) for v in shape)
+        im, _ = letterbox(img, target, auto=dynamic)
+        H, W = im.shape[:2]
         x = np.ascontiguousarray(im[:, :, ::-1].transpose(2, 0, 1)[None], dtype=np.float32) / 255
         raw = sess.run(None, {sess.get_inputs()[0].name: x})[0]
         if raw.shape[1] < raw.shape[2]:  # (1, 4 + nc [+ 1], anchors): no NMS in the graph
