@@ -1,7 +1,10 @@
-"""Pre-annotation exports (vision/exports/): each loaded back with its format's reader."""
+"""Pre-annotation exports (vision/exports/): each loaded back with its format's own tool."""
 
 import csv
 import json
+import logging
+import math
+import os
 import sys
 import types
 import xml.etree.ElementTree as ET
@@ -10,11 +13,16 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+import yaml
 
 from scoring.errors import InputError
 from vision.cli import main
 from vision.exports import CLASS_NAMES, export, normalise_results
-from vision.exports.yolo import parse_line, strip_confidence
+from vision.exports.yolo import parse_line, read_confidences
+
+os.environ.setdefault("YOLO_OFFLINE", "1")
+os.environ.setdefault("YOLO_AUTOINSTALL", "false")
+os.environ.setdefault("YOLO_CONFIG_DIR", str(Path(__file__).resolve().parents[1] / ".yolo_config"))
 
 
 def _tile(face, state, conf, poly):
@@ -57,29 +65,94 @@ def test_classes_and_size_from_file(results):
                             "tiles": [_tile("7-1", "face_up", 0.5, [(0, 0), (1, 0), (1, 1)])]}])
 
 
+def _yolo_label(out, image):
+    """The label file (relative to ``out``) of the image named ``image`` in images.txt."""
+    for line in (out / "images.txt").read_text().splitlines():
+        img, name = line.split("\t")
+        if name == image:
+            return Path(img.replace("images/", "labels/", 1)).with_suffix(".txt").as_posix()
+    raise AssertionError(f"{image} not in images.txt")
+
+
 def test_yolo_obb_lines(results, tmp_path):
-    files = export(results, tmp_path / "out", ["yolo"])["yolo"]
-    lab = tmp_path / "out" / "yolo" / "labels"
-    assert sorted(p.name for p in lab.iterdir()) == ["img.txt", "img_1.txt"]
-    lines = (lab / "img.txt").read_text().splitlines()
+    files = export(results, tmp_path / "out", ["yolo"], model_version="m")["yolo"]
+    out = tmp_path / "out" / "yolo"
+    labels = sorted(p.relative_to(out).as_posix() for p in out.glob("labels/*/*.txt"))
+    assert labels == sorted(["labels/train/img.txt", "labels/val/img_1.txt"]) or labels == \
+        sorted(["labels/val/img.txt", "labels/train/img_1.txt"])  # one image per split
+    lab_a, lab_b = _yolo_label(out, "a/img.jpg"), _yolo_label(out, "b/img.png")
+    assert (out / lab_a.replace("labels/", "images/", 1)).with_suffix(".jpg").is_file()
+    lines = (out / lab_a).read_text().splitlines()
     parsed = [parse_line(l, "obb") for l in lines]
+    assert all(len(l.split()) == 9 for l in lines)  # no confidence column
     assert [p[0] for p in parsed] == [CLASS_NAMES.index("6-6"), CLASS_NAMES.index("1-5"), 21]
-    cls, coords, conf = parsed[1]
-    assert conf == pytest.approx(0.55)
+    cls, coords = parsed[1]
     assert coords == pytest.approx([60 / 200, 20 / 120, 110 / 200, 30 / 120, 100 / 200,
                                     80 / 120, 50 / 200, 70 / 120], abs=1e-6)
-    assert parse_line((lab / "img_1.txt").read_text().splitlines()[0])[0] == 22
-    classes = (tmp_path / "out" / "yolo" / "classes.txt").read_text().splitlines()
+    assert parse_line((out / lab_b).read_text().splitlines()[0])[0] == 22
+    conf = read_confidences(out)
+    assert conf[(lab_a, 2)] == pytest.approx(0.55) and conf[(lab_b, 1)] == pytest.approx(0.31)
+    assert len(conf) == 5
+    classes = (out / "classes.txt").read_text().splitlines()
     assert classes == list(CLASS_NAMES)
-    assert all(len(l.split()) == 9 for l in strip_confidence("\n".join(lines)).splitlines())
+    data = yaml.safe_load((out / "data.yaml").read_text())
+    assert (data["train"], data["val"], data["nc"]) == ("images/train", "images/val", 23)
+    assert list(data["names"].values()) == list(CLASS_NAMES) and "download" not in data
+    assert "path" not in data  # ultralytics resolves train/val beside data.yaml
     assert any(f.endswith("images.txt") for f in files)
 
 
 def test_yolo_detect_lines(results, tmp_path):
     export(results, tmp_path / "out", ["yolo"], yolo_task="detect")
-    line = (tmp_path / "out/yolo/labels/img.txt").read_text().splitlines()[1]
-    cls, (cx, cy, w, h), conf = parse_line(line, "detect")
+    out = tmp_path / "out" / "yolo"
+    line = (out / _yolo_label(out, "a/img.jpg")).read_text().splitlines()[1]
+    cls, (cx, cy, w, h) = parse_line(line, "detect")
     assert (cx, cy, w, h) == pytest.approx((80 / 200, 50 / 120, 60 / 200, 60 / 120), abs=1e-6)
+
+
+def test_yolo_split_single_image_and_bad_fraction(results, tmp_path):
+    export(results[:1], tmp_path / "one", ["yolo"])
+    data = yaml.safe_load((tmp_path / "one/yolo/data.yaml").read_text())
+    assert data["val"] == "images/train" and (tmp_path / "one/yolo/labels/train/img.txt").is_file()
+    with pytest.raises(InputError, match="1.5"):
+        export(results, tmp_path / "bad", ["yolo"], val_fraction=1.5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task,model", [("obb", "yolo11n-obb.yaml"), ("detect", "yolo11n.yaml")])
+def test_ultralytics_trains_on_yolo_export(results, tmp_path, capsys, task, model):
+    """The export as written is an ultralytics dataset: one epoch trains, no label ignored."""
+    pytest.importorskip("ultralytics")
+    from ultralytics import YOLO
+    from ultralytics.data.utils import load_dataset_cache_file
+    from ultralytics.utils import LOGGER
+
+    rfile = tmp_path / "results.json"
+    rfile.write_text(json.dumps(results))
+    assert main(["export", "--results", str(rfile), "--format", "yolo", "--yolo-task", task,
+                 "--out", str(tmp_path / "out"), "--model-version", "m"]) == 0
+    data = tmp_path / "out" / "yolo" / "data.yaml"
+    seen = []
+    handler = logging.Handler()
+    handler.emit = lambda rec: seen.append(rec.getMessage())
+    LOGGER.addHandler(handler)
+    try:
+        YOLO(model, task=task).train(
+            data=str(data), epochs=1, imgsz=64, batch=2, workers=0, device="cpu", amp=False,
+            plots=False, pretrained=False, mosaic=0.0, seed=0, project=str(tmp_path / "runs"),
+            name="r", exist_ok=True, verbose=True)
+    finally:
+        LOGGER.removeHandler(handler)
+    log = "\n".join(seen) + capsys.readouterr().err
+    assert "ignoring corrupt" not in log and "label missing" not in log.lower(), log
+    for split in ("train", "val"):
+        cache = load_dataset_cache_file(tmp_path / "out" / "yolo" / "labels" / f"{split}.cache")
+        nf, nm, ne, nc, n = cache["results"]
+        assert (nm, nc, n) == (0, 0, 1) and nf == 1 and cache["msgs"] == []
+        (lab,) = cache["labels"]
+        label_file = Path(lab["im_file"].replace(f"{os.sep}images{os.sep}",
+                                                 f"{os.sep}labels{os.sep}")).with_suffix(".txt")
+        assert len(lab["cls"]) == len(label_file.read_text().splitlines()) > 0  # every line
 
 
 def test_coco_loads_with_pycocotools(results, tmp_path):
