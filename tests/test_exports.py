@@ -111,9 +111,16 @@ def test_yolo_detect_lines(results, tmp_path):
 
 
 def test_yolo_split_single_image_and_bad_fraction(results, tmp_path):
-    export(results[:1], tmp_path / "one", ["yolo"])
-    data = yaml.safe_load((tmp_path / "one/yolo/data.yaml").read_text())
-    assert data["val"] == "images/train" and (tmp_path / "one/yolo/labels/train/img.txt").is_file()
+    export(results[1:], tmp_path / "one", ["yolo"])  # b/img.png alone: stem img, train
+    out = tmp_path / "one" / "yolo"
+    data = yaml.safe_load((out / "data.yaml").read_text())
+    assert data["val"] == "images/train" and (out / "images/train/img.png").is_file()
+    export(results, tmp_path / "one", ["yolo"])  # re-export: stems and splits change
+    images = sorted(p.relative_to(out).as_posix() for p in out.glob("images/*/*"))
+    labels = sorted(p.relative_to(out).as_posix() for p in out.glob("labels/*/*.txt"))
+    assert len(images) == 2 and len(labels) == 2  # no stale copy of the first export
+    assert [Path(p).with_suffix("").as_posix().replace("images/", "labels/", 1) + ".txt"
+            for p in images] == labels
     with pytest.raises(InputError, match="1.5"):
         export(results, tmp_path / "bad", ["yolo"], val_fraction=1.5)
 

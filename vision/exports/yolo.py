@@ -27,7 +27,8 @@ array of size 9 into shape (2)") and would read a 6-column detect line as a 5-po
 Split: a fraction ``val_fraction`` of the images (at least one and at most all but one when there
 are two or more) goes
 to ``val``, chosen by a hash of the image name, so the split does not depend on input order.
-With a single image, ``val`` in data.yaml names ``images/train``.
+With a single image, ``val`` in data.yaml names ``images/train``. Re-exporting into the same folder
+first removes the image copies, labels and caches of the earlier export there.
 """
 
 from __future__ import annotations
@@ -124,6 +125,24 @@ def split(names: Sequence[str], val_fraction: float = 0.2) -> list[str]:
     return ["val" if i in val else "train" for i in range(n)]
 
 
+_WRITTEN_SUFFIXES = {".txt", ".cache", ".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
+
+
+def _clear_earlier_export(out: Path) -> None:
+    """Remove the image copies, labels and ultralytics caches an earlier export wrote directly in
+    ``out/{images,labels}/{train,val}`` (files only, nothing else), so a re-export whose split or
+    stems differ leaves no stale image paired with another image's labels."""
+    for kind in ("images", "labels"):
+        for part in ("train", "val"):
+            d = out / kind / part
+            if d.is_dir():
+                for f in d.iterdir():
+                    if f.is_file() and f.suffix.lower() in _WRITTEN_SUFFIXES:
+                        f.unlink()
+    for f in (out / "labels").glob("*.cache"):
+        f.unlink()
+
+
 def write(results: Sequence[dict], out: Path, task: str = "obb",
           val_fraction: float = 0.2) -> list[Path]:
     """Write the YOLO dataset of normalised results (:func:`vision.exports.normalise_results`)
@@ -141,6 +160,7 @@ def write(results: Sequence[dict], out: Path, task: str = "obb",
     names = [r.get("name", r["image"]) for r in results]
     splits = split(names, val_fraction)
     stems = unique_stems([r["image"] for r in results])
+    _clear_earlier_export(out)
     files: list[Path] = []
     conf_rows = []
     listing = []
