@@ -276,8 +276,10 @@ LS_SCHEMA = {
                                                   "maximum": 100}}},
                                     "polygonlabels": {"type": "array", "minItems": 1,
                                                       "items": {"enum": list(CLASS_NAMES)}}}},
-                                {"required": ["x", "y", "width", "height",
+                                {"required": ["x", "y", "width", "height", "rotation",
                                               "rectanglelabels"], "properties": {
+                                    "rotation": {"type": "number", "minimum": 0,
+                                                 "exclusiveMaximum": 360},
                                     "rectanglelabels": {"type": "array", "minItems": 1,
                                                         "items": {"enum": list(CLASS_NAMES)}}}},
                             ]},
@@ -434,6 +436,7 @@ def test_export_help_on_every_option():
     (["IMG", "--format", "coco", "--image-root", "OTHER"], "img.jpg"),     # image outside root
     (["IMG", "--format", "yolo", "--yolo-task", "segment"], "segment"),
     (["IMG", "--format", "cvat", "--shape", "circle"], "circle"),
+    (["IMG", "--format", "yolo", "--val-fraction", "half"], "half"),
     (["IMG"], "--format"),
 ])
 def test_export_bad_input_one_line_exit_2_json(results, tmp_path, capsys, monkeypatch, argv,

@@ -26,33 +26,33 @@ def register(sub) -> None:
                     "plus a review list, lowest confidence first (vision/exports/).")
     e.add_argument("images", nargs="*", metavar="IMAGES",
                    help="image files or folders (searched recursively)")
-    e.add_argument("--format", dest="formats", action="append", default=None,
+    e.add_argument("--format", dest="formats", action="append", default=None, metavar="FORMAT",
                    help="yolo, coco, cvat or labelstudio; repeat or comma-separate (required)")
-    e.add_argument("--out", default=None, help="output folder; one sub-folder per format "
+    e.add_argument("--out", default=None, metavar="DIR", help="output folder; one sub-folder per format "
                                                "(required)")
-    e.add_argument("--results", default=None,
+    e.add_argument("--results", default=None, metavar="FILE",
                    help="identify results JSON (`paigow identify --json` output) to export "
                         "instead of running the models on IMAGES")
-    e.add_argument("--models", default=None,
+    e.add_argument("--models", default=None, metavar="DIR",
                    help="models folder for identify and the model version (default: models/)")
-    e.add_argument("--model-version", default=None,
+    e.add_argument("--model-version", default=None, metavar="VERSION",
                    help="model version written in Label Studio predictions and COCO info "
                         "(default: the results' model_version, else the models' version "
                         "tiles-<sha8>+pips-<sha8>)")
-    e.add_argument("--image-root", default=None,
+    e.add_argument("--image-root", default=None, metavar="DIR",
                    help="folder the image names in every format are relative to (default: the "
                         "deepest folder holding every image); for Label Studio local files, "
                         "its LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT")
-    e.add_argument("--image-url-prefix", default=None,
+    e.add_argument("--image-url-prefix", default=None, metavar="PREFIX",
                    help="Label Studio: prefix of data.image before the image name (default "
                         "/data/local-files/?d= ; e.g. https://host/images/ ; '' for bare "
                         "names)")
-    e.add_argument("--yolo-task", default="obb",
+    e.add_argument("--yolo-task", default="obb", metavar="{obb,detect}",
                    help="YOLO label layout: obb (4 corners, the tile model's) or detect "
                         "(axis-aligned box) (default obb)")
-    e.add_argument("--val-fraction", type=float, default=0.2,
+    e.add_argument("--val-fraction", default="0.2", metavar="F",
                    help="YOLO: fraction of images in the val split, in [0, 1) (default 0.2)")
-    e.add_argument("--shape", default="polygon",
+    e.add_argument("--shape", default="polygon", metavar="{polygon,box}",
                    help="CVAT and Label Studio region shape: polygon or box (Label Studio: a "
                         "rotated rectangle) (default polygon)")
     e.add_argument("--json", action="store_true",
@@ -104,8 +104,12 @@ def _run(args) -> int:
         raise InputError(f"--yolo-task {args.yolo_task!r} is not obb or detect")
     if args.shape not in ("polygon", "box"):
         raise InputError(f"--shape {args.shape!r} is not polygon or box")
-    if not 0.0 <= args.val_fraction < 1.0:
-        raise InputError(f"--val-fraction {args.val_fraction!r} is not in [0, 1)")
+    try:
+        val_fraction = float(args.val_fraction)
+    except ValueError:
+        val_fraction = -1.0
+    if not 0.0 <= val_fraction < 1.0:
+        raise InputError(f"--val-fraction {args.val_fraction!r} is not a number in [0, 1)")
     if args.image_root is not None and not os.path.isdir(args.image_root):
         raise InputError(f"image root {args.image_root!r} is not an existing folder")
     if args.models is not None and not os.path.isdir(args.models):
@@ -140,7 +144,7 @@ def _run(args) -> int:
         [str(r.get("image")) for r in results if isinstance(r, dict) and r.get("image")])
     written = export(results, args.out, formats, model_version=model_version,
                      image_root=image_root, yolo_task=args.yolo_task,
-                     val_fraction=args.val_fraction, cvat_shape=args.shape,
+                     val_fraction=val_fraction, cvat_shape=args.shape,
                      ls_shape="polygon" if args.shape == "polygon" else "rectangle",
                      image_url_prefix=args.image_url_prefix)
     n_tiles = sum(len(r.get("tiles") or []) for r in results)
