@@ -42,11 +42,10 @@ def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = 
     """Per-table and total counts (see the module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
-    from vision import MODELS_DIR
     from vision.pipeline import Pipeline
     from vision.synth import render_table
 
-    pipe = Pipeline(models_dir or MODELS_DIR, backend, n_stable=1, draw=False)
+    pipe = Pipeline(models_dir=models_dir, backend=backend, n_stable=1, draw=False)
     tables = []
     keys = ("true", "found", "ok", "unknown", "wrong", "missed", "extra", "positions",
             "positions_ok")

@@ -9,7 +9,7 @@ import numpy as np
 
 from vision.decode import TileRead
 from vision.detections import TILE, Detections
-from vision.pipeline import (PICTURE_OUTLINE_CONFIDENCE, merge_picture_read, picture_candidate)
+from vision.closeup import (PICTURE_OUTLINE_CONFIDENCE, merge_picture_read, picture_candidate)
 
 
 def _picture(w=120, h=260, border=20, angle=0.0):

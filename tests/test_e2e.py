@@ -107,7 +107,7 @@ def test_identify_json_on_rendered_table(rendered):
 
 
 def test_demo_is_exact_or_not_settled(tmp_path):
-    from vision.pipeline import DEMO_SEED, demo_deal
+    from vision.demo import DEMO_SEED, demo_deal
 
     r = paigow("demo", "--out", tmp_path / "demo", "--json", timeout=600)
     assert r.returncode == 0, r.stderr

@@ -103,7 +103,7 @@ CHILD = textwrap.dedent("""
     import pickle, sys
     sys.path.insert(0, {tests!r})
     import fakes  # noqa: F401  (the pickled GroundTruthDetectors)
-    from vision.pipeline import run
+    from vision.session import run
     with open({fake!r}, "rb") as f:
         fake = pickle.load(f)
     run({video!r}, out_dir={out!r}, json_events=True, n_stable={n_stable}, audit={db!r},
@@ -196,7 +196,7 @@ def test_sigkill_mid_video_loses_at_most_the_round_in_progress(small_video, tmp_
 
 
     # a restart on the same store continues the chain and the round numbers
-    from vision.pipeline import run
+    from vision.session import run
 
     with open(small_video["fake"], "rb") as f:
         fake = pickle.load(f)
@@ -273,7 +273,7 @@ def test_full_run_then_verify_and_check_payouts_cli(small_video, tmp_path, capsy
 
 
 def test_bad_or_foreign_audit_store_refused_before_any_frame(small_video, tmp_path, capsys):
-    from vision.pipeline import run
+    from vision.session import run
 
     class Counting(GroundTruthDetectors):
         def __init__(self, other):
@@ -332,7 +332,7 @@ def test_no_audit_import_without_audit(small_video):
                     raise ImportError("vision.audit imported without --audit")
 
         sys.meta_path.insert(0, Block())
-        from vision.pipeline import run
+        from vision.session import run
         with open({str(small_video["fake"])!r}, "rb") as f:
             fake = pickle.load(f)
         fake.delay = 0.0

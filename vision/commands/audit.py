@@ -47,7 +47,8 @@ def register(sub) -> None:
     e.add_argument("--results", help="identify() results JSON to export instead of running "
                                      "the models on IMAGES")
     e.add_argument("--models", default=None,
-                   help="models folder for identify (default: the pipeline's models/)")
+                   help="models folder for identify (default: $PAIGOW_MODELS, else the repository's "
+                        "models/)")
     e.add_argument("--model-version", default=None, help="model version written in the export")
     e.add_argument("--yolo-task", choices=("obb", "detect"), default="obb")
     e.add_argument("--shape", choices=("polygon", "box"), default="polygon",
@@ -122,9 +123,9 @@ def _export(args) -> int:
         paths = _images(args.images)
         if not paths:
             raise InputError("no images given (IMAGES... or --results FILE)")
-        from vision.pipeline import identify  # lazy: loads the models
+        from vision.identify import identify  # lazy: loads the models
 
-        results = identify(paths, **({"models_dir": args.models} if args.models else {}))
+        results = identify(paths, models_dir=args.models)
     if model_version is None:
         model_version = next((r.get("model_version") for r in results
                               if isinstance(r, dict) and r.get("model_version")), "paigow")

@@ -7,10 +7,10 @@ Routes (all read-only except ``/api/control/*``):
 ``GET /video.mjpeg``              MJPEG stream (``multipart/x-mixed-replace``) of the annotated
                                   picture; ``?frames=N`` ends after N pictures (0: endless)
 ``GET /snapshot.jpg``             the latest picture (503 before the first)
-``GET /api/state``                :meth:`vision.web.feed.LiveFeed.state` as JSON, plus
+``GET /api/state``                :meth:`vision.web.hub.LiveFeed.state` as JSON, plus
                                   ``"control"`` (whether control endpoints are enabled)
 ``GET /api/events``               server-sent events: ``event: round`` with each settled round
-                                  event (EVENT_SCHEMA JSON) as ``data``, ``id`` = round_id;
+                                  event (docs/round-event.md) as ``data``, ``id`` = round_id;
                                   ``?replay=N`` first sends the last N rounds already settled,
                                   ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
                                   (browser reconnect) replays the rounds settled after that id
@@ -36,7 +36,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from .feed import LiveFeed
+from .hub import LiveFeed
 
 __all__ = ["create_app", "MJPEG_BOUNDARY"]
 
@@ -59,7 +59,7 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     """Build the dealer display app over a running (or to-be-started) feed.
 
     Args:
-        feed: the :class:`vision.web.feed.LiveFeed` to show. The app neither starts nor stops
+        feed: the :class:`vision.web.hub.LiveFeed` to show. The app neither starts nor stops
             it (the caller owns its lifetime; ``paigow serve`` does both).
         token: control token (None or empty: control endpoints disabled).
         heartbeat_s: seconds between keep-alive comments on the event stream (and picture
