@@ -220,3 +220,32 @@ class FakeFeed(LiveFeed):
     def _reset(self) -> dict:
         self.resets += 1
         return {"resets": self.resets}
+
+
+# --------------------------------------------------------------------------- round events
+
+_VALIDATOR = None
+
+
+def event_errors(event) -> list[str]:
+    """Why ``event`` (a round event's JSON form) breaks docs/round-event.schema.json (empty
+    list: it is valid)."""
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        import json
+
+        import jsonschema
+
+        from vision.schema import SCHEMA_FILE
+
+        schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+        jsonschema.Draft202012Validator.check_schema(schema)
+        _VALIDATOR = jsonschema.Draft202012Validator(schema)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+            for e in _VALIDATOR.iter_errors(event)]
+
+
+def assert_valid_event(event) -> None:
+    """Assert that a round event's JSON form matches docs/round-event.schema.json."""
+    errors = event_errors(event)
+    assert not errors, f"round {event.get('round_id')}: {errors[0]}"

@@ -72,7 +72,11 @@ class _SQLiteBackend:
             if not path.parent.exists():
                 raise InputError(f"folder of audit store {str(path)!r} does not exist")
         try:
-            self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0)
+            # check_same_thread=False: a session opens its store before the loop starts (to
+            # reject a bad store before the models load) and the dealer display's loop then
+            # runs in the feed thread; a store is used by one thread at a time.
+            self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0,
+                                        check_same_thread=False)
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot open audit store {str(path)!r}: {exc}") from None
         self.frames_default = Path(str(path) + ".frames")
