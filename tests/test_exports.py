@@ -217,9 +217,9 @@ def test_export_cli_from_results_and_identify(results, tmp_path, monkeypatch, ca
     assert "voc" in capsys.readouterr().err
 
     calls = []
-    fake = types.ModuleType("vision.pipeline")
+    fake = types.ModuleType("vision.identify")
     fake.identify = lambda paths, **kw: calls.append(list(paths)) or results
-    monkeypatch.setitem(sys.modules, "vision.pipeline", fake)
+    monkeypatch.setitem(sys.modules, "vision.identify", fake)
     img_dir = Path(results[0]["image"]).parent
     assert main(["export", str(img_dir), "--format", "labelstudio", "--out",
                  str(tmp_path / "id")]) == 0

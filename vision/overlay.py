@@ -3,7 +3,7 @@
 :func:`draw_round` is a pure function of ``(frame, view)``: the same inputs always give the same
 pixels, so a live display does not flicker as long as the round view is stable.
 
-The view is a plain dict in the shape of the round event (.agents/EVENT_SCHEMA.md), so this
+The view is a plain dict in the shape of the round event (docs/round-event.md), so this
 module depends on no other vision stage:
 
 * ``view["tiles"]``: list of ``{"face": "6-6" | None, "state": "face_up" | "face_down" |

@@ -50,7 +50,7 @@ portable SQL but only SQLite is tested.
 
 Modules: :mod:`~vision.audit.chain` (canonical JSON, hashes, record types),
 :mod:`~vision.audit.backends` (SQLite, PostgreSQL), :mod:`~vision.audit.store`
-(:class:`AuditStore`), :mod:`~vision.audit.verify` (:func:`verify`),
+(:class:`AuditStore`), :mod:`~vision.audit.verification` (:func:`verify`),
 :mod:`~vision.audit.payouts` (:func:`check_payouts`, docs/payouts.md).
 """
 
@@ -59,8 +59,7 @@ from __future__ import annotations
 from .chain import (APPLICATION_ID, GENESIS_HASH, MAGIC, SCHEMA_VERSION, AuditRecord,
                     VerifyResult, canonical_json, parse_time, record_hash)
 from .payouts import check_payouts
-from .store import AuditStore
-from .verify import verify
+from .store import AuditStore, verify
 
 __all__ = [
     "AuditStore",

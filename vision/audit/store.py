@@ -316,9 +316,9 @@ class AuditStore:
 
     def verify(self, *, check_frames: bool = True, deep: bool = False) -> VerifyResult:
         """Recompute the whole chain (see :func:`verify`)."""
-        from .verify import _verify_store  # verify reads stores: imported when used
+        from .verification import verify_chain
 
-        return _verify_store(self, check_frames, deep)
+        return verify_chain(self, check_frames, deep)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -329,6 +329,35 @@ class AuditStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def verify(path_or_url: str | os.PathLike, *, check_frames: bool = True,
+           frames_dir: str | os.PathLike | None = None, deep: bool = False) -> VerifyResult:
+    """Recompute the hash chain of an audit store and name the first broken record.
+
+    Checks per record, in chain order: the ids run 1, 2, 3... (a gap means a record was
+    removed), ``prev_hash`` equals the previous record's ``hash``, the key frame exists and its
+    SHA-256 matches (``check_frames``), ``hash`` equals :func:`record_hash` of the stored
+    payload, and the indexed columns (round id, table id, time) agree with the payload: by
+    default each column value must appear in the canonical payload as ``"key":value`` (a text
+    search, fast); ``deep=True`` parses every payload, compares the top-level keys and checks the
+    text is canonical (about 3x slower).
+
+    Returns:
+        :class:`VerifyResult` (``ok`` False names ``broken_seq`` and ``reason``).
+
+    Raises:
+        InputError: when the file does not exist, is not SQLite, is not an audit store, or the
+            database itself is corrupt (SQLite cannot read its pages).
+
+    Speed: about 100,000 rounds in a few seconds without frames (scripts/bench_audit.py).
+    """
+    with AuditStore(path_or_url, create=False, frames_dir=frames_dir) as store:
+        try:
+            return store.verify(check_frames=check_frames, deep=deep)
+        except store._db.errors as exc:
+            raise InputError(f"audit store {store.label!r} is corrupt: {exc}") from None
+
 
 
 def _frame_bytes(frame, quality: int) -> bytes:

@@ -26,7 +26,7 @@ from typing import Sequence
 
 from scoring.errors import InputError
 
-from . import CLASS_NAMES, unique_stems
+from .common import CLASS_NAMES, unique_stems
 
 __all__ = ["write", "parse_line", "strip_confidence"]
 

@@ -1,47 +1,18 @@
-"""Verifying an audit store: recompute the chain and name the first broken record."""
+"""Verifying an audit store: recompute the chain and name the first broken record (used by
+:meth:`vision.audit.store.AuditStore.verify` and :func:`vision.audit.store.verify`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 
 from scoring.errors import InputError
 
 from .chain import GENESIS_HASH, VerifyResult, canonical_json
-from .store import AuditStore
 
-
-
-def verify(path_or_url: str | os.PathLike, *, check_frames: bool = True,
-           frames_dir: str | os.PathLike | None = None, deep: bool = False) -> VerifyResult:
-    """Recompute the hash chain of an audit store and name the first broken record.
-
-    Checks per record, in chain order: the ids run 1, 2, 3... (a gap means a record was
-    removed), ``prev_hash`` equals the previous record's ``hash``, the key frame exists and its
-    SHA-256 matches (``check_frames``), ``hash`` equals :func:`record_hash` of the stored
-    payload, and the indexed columns (round id, table id, time) agree with the payload: by
-    default each column value must appear in the canonical payload as ``"key":value`` (a text
-    search, fast); ``deep=True`` parses every payload, compares the top-level keys and checks the
-    text is canonical (about 3x slower).
-
-    Returns:
-        :class:`VerifyResult` (``ok`` False names ``broken_seq`` and ``reason``).
-
-    Raises:
-        InputError: when the file does not exist, is not SQLite, is not an audit store, or the
-            database itself is corrupt (SQLite cannot read its pages).
-
-    Speed: about 100,000 rounds in a few seconds without frames (scripts/bench_audit.py).
-    """
-    with AuditStore(path_or_url, create=False, frames_dir=frames_dir) as store:
-        try:
-            return _verify_store(store, check_frames, deep)
-        except store._db.errors as exc:
-            raise InputError(f"audit store {store.label!r} is corrupt: {exc}") from None
-
-
-def _verify_store(store: AuditStore, check_frames: bool, deep: bool = False) -> VerifyResult:
+def verify_chain(store, check_frames: bool = True, deep: bool = False) -> VerifyResult:
+    """Recompute the hash chain of an open :class:`vision.audit.store.AuditStore` (the checks
+    of :func:`vision.audit.store.verify`) in one read snapshot."""
     db = store._db
     db.begin_read()  # one consistent snapshot while the writer goes on
     try:
