@@ -222,11 +222,6 @@ PHYSICAL_HANDS: tuple[tuple[Tile, Tile], ...] = _physical_hands()
 """Every distinct two-tile hand by physical face: 221 of them (docs/rules.md section 1)."""
 
 
-def evaluate_all(rules: RuleProfile | str = PA) -> list[HandValue]:
-    """Values of all 221 physical hands under ``rules``, in :data:`PHYSICAL_HANDS` order."""
-    return [evaluate(a, b, rules) for a, b in PHYSICAL_HANDS]
-
-
 def parse_hand(texts: Sequence[str | Tile]) -> tuple[Tile, Tile]:
     """Two tiles from two texts.
 
