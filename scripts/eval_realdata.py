@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Evaluate the recogniser on the real validation images (../shared/realdata), per folder.
 
-Runs :func:`vision.pipeline.identify` over every image listed in ``labels.jsonl`` (read at run
+Runs :func:`vision.identify.identify` over every image listed in ``labels.jsonl`` (read at run
 time; never copied) and reports, per folder:
 
 * chinese folders (pai gow tiles): faces identified vs labelled, as multisets per image:

@@ -3,7 +3,7 @@
 
 Renders ``--n`` tables (1080p, banker and 7 seats, 32 face-up tiles) with
 :func:`vision.synth.render_table`, runs the tile model + decoder on each still frame (the
-:func:`vision.pipeline.identify` path, no close-up proposal) and matches every labelled face-up
+:func:`vision.identify.identify` path, no close-up proposal) and matches every labelled face-up
 tile of the scene to a reported tile (polygon centre inside the true tile and IoU of the boxes
 >= 0.5). Reports per table and in total: tiles found, identified correctly, unknown, wrong,
 missed, extra reported tiles (no true tile), and positions whose four tiles were all found
