@@ -6,7 +6,7 @@ losslessly (FFV1 .avi; MJPG when this OpenCV cannot write FFV1). The pipeline ru
 process that is SIGKILLed after it has printed k >= 2 round events; the store must then verify
 and hold every printed round plus at most the one in progress.
 
-Two children: a tiny script calling ``vision.pipeline.run(...)`` with fake detectors built from
+Two children: a tiny script calling ``vision.session.run(...)`` with fake detectors built from
 the renderer's ground truth (the CLI's code path apart from the detectors, so the test means
 something whatever the models' quality), and the real ``paigow run`` CLI (skipped when
 models/tiles.onnx or models/pips.onnx is absent).

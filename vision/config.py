@@ -3,7 +3,7 @@
 Everything a run of the table pipeline needs is a frozen dataclass here, built once from the
 command line, the layout file and an optional config file (YAML, ``--config FILE``), and then
 handed down whole: :class:`PipelineConfig` to :class:`vision.pipeline.Pipeline`,
-:class:`RunConfig` to :func:`vision.session.run_session` (``paigow run``, ``serve`` and
+:class:`RunConfig` to :class:`vision.session.Session` (``paigow run``, ``serve`` and
 ``demo``). Each dataclass checks its own values in ``__post_init__`` and raises
 :class:`scoring.errors.InputError` naming the offending value, so a bad setting stops the
 command before any model is loaded and no stage checks a setting again.
