@@ -14,7 +14,7 @@ that folder's README) and reports, per style:
   with those counts / no spots), ``colour`` (red / white check), ``reads_disagree``,
   ``shape`` (read B's half shapes or the outline's aspect), ``other``.
 
-Tile outcomes come from :func:`vision.pipeline.identify` (the ``paigow identify`` path); seat
+Tile outcomes come from :func:`vision.identify.identify` (the ``paigow identify`` path); seat
 outcomes from the real command. The data are read at run time and never copied or fitted to.
 
 Usage::
@@ -181,12 +181,11 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
     """Per-style tile and seat figures (see module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
-    from vision import MODELS_DIR
-    from vision.pipeline import identify
+    from vision.identify import identify
 
     recs = load_truth(folder)[:limit]
     paths = [folder / r["image"] for r in recs]
-    reads = identify(paths, models_dir=models or MODELS_DIR, with_reads=True,
+    reads = identify(paths, models_dir=models, with_reads=True,
                      progress=progress)
     styles: dict[str, dict] = defaultdict(lambda: {"tiles": Counter(), "fails": Counter(),
                                                    "seats": Counter(), "seat_reasons": Counter(),
