@@ -29,7 +29,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from fakes import GroundTruthDetectors, true_settings
+from fakes import GroundTruthDetectors, assert_valid_event, true_settings
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, verify
@@ -147,6 +147,8 @@ def _crash_run(cmd: list[str], k: int = 2, timeout: float = 90.0):
         err = errf.read()
         errf.close()
     printed += [json.loads(x) for x in rest.splitlines() if x.strip()]
+    for ev in printed:  # printed by a child process: checked against the schema here
+        assert_valid_event(ev)
     if timed_out.is_set():
         status = "timeout"
     elif killed:
