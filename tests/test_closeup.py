@@ -1,6 +1,6 @@
 """The close-up proposal of `identify`: a one-tile picture's own outline as a tile candidate
 (vision.closeup.picture_candidate) and how its read combines with the tile model's reads
-(vision.pipeline.merge_picture_read)."""
+(vision.closeup.merge_picture_read)."""
 
 from __future__ import annotations
 

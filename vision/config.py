@@ -74,6 +74,10 @@ class RecognitionConfig:
         min_confidence: faces read below this confidence (0..1) are unknown.
         tile_conf, pip_conf: detector confidence thresholds (None: the detector's default).
         allow_diagonal_two: accept diagonal 2s (:func:`vision.decode.half_shape_ok`).
+        scales: tile-model input sizes (px, multiples of 32) at which a *still image* is read
+            and fused (:mod:`vision.scales`); None: :data:`vision.scales.STILL_SCALES` with
+            the trained models, one pass with injected detectors; ``()`` or one size: a single
+            pass. Video frames use the model's own size.
     """
 
     models_dir: Path | None = None
@@ -82,8 +86,14 @@ class RecognitionConfig:
     tile_conf: float | None = None
     pip_conf: float | None = None
     allow_diagonal_two: bool = False
+    scales: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.scales is not None:
+            sizes = tuple(int(v) for v in self.scales)
+            _check(all(v >= 32 and v % 32 == 0 for v in sizes),
+                   f"scales must be multiples of 32 px, got {list(sizes)!r}")
+            object.__setattr__(self, "scales", sizes)
         _check(self.backend in BACKENDS,
                f"unknown backend {self.backend!r}: choose onnx or ultralytics")
         _fraction("min confidence", self.min_confidence)

@@ -36,7 +36,8 @@ def progress_bar(total: int | None, enabled: bool, desc: str):
 def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
              backend: str = "onnx", min_confidence: float = 0.5, tile_detector=None,
              pip_detector=None, progress: bool = False, with_reads: bool = False,
-             pad: float = 0.0, single: bool = False, closeups: bool = True) -> list[dict]:
+             pad: float = 0.0, single: bool = False, closeups: bool = True,
+             scales: Sequence[int] | None = None) -> list[dict]:
     """Identify the tiles in still images.
 
     Each image's tiles come from the tile model; a close-up of one tile also gets its picture
@@ -53,6 +54,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
             from :func:`single_tile_outline` instead of the tile model; spots and the two reads
             are as always.
         closeups: propose the picture outline of a one-tile close-up (see above).
+        scales: tile-model input sizes fused per image (:class:`vision.config.RecognitionConfig`).
 
     Returns:
         ``[{"image": path, "tiles": [{"face": "1-5" | None, "state": "face_up|face_down|unknown",
@@ -70,7 +72,8 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
         if s.kind not in ("image", "images"):
             s.close()
             raise InputError(f"not an image, folder or glob of images: {s.spec}")
-    config = PipelineConfig(RecognitionConfig(models_dir, backend, min_confidence),
+    config = PipelineConfig(RecognitionConfig(models_dir, backend, min_confidence,
+                                              scales=None if scales is None else tuple(scales)),
                             table=TableConfig(n_stable=1), draw=False)
     pipe = Pipeline(config, tile_detector=tile_detector, pip_detector=pip_detector)
     out = []
@@ -85,8 +88,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
                     dets = Detections.from_polygons(order_polygon(poly)[None], [1.0], [TILE])
                     reads, _ = pipe.decode(image, dets, use_cache=False)
                 else:
-                    dets = pipe.detect(image)
-                    reads, _ = pipe.decode(image, dets, use_cache=False)
+                    reads, dets = pipe.read_still(image)
                     if closeups:
                         cand = picture_candidate(image, dets)
                         if len(cand):

@@ -41,6 +41,7 @@ from .geometry import rectify
 from .identity import IdentityCache
 from .models import load_detectors, model_version
 from .overlaps import drop_straddlers, resolve_overlapping_reads
+from .scales import STILL_SCALES, fuse_scale_reads
 from .schema import RoundEvent, TileRecord
 from .table import PositionState, RoundTracker, SettledRound, auto_group, build_positions, position_of
 from .views import round_view
@@ -97,9 +98,9 @@ class FrameResult:
                 for p, st in self.positions.items() for k, d in st.problems if k != "face_down"]
 
 
-def _run_tile_detector(detector, image: np.ndarray) -> Detections:
+def _run_tile_detector(detector, image: np.ndarray, imgsz: int | None = None) -> Detections:
     fn = getattr(detector, "detect", None) or detector
-    out = fn(image)
+    out = fn(image) if imgsz is None else fn(image, imgsz=imgsz)
     if not isinstance(out, Detections):
         raise TypeError(f"tile detector returned {type(out).__name__}, expected Detections")
     return out
@@ -127,6 +128,11 @@ class Pipeline:
             raise InputError(f"give a PipelineConfig or settings, not both: {sorted(options)}")
         self.config = cfg = config
         rec, tab = cfg.recognition, cfg.table
+        scales = rec.scales
+        if scales is None:  # injected detectors (tests) take no input size: one pass
+            scales = STILL_SCALES if tile_detector is None else ()
+        #: tile-model input sizes at which a still image is read and fused (vision.scales)
+        self.scales = tuple(scales)
         if tile_detector is None or pip_detector is None:
             t, p = load_detectors(rec.models, rec.backend, rec.tile_conf, rec.pip_conf)
             tile_detector = tile_detector or t
@@ -161,12 +167,34 @@ class Pipeline:
         self.tiles_total = 0
 
     # ------------------------------------------------------------------ stages
-    def detect(self, image: np.ndarray) -> Detections:
+    def detect(self, image: np.ndarray, imgsz: int | None = None) -> Detections:
         """Tile detections (classes 0/1) of one image, image px (no motion gate), without
-        outlines that straddle two neighbouring tiles (:func:`vision.overlaps.drop_straddlers`)."""
-        d = _run_tile_detector(self.tile_detector, image)
+        outlines that straddle two neighbouring tiles (:func:`vision.overlaps.drop_straddlers`);
+        ``imgsz``: the tile model's input size (None: its own)."""
+        d = _run_tile_detector(self.tile_detector, image, imgsz)
         d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
         return drop_straddlers(d)
+
+    def read_still(self, image: np.ndarray) -> tuple[list[TileRead], Detections]:
+        """Read an independent still image at every size of :attr:`scales` and fuse the reads
+        (:func:`vision.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
+        image's longer side are skipped (upscaling adds no detail; a small close-up is read
+        once at the model's own size).
+
+        Returns:
+            ``(reads, detections of the first size)``; the reads are free of overlapping
+            outlines (:func:`vision.overlaps.resolve_overlapping_reads`).
+        """
+        longer = max(image.shape[:2])
+        sizes = tuple(v for v in self.scales if v <= longer) or (None,)
+        per_scale, first = [], None
+        for size in sizes:
+            dets = self.detect(image, size)
+            first = dets if first is None else first
+            reads, _ = self.decode(image, dets, use_cache=False)
+            per_scale.append(resolve_overlapping_reads(reads))
+        reads = per_scale[0] if len(per_scale) == 1 else fuse_scale_reads(per_scale)
+        return resolve_overlapping_reads(reads), first
 
     def detect_gated(self, image: np.ndarray) -> tuple[Detections, bool, bool]:
         """Detections of this frame through the motion gate (:mod:`vision.gate`).
@@ -249,13 +277,15 @@ class Pipeline:
             path = str(src)  # a video file names its frames' file
         t0 = time.perf_counter()
         if self.still_images:
-            dets, stale = self.detect(image), False
-            self.detector_runs += 1
+            reads, _ = self.read_still(image)
+            stale, n_dec = False, sum(r.state != "face_down" for r in reads)
+            self.detector_runs += max(len(self.scales), 1)
+            t1 = time.perf_counter()
         else:
             dets, _, stale = self.detect_gated(image)
-        t1 = time.perf_counter()
-        reads, n_dec = self.decode(image, dets, use_cache=not self.still_images)
-        reads = resolve_overlapping_reads(reads)
+            t1 = time.perf_counter()
+            reads, n_dec = self.decode(image, dets, use_cache=True)
+            reads = resolve_overlapping_reads(reads)
         t2 = time.perf_counter()
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules)

@@ -109,7 +109,7 @@ def _scene_seed(seed: int, kind: int, i: int) -> int:
 
 def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fraction: float = 0.1,
                     progress: bool = True, closeup_fraction: float = 0.25,
-                    catalogue: float = 0.0) -> dict:
+                    catalogue: float = 0.0, touching: float = 0.0) -> dict:
     """Render the tile (OBB) and pip (detect) datasets.
 
     Writes ``out/tiles/{images,labels}/{train,val}`` (JPEG frames: table frames 1280 px wide,
@@ -130,6 +130,8 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         closeup_fraction: fraction in [0, 1] of tile-model images that are close-ups.
         catalogue: fraction in [0, 1] of those close-ups that are catalogue pictures
             (:func:`render_closeup`).
+        touching: per-position probability of any angle with flush-touching hands in table
+            frames (see :func:`render_scene`).
 
     Returns:
         dict with counts: tiles_train, tiles_val, tile_labels, tile_back_labels, closeups,
@@ -164,7 +166,8 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
             stats["closeups"] += 1
         else:
             size = (1280, 720) if rng.random() < 0.75 else (1280, 960)
-            scene = render_scene(s, size, mode="scatter" if rng.random() < 0.15 else "train")
+            scene = render_scene(s, size, mode="scatter" if rng.random() < 0.15 else "train",
+                                 touching=touching)
         lines = obb_label_lines(scene)
         sp = _split(i, n_tiles, val_fraction)
         name = f"t{seed}_{i:06d}"

@@ -8,6 +8,8 @@ used.
 
 from __future__ import annotations
 
+import math
+
 import cv2
 import numpy as np
 
@@ -273,3 +275,45 @@ def camera_effects(img: np.ndarray, rng: np.random.Generator, strength: float = 
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
         img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return img
+
+
+def occluders(rng, cw, ch, tiles, n_chips, n_cards, n_hands, avoid_tiles: bool):
+    """Closures drawing distractors on the canvas (and their footprint into the occlusion
+    mask) for the tiles of a scene (objects with ``cx``, ``cy``, ``w``), canvas ``cw`` x ``ch``
+    px. With ``avoid_tiles`` they are kept off the tiles (render_table)."""
+    fns = []
+    centres = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
+    wmed = float(np.median([t.w for t in tiles])) if tiles else 40.0
+
+    def free(p, rad):
+        if not avoid_tiles or len(centres) == 0:
+            return True
+        return bool(np.min(np.linalg.norm(centres - p, axis=1)) > rad + wmed * 1.6)
+
+    for _ in range(n_chips):
+        for _try in range(10):
+            p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
+            rad = wmed * rng.uniform(0.6, 1.1)
+            if free(p, rad):
+                stack = int(rng.integers(1, 8))
+                fns.append(lambda c, m, p=p, rad=rad, stack=stack, s=int(rng.integers(1 << 30)):
+                           draw_chip(c, m, p, rad, np.random.default_rng(s), stack))
+                break
+    for _ in range(n_cards):
+        for _try in range(10):
+            p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
+            size = wmed * rng.uniform(2.0, 3.5)
+            if free(p, size * 0.6):
+                ang = rng.uniform(0, math.pi)
+                fns.append(lambda c, m, p=p, size=size, ang=ang, s=int(rng.integers(1 << 30)):
+                           draw_card(c, m, p, size, ang, np.random.default_rng(s)))
+                break
+    for _ in range(n_hands):
+        if avoid_tiles:
+            break
+        tgt = None
+        if len(centres) and rng.random() < 0.7:
+            tgt = centres[int(rng.integers(len(centres)))] + rng.normal(0, wmed, 2)
+        fns.append(lambda c, m, tgt=tgt, s=int(rng.integers(1 << 30)):
+                   draw_hand(c, m, np.random.default_rng(s), tgt))
+    return fns

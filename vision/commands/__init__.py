@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-_GROUPS = ("render", "train", "run", "audit", "serve")  # audit also registers export
+_GROUPS = ("render", "train", "run", "audit", "export", "serve")
 
 
 def register(sub) -> None:

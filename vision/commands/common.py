@@ -6,13 +6,37 @@ from __future__ import annotations
 from scoring.errors import InputError
 
 
-def add_model_options(p) -> None:
-    """``--backend`` and ``--models`` (docs/configuration.md: models)."""
+def add_model_options(p, scales: bool = True) -> None:
+    """``--backend``, ``--models`` (docs/configuration.md: models) and, for commands that read
+    still images, ``--scales``."""
     p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
                    help="inference backend (default onnx: onnxruntime on CPU)")
     p.add_argument("--models", "--models-dir", dest="models", default=None, metavar="DIR",
                    help="folder with tiles.onnx and pips.onnx (default: $PAIGOW_MODELS, else "
                         "the repository's models/)")
+    if not scales:
+        return
+    p.add_argument("--scales", default=None, metavar="PX,PX,...",
+                   help="tile-model input sizes a still image is read at and fused (multiples "
+                        "of 32; default 832,960,1216; 640 = one pass at the model's size)")
+
+
+def parse_scales(text: str | None) -> tuple[int, ...] | None:
+    """The --scales option as a tuple of ints (None: the default).
+
+    Raises:
+        InputError: not comma-separated multiples of 32 up to 4096 (naming the value).
+    """
+    if text is None:
+        return None
+    try:
+        sizes = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        sizes = ()
+    if not sizes or any(v < 32 or v % 32 or v > 4096 for v in sizes):
+        raise InputError(f"--scales must be multiples of 32 px up to 4096, comma-separated, "
+                         f"got {text!r}")
+    return sizes
 
 
 def add_session_options(p) -> None:
@@ -66,7 +90,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
         options.update(file.get(sec, {}))
     given = {"n_stable": args.stable, "banker": args.banker, "table_id": args.table_id,
              "min_confidence": args.min_confidence,
-             "models_dir": args.models, "backend": args.backend}
+             "models_dir": args.models, "backend": args.backend,
+             "scales": parse_scales(args.scales)}
     options.update({k: v for k, v in given.items() if v is not None})
     pcfg = PipelineConfig.build(layout=args.layout, source=str(args.source), **options)
     out = dict(file.get("output", {}))

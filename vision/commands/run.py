@@ -16,7 +16,7 @@ import sys
 
 from scoring.errors import InputError
 
-from .common import add_model_options, add_session_options, run_config
+from .common import add_model_options, add_session_options, parse_scales, run_config
 
 
 def register(sub) -> None:
@@ -56,7 +56,7 @@ def register(sub) -> None:
                                    "events.jsonl and prints the settlement table.")
     p.add_argument("--out", default="demo_out", metavar="DIR", help="output folder (demo_out)")
     p.add_argument("--json", action="store_true", help="print the round events as JSON lines")
-    add_model_options(p)
+    add_model_options(p, scales=False)
     p.set_defaults(func=_demo)
 
 
@@ -69,7 +69,8 @@ def _identify(args) -> int:
         raise InputError(f"--pad must be a fraction in [0, 2], got {args.pad}")
     res = identify(args.images, models_dir=args.models, backend=args.backend,
                    min_confidence=args.min_confidence, progress=not args.json, pad=args.pad,
-                   single=args.single, closeups=not args.no_closeups)
+                   single=args.single, closeups=not args.no_closeups,
+                   scales=parse_scales(args.scales))
     if args.json:
         print(json.dumps(res, indent=2))
         return 0

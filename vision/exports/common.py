@@ -1,7 +1,9 @@
-"""Classes and result normalisation shared by every export format (:mod:`vision.exports`)."""
+"""Classes, result normalisation and image naming shared by every export format
+(:mod:`vision.exports`)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -9,7 +11,8 @@ from scoring.errors import InputError
 from scoring.tiles import FACES, parse_tile
 
 __all__ = ["CLASS_NAMES", "FORMATS", "TILE_BACK_ID", "UNKNOWN_ID", "class_index", "class_name",
-           "normalise_results", "unique_stems"]
+           "normalise_results",
+           "image_names", "default_image_root", "unique_stems"]
 
 CLASS_NAMES: tuple[str, ...] = tuple(t.face for t in FACES) + ("tile_back", "unknown")
 """23 class names: 21 faces (rank order), ``tile_back``, ``unknown``."""
@@ -115,4 +118,35 @@ def unique_stems(paths: Sequence[str]) -> list[str]:
             stem = cand
         seen.setdefault(stem, 0)
         out.append(stem)
+    return out
+
+
+def default_image_root(paths: Sequence[str]) -> str:
+    """The deepest folder holding every image of ``paths`` (absolute); ``"."`` resolved when
+    ``paths`` is empty."""
+    if not paths:
+        return os.path.abspath(".")
+    return os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths])
+
+
+def image_names(paths: Sequence[str], image_root: str | os.PathLike | None = None) -> list[str]:
+    """Each image's name relative to ``image_root`` (POSIX separators): ``/data/t/a/1.jpg``
+    under root ``/data/t`` -> ``a/1.jpg``. ``image_root`` None: :func:`default_image_root`.
+
+    Raises:
+        InputError: naming the root when it is not an existing folder, or the first image that
+            does not lie under it.
+    """
+    if image_root is None:
+        root = default_image_root(paths)
+    else:
+        root = os.path.abspath(os.fspath(image_root))
+        if not os.path.isdir(root):
+            raise InputError(f"image root {os.fspath(image_root)!r} is not an existing folder")
+    out = []
+    for p in paths:
+        rel = os.path.relpath(os.path.abspath(p), root)
+        if rel == os.curdir or rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            raise InputError(f"image {p!r} is not under the image root {str(image_root or root)!r}")
+        out.append(Path(rel).as_posix())
     return out
