@@ -44,8 +44,22 @@ def fake_models(monkeypatch):
     """Make the commands' model loading return the given detectors."""
     import vision.pipeline as pipeline_mod
 
+    class AnySize:
+        """The ground-truth detector behind the trained models' interface (an input size for
+        still images, which the ground truth does not need)."""
+
+        def __init__(self, det):
+            self.det = det
+
+        def detect(self, image, imgsz=None):
+            return self.det.detect(image)
+
+        def __getattr__(self, name):
+            return getattr(self.det, name)
+
     def use(det):
-        monkeypatch.setattr(pipeline_mod, "load_detectors", lambda *a, **k: (det, det))
+        monkeypatch.setattr(pipeline_mod, "load_detectors",
+                            lambda *a, **k: (AnySize(det), AnySize(det)))
         monkeypatch.setattr(pipeline_mod, "model_version", lambda *a, **k: "fake-models")
     return use
 
