@@ -10,7 +10,9 @@ Speed (the target is >= 10 fps at 1080p with 32 tiles on 2 CPU cores) comes from
 both safe because anything that changes the picture of a tile invalidates them: the motion gate
 in front of the tile detector (:mod:`vision.gate`) and the identity cache in front of the pip
 model (:mod:`vision.identity`). On a still table the per-frame cost is then the thumbnail
-comparison, the table logic and the drawing. Independent still images use neither cache.
+comparison, the table logic and the drawing. Independent still images use neither cache; each
+is read at several detector input sizes and the reads fused (:meth:`Pipeline.read_still`,
+:mod:`vision.scales`).
 
 Measured (2-core machine, no other job; ``scripts/bench_run.py --deal 60 --still 60``:
 ``paigow run`` on a 1080p mp4 of a rendered round, 32 face-up tiles, ONNX Runtime): 17.5 fps
