@@ -17,7 +17,7 @@ from .decode import TileRead
 from .detections import Detections
 from .geometry import inside_fractions
 
-__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "drop_straddlers",
+__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "drop_straddlers",
            "resolve_overlapping_reads"]
 
 #: A tile outline that has at least this fraction of its area inside each of two other tile
@@ -48,6 +48,9 @@ def drop_straddlers(dets: Detections) -> Detections:
 
 
 DUPLICATE_OVERLAP = 0.35  # fraction of an outline inside another tile's: not two real tiles
+#: An unknown outline with at least this fraction of its area inside identified tiles (summed
+#: over them) lies across them: a box over two touching tiles of a hand, not a tile.
+COVERED_UNKNOWN = 0.5
 
 
 def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
@@ -60,7 +63,9 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     a 5-6 and its neighbour read "5-5" on a JPEG frame), so:
 
     * an unknown outline inside an identified one is dropped (the identified read is the tile;
-      the duplicate would make its position look like five tiles, never settled);
+      the duplicate would make its position look like five tiles, never settled), and so is
+      one lying at least COVERED_UNKNOWN inside identified tiles taken together (a box across
+      two touching tiles; a real tile is never that much under other real tiles);
     * an identified outline lying that much inside two or more other face-up outlines is a
       straddler and is dropped;
     * otherwise, two identified outlines that overlap that much both become unknown
@@ -80,10 +85,12 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     up = [i for i, r in enumerate(reads) if r.state != "face_down"]
     if len(up) < 2:
         return reads
-    frac = inside_fractions(np.stack([reads[i].polygon for i in up])) >= DUPLICATE_OVERLAP
+    inside = inside_fractions(np.stack([reads[i].polygon for i in up]))
+    frac = inside >= DUPLICATE_OVERLAP
     known = [k for k, i in enumerate(up) if reads[i].state == "face_up"]
     over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
-    drop = {k for k in over if reads[up[k]].state == "unknown" and over[k]}
+    drop = {k for k in over if reads[up[k]].state == "unknown"
+            and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN)}
     drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
     conflict = {x for k in known if k not in drop
                 for m in over[k] if m not in drop for x in (k, m)}

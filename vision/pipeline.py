@@ -227,16 +227,25 @@ class Pipeline:
                 c = float(dets.confidence[i])
                 reads[i] = TileRead(None, "face_down", c, dets.polygon[i].copy(),
                                     dets.xyxy[i].copy(), tile_confidence=c)
+        backs: set[int] = set()
         if use_cache:
             todo = self.cache.plan(image, dets, reads)
         else:
             todo = [i for i in range(n) if int(dets.class_id[i]) == TILE]
+            # a still's tile backs are read too: a near-blank face (1-1: two red spots on a
+            # dark face) is taken for a back by the tile model; a back has no spots, so its
+            # reads name no face and it stays face down
+            backs = {i for i in range(n) if int(dets.class_id[i]) == TILE_BACK}
+            todo += sorted(backs)
         rec = self.config.recognition
         crops = [rectify(image, dets.polygon[i])[0] for i in todo]
         pips = run_pip_detector(self.pip_detector, crops)
         for i, p, crop in zip(todo, pips, crops):
-            reads[i] = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
-                                      rec.min_confidence, rec.allow_diagonal_two, crop=crop)
+            r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
+                               rec.min_confidence, rec.allow_diagonal_two, crop=crop)
+            if i in backs and r.state != "face_up":
+                continue  # stays the face-down read
+            reads[i] = r
         if use_cache:
             self.cache.commit(image, dets, {i: reads[i] for i in todo})
         return [r for r in reads if r is not None], len(todo)
