@@ -14,7 +14,7 @@ that folder's README) and reports, per style:
   with those counts / no spots), ``colour`` (red / white check), ``reads_disagree``,
   ``shape`` (read B's half shapes or the outline's aspect), ``other``.
 
-Tile outcomes come from :func:`vision.pipeline.identify` (the ``paigow identify`` path); seat
+Tile outcomes come from :func:`vision.identify.identify` (the ``paigow identify`` path); seat
 outcomes from the real command. The data are read at run time and never copied or fitted to.
 
 Usage::
@@ -185,14 +185,13 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
     """Per-style tile and seat figures (see module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
-    from vision import MODELS_DIR
-    from vision.pipeline import identify
+    from vision.identify import identify
 
     recs = load_truth(folder)[:limit]
     paths = [folder / r["image"] for r in recs]
     sizes = None if not scales else [int(v) for v in scales.split(",") if v.strip()]
-    reads = identify(paths, models_dir=models or MODELS_DIR, with_reads=True,
-                     progress=progress, scales=sizes)
+    reads = identify(paths, models_dir=models, with_reads=True, progress=progress,
+                     scales=sizes)
     styles: dict[str, dict] = defaultdict(lambda: {"tiles": Counter(), "fails": Counter(),
                                                    "seats": Counter(), "seat_reasons": Counter(),
                                                    "wrong": []})

@@ -182,7 +182,7 @@ def to_bgr(img: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a[:, :, :3])
 
 
-def _decode_file(path: str) -> np.ndarray | None:
+def _read_image_file(path: str) -> np.ndarray | None:
     """cv2.imread (unchanged, any depth) normalised by :func:`to_bgr`; None when it fails."""
     img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
     if img is None or img.size == 0:
@@ -199,7 +199,7 @@ def read_image(path: str | os.PathLike) -> np.ndarray:
     p = str(path)
     if not os.path.exists(p):
         raise InputError(f"image file not found: {p}")
-    img = _decode_file(p)
+    img = _read_image_file(p)
     if img is None:
         raise InputError(f"not a readable image: {p}")
     return img
@@ -290,7 +290,7 @@ class ImageSource(FrameSource):
 
     def _frames(self) -> Iterator[Frame]:
         for i, p in enumerate(self.paths):
-            img = _decode_file(p)
+            img = _read_image_file(p)
             if img is None:
                 if self.kind == "image":
                     raise InputError(f"not a readable image: {p}")
@@ -618,7 +618,7 @@ def open_source(spec: str | os.PathLike, *, live: bool | None = None,
     if not path.is_file():
         raise InputError(f"not a file or folder: {spec}")
     if path.suffix.lower() in IMAGE_EXTENSIONS:
-        if _decode_file(spec) is None:
+        if _read_image_file(spec) is None:
             raise InputError(f"not a readable image: {spec}")
         return ImageSource(spec, [spec], "image", fps or DEFAULT_IMAGE_FPS)
     if live:
