@@ -39,9 +39,10 @@ def parse_scales(text: str | None) -> tuple[int, ...] | None:
     return sizes
 
 
-def add_session_options(p) -> None:
-    """The options of one session (source, layout, table, outputs, audit store)."""
-    p.add_argument("source", metavar="SOURCE",
+def add_session_options(p, source_optional: bool = False) -> None:
+    """The options of one session (source, layout, table, outputs, audit store);
+    ``source_optional``: SOURCE may be left out (``serve --tables``)."""
+    p.add_argument("source", metavar="SOURCE", nargs="?" if source_optional else None,
                    help="camera index (0), video file, rtsp/http URL, image, folder or glob")
     p.add_argument("--layout", default=None, metavar="FILE",
                    help="layout YAML (positions, rules, commission, table_id; docs/layout.md); "
