@@ -261,3 +261,38 @@ def test_sigkill_mid_append_loses_no_committed_round(store_url, tmp_path):
         rec = s.append(make_event(len(stored) + 1, table="table-1"))
         assert rec.prev_hash == head
     assert verify(store_url, frames_dir=_frames(tmp_path)).ok
+
+
+# --------------------------------------------------------------------------- a session
+
+
+from test_run_audit import N_STABLE, small_video  # noqa: E402,F401  (the fixture)
+
+
+def test_session_stores_rounds_and_key_frames_on_both_backends(store_url, small_video,
+                                                               tmp_path):
+    """The frame loop of `paigow run --audit STORE --audit-frames DIR` on a rendered video:
+    every round is stored with its key frame, the chain and frames verify."""
+    import pickle
+
+    from vision.session import run
+
+    with open(small_video["fake"], "rb") as f:
+        fake = pickle.load(f)
+    fake.delay = 0.0
+    frames = tmp_path / "frames"
+    s = run(str(small_video["path"]), audit=store_url, audit_frames=str(frames),
+            table_id="t-live", n_stable=N_STABLE, progress=False, tile_detector=fake,
+            pip_detector=fake)
+    assert s["audit"]["appended"] == len(s["events"]) == len(small_video["scenes"])
+    res = verify(store_url, frames_dir=frames)
+    assert res.ok and res.rounds == res.frames_checked == len(small_video["scenes"])
+    assert res.head_hash == s["audit"]["head_hash"]
+    with AuditStore(store_url, create=False, frames_dir=frames) as st:
+        assert [r.payload for r in st.rounds()] == s["events"]
+
+
+def test_postgresql_store_needs_a_frames_folder(capsys):
+    url = "postgresql://paigow@/audit?host=/nonexistent"
+    assert main(["run", "x.mp4", "--audit", url]) == 2
+    assert "--audit-frames" in capsys.readouterr().err

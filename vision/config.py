@@ -18,6 +18,7 @@ option, else the environment variable ``PAIGOW_MODELS``, else the repository's `
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -289,6 +290,8 @@ class OutputConfig:
             reported), or None.
         progress: a progress bar on stderr for files.
         max_frames: stop after this many frames (None: the whole source).
+        audit_frames: folder of the audit store's key frames (default ``<db>.frames`` beside
+            an SQLite file; required with a PostgreSQL URL: key frames are files).
     """
 
     out_dir: Path | None = None
@@ -297,6 +300,7 @@ class OutputConfig:
     audit: Any = None
     progress: bool = True
     max_frames: int | None = None
+    audit_frames: Path | None = None
 
     def __post_init__(self) -> None:
         if self.max_frames is not None:
@@ -306,6 +310,12 @@ class OutputConfig:
         a = self.audit
         if a is not None and isinstance(a, (str, os.PathLike)):
             _check(bool(str(a).strip()), f"audit store must be a path, got {a!r}")
+            _check(self.audit_frames is not None
+                   or not re.match(r"^postgres(ql)?://", str(a)),
+                   "a PostgreSQL audit store needs a folder for its key frames "
+                   "(--audit-frames DIR, output.audit_frames)")
+        if self.audit_frames is not None and not isinstance(self.audit_frames, Path):
+            object.__setattr__(self, "audit_frames", Path(self.audit_frames))
 
 
 @dataclass(frozen=True)

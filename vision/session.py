@@ -75,7 +75,7 @@ class Session:
             pcfg: PipelineConfig = config.pipeline
             self.stills = kind in ("image", "images") and pcfg.table.n_stable is None
             if out.audit is not None:
-                self.audit = AuditSink(out.audit)
+                self.audit = AuditSink(out.audit, out.audit_frames)
             if pipeline is None:
                 pcfg = pcfg.with_table(n_stable=1 if self.stills else (pcfg.table.n_stable or 10))
                 pipeline = Pipeline(pcfg, tile_detector=tile_detector, pip_detector=pip_detector)
@@ -258,7 +258,7 @@ def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool 
         table_id: str | None = None, progress: bool = True, tile_detector=None,
         pip_detector=None, frames: Iterable | None = None, stdout=None,
         max_frames: int | None = None, audit=None, config: RunConfig | None = None,
-        **pipeline_kw: Any) -> dict:
+        audit_frames: str | Path | None = None, **pipeline_kw: Any) -> dict:
     """Run the whole pipeline on a source (``paigow run``): a :class:`Session` over a
     :class:`vision.config.RunConfig` built once from these settings (or given as ``config``).
 
@@ -274,6 +274,7 @@ def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool 
         max_frames: stop after this many frames.
         audit: audit store path / URL / open :class:`vision.audit.AuditStore` (see
             :mod:`vision.session`: stored before reported).
+        audit_frames: the store's key-frame folder (required for a PostgreSQL URL).
         pipeline_kw: more :meth:`vision.config.PipelineConfig.build` settings.
 
     Returns:
@@ -288,6 +289,7 @@ def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool 
                                     n_stable=n_stable, banker=banker, table_id=table_id,
                                     source=str(source), **pipeline_kw)
         config = RunConfig(str(source), pcfg,
-                           OutputConfig(out_dir, json_events, show, audit, progress, max_frames))
+                           OutputConfig(out_dir, json_events, show, audit, progress, max_frames,
+                                        audit_frames))
     return Session(config, frames=frames, tile_detector=tile_detector,
                    pip_detector=pip_detector, stdout=stdout).run()

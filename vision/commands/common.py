@@ -64,6 +64,9 @@ def add_session_options(p, source_optional: bool = False) -> None:
                    help="append every round to this audit store (SQLite file, created when "
                         "missing; key frames in DB.frames/) before it is reported; check it "
                         "with 'paigow audit verify DB'")
+    p.add_argument("--audit-frames", default=None, metavar="DIR",
+                   help="folder of the audit store's key frames (default DB.frames beside an "
+                        "SQLite file; required with a postgresql:// URL)")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="faces below this confidence are unknown (default 0.5)")
     add_model_options(p)
@@ -96,7 +99,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     options.update({k: v for k, v in given.items() if v is not None})
     pcfg = PipelineConfig.build(layout=args.layout, source=str(args.source), **options)
     out = dict(file.get("output", {}))
-    out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit}.items()
+    out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit,
+                                  "audit_frames": getattr(args, "audit_frames", None)}.items()
                 if v is not None})
     out["json_events"] = bool(args.json) or bool(out.get("json_events", False))
     out["show"] = show or bool(out.get("show", False))

@@ -153,7 +153,7 @@ def _serve(args) -> int:
 
 
 # session options that belong in the tables file with --tables (named when given)
-_PER_TABLE = ("layout", "config", "out", "stable", "banker", "table_id", "audit",
+_PER_TABLE = ("layout", "config", "out", "stable", "banker", "table_id", "audit", "audit_frames",
               "min_confidence", "models", "scales")
 
 

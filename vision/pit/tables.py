@@ -15,7 +15,8 @@
         loop: true
         audit: table8.db      # SQLite file, relative to this file's folder
 
-Per table: ``id`` and ``source`` (required); ``layout``, ``config``, ``audit``, ``banker``,
+Per table: ``id`` and ``source`` (required); ``layout``, ``config``, ``audit``,
+``audit_frames`` (key-frame folder; required with a PostgreSQL store), ``banker``,
 ``stable``, ``out``, ``min_confidence``, ``models``, ``backend``, ``loop`` (replay a file source),
 ``realtime`` (pace a file to its frame rate; default true). Relative paths (layout, config,
 out, a file source, an SQLite audit store, models) are taken from the tables file's folder.
@@ -32,9 +33,9 @@ from typing import Any, Mapping
 
 from scoring.errors import InputError
 
-_KEYS = {"id", "source", "layout", "config", "audit", "banker", "stable", "out",
+_KEYS = {"id", "source", "layout", "config", "audit", "audit_frames", "banker", "stable", "out",
          "min_confidence", "models", "backend", "loop", "realtime"}
-_PATHS = ("layout", "config", "out", "models")
+_PATHS = ("layout", "config", "out", "models", "audit_frames")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -70,6 +71,7 @@ class TableSpec:
         args = Namespace(source=self.source, layout=o.get("layout"), config=o.get("config"),
                          out=o.get("out"), json=False, stable=o.get("stable"),
                          banker=o.get("banker"), table_id=self.table_id, audit=o.get("audit"),
+                         audit_frames=o.get("audit_frames"),
                          min_confidence=o.get("min_confidence"), models=o.get("models"),
                          backend=o.get("backend") or "onnx", scales=None)
         try:
