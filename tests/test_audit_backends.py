@@ -153,6 +153,23 @@ def test_deleted_record_and_changed_frame_are_named(store_url, tmp_path):
     assert not res.ok and res.broken_seq == 4 and res.reason.startswith("record missing")
 
 
+def test_verify_reads_a_long_chain_in_batches(store_url, tmp_path):
+    """2,500 rounds (verify reads 2,000 at a time; PostgreSQL through a server-side cursor): a
+    change in the last batch is still found and named."""
+    n = 2500
+    with _open(store_url, tmp_path) as s:
+        s.append_many([make_event(i, table=f"t{i % 3}") for i in range(1, n + 1)],
+                      compute_alerts=False)
+    res = verify(store_url, frames_dir=_frames(tmp_path))
+    assert res.ok and res.rounds == n
+    with _open(store_url, tmp_path) as s:
+        payload = s.get(n - 10).payload_json
+    _tamper(store_url, "UPDATE paigow_rounds SET payload = ? WHERE seq = ?",
+            (payload.replace('"net":"-1"', '"net":"-2"'), n - 10))
+    res = verify(store_url, frames_dir=_frames(tmp_path))
+    assert not res.ok and res.broken_seq == n - 10 and res.rounds == n
+
+
 def test_check_payouts_and_cli(store_url, tmp_path, capsys):
     _fill(store_url, tmp_path, 3)
     csv = _csv(tmp_path / "pay.csv", [

@@ -97,6 +97,10 @@ class _SQLiteBackend:
     def execute(self, text: str, params=()):
         return self.conn.execute(text, params)
 
+    def stream(self, text: str):
+        """A cursor over a long result, read with ``fetchmany`` (SQLite reads pages lazily)."""
+        return self.conn.execute(text)
+
     def table_names(self) -> set[str]:
         rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
         return {r[0] for r in rows}
@@ -176,6 +180,14 @@ class _PostgresBackend:
         if not params:
             return self.conn.execute(text)
         return self.conn.execute(self.sql(text), params)
+
+    def stream(self, text: str):
+        """A server-side cursor over a long result (inside the read transaction), so verifying
+        a store of many rounds does not load every payload at once."""
+        cur = self.conn.cursor(name="paigow_stream")
+        cur.itersize = 2000
+        cur.execute(text)
+        return cur
 
     def table_names(self) -> set[str]:
         rows = self.conn.execute(

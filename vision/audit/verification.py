@@ -16,7 +16,7 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False) -> Verify
     db = store._db
     db.begin_read()  # one consistent snapshot while the writer goes on
     try:
-        cur = db.execute(
+        cur = db.stream(
             "SELECT seq, round_id, table_id, time, frame_file, frame_sha256, payload, "
             "prev_hash, hash FROM paigow_rounds ORDER BY seq")
         per_table = getattr(store, "chain", None) == CHAIN_PER_TABLE
@@ -89,6 +89,10 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False) -> Verify
                              if p.name not in named)
         return VerifyResult(True, n, prev, frames_checked=frames_checked, orphan_frames=orphans)
     finally:
+        try:
+            cur.close()
+        except (*db.errors, NameError):
+            pass
         db.rollback()
 
 
