@@ -92,6 +92,8 @@ class Pit:
         self.workers: dict[str, _Worker] = {t: _Worker() for t in self.specs}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._stop_lock = threading.Lock()  # stop() from a signal's thread and from the caller
+        self._stopped = False
         self._monitor: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -106,7 +108,14 @@ class Pit:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop every worker (``"stop"``, then SIGTERM, then SIGKILL after ``timeout`` s) and
-        every feed."""
+        every feed (idempotent; a second call waits for the first)."""
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stop(timeout)
+            self._stopped = True
+
+    def _stop(self, timeout: float) -> None:
         self._stopping.set()
         for tid in self.specs:
             self.send(tid, "stop")
