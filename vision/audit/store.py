@@ -14,8 +14,9 @@ from scoring.errors import InputError
 
 from ..schema import RoundEvent
 from .backends import _COLUMNS, _TABLES, _open_backend
-from .chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, SCHEMA_VERSION, AuditRecord,
-                    VerifyResult, _money, _opt_str, canonical_json, parse_time, record_hash)
+from .chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, SCHEMA_VERSION,
+                    AuditRecord, VerifyResult, _money, _opt_str, canonical_json, parse_time,
+                    record_hash)
 
 
 
