@@ -19,17 +19,30 @@ thread that keeps only the newest frame; the end of the file ends the source);
 
 Images are read with ``cv2.imread``: 4-channel images (RGBA PNG) are composited onto neutral
 grey (128) by their alpha, grey images become BGR, 16-bit images are scaled to 8 bits.
+Image sizes are read from the file header (Pillow, no pixel decoded) before decoding: an
+image of more than :data:`MAX_IMAGE_PIXELS` pixels (a decompression bomb: a small PNG that
+declares 30000 x 30000) is refused with an :class:`InputError` naming the file and its size.
+
 Corrupt frames (decode failure, empty array) are skipped, logged and counted; in a folder a file
-that does not decode is such a frame. Live sources that drop are reopened with exponential
-backoff (:class:`ReconnectPolicy`); each gap is logged (``logging``, logger ``vision.capture``)
-and counted. :meth:`FrameSource.stats` reports frames read, corrupt frames skipped, frames
-dropped (replaced by a newer one before being consumed), reconnects, total gap seconds and the
-measured frames per second.
+that does not decode is such a frame, and a folder or glob in which no file decodes is an error.
+A video whose decoder fails mid-file (damaged bytes) is read on past the damage: OpenCV's
+FFmpeg reader resumes at the next decodable packet, the frames' indices follow the stream's
+presentation times, and the frames lost in between are counted as skipped.
+
+Live sources (cameras, streams) never give up once opened: a drop or a stall (no frame for the
+FFmpeg read timeout) releases the capture and reopens it with exponential backoff capped at
+``max_delay_s`` (:class:`ReconnectPolicy`), for as long as the process runs. Each gap is logged
+(``logging``, logger ``vision.capture``) with its true length -- from the last frame before the
+drop to the first frame after it -- and counted. :meth:`FrameSource.feed_state` tells the feed's
+state now (connected / reconnecting / ended, since when, the current and the last gap, how many
+gaps), for health checks and the display. :meth:`FrameSource.stats` reports frames read, corrupt
+frames skipped, frames dropped (replaced by a newer one before being consumed), reconnects, gaps,
+total gap seconds and the measured frames per second.
 
 Errors are :class:`scoring.errors.InputError` naming the path or URL: missing path, a file that
-is neither a readable image nor a readable video, an empty folder, a glob matching no image, a
-stream unreachable after the configured attempts (also raised from iteration when a live
-source cannot be reconnected).
+is neither a readable image nor a readable video, an image above the pixel cap, an empty folder,
+a glob matching no image, a folder or video with no readable frame, a camera or stream that
+cannot be opened at first within the policy's ``open_attempts`` / ``open_total_s``.
 """
 
 from __future__ import annotations
@@ -54,7 +67,10 @@ __all__ = [
     "FrameSource",
     "SourceStats",
     "ReconnectPolicy",
+    "FeedState",
     "open_source",
+    "image_size",
+    "MAX_IMAGE_PIXELS",
     "read_image",
     "to_bgr",
     "IMAGE_EXTENSIONS",
@@ -69,6 +85,15 @@ IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", 
 DEFAULT_IMAGE_FPS = 30.0
 #: Frame rate assumed when a video file does not report one, frames per second.
 DEFAULT_VIDEO_FPS = 30.0
+#: Largest image (or video frame) accepted, pixels (width x height): 100 megapixels, ten times
+#: an 8K frame. Larger images are refused from their header, before any pixel is decoded (an
+#: 876 KB PNG declaring 30000 x 30000 took 5.8 GB to decode).
+MAX_IMAGE_PIXELS = 100_000_000
+# OpenCV's own decoder limit (read once, at its first decode): the same cap as a second guard
+# for formats whose header Pillow cannot read.
+os.environ.setdefault("OPENCV_IO_MAX_IMAGE_PIXELS", str(MAX_IMAGE_PIXELS))
+#: Failed reads in a row after which a damaged video is taken to have ended.
+MAX_VIDEO_READ_FAILURES = 64
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _GLOB_CHARS = set("*?[")
 
@@ -101,10 +126,13 @@ class SourceStats:
     Attributes:
         frames_read: frames decoded successfully.
         frames_yielded: frames handed to the consumer.
-        skipped_corrupt: frames or image files that failed to decode (or were empty), skipped.
+        skipped_corrupt: frames or image files that failed to decode (or were empty), and
+            frames of a damaged video lost between two readable ones, skipped.
         dropped: live only: frames replaced by a newer one before the consumer took them.
         reconnects: live only: successful reopenings after a drop.
-        gaps_s: live only: total seconds without frames because of drops (seconds).
+        gaps: live only: outages that ended (frames came back after a drop or a stall).
+        gaps_s: live only: their total length, seconds (each from the last frame before the
+            outage to the first frame after it).
         fps: measured frames read per second between the first and the last frame read
             (0.0 before two frames).
     """
@@ -114,6 +142,7 @@ class SourceStats:
     skipped_corrupt: int = 0
     dropped: int = 0
     reconnects: int = 0
+    gaps: int = 0
     gaps_s: float = 0.0
     fps: float = 0.0
 
@@ -126,24 +155,81 @@ class SourceStats:
 class ReconnectPolicy:
     """Exponential backoff for opening and reopening live sources.
 
-    Waits ``initial_delay_s``, then doubles (``factor``) up to ``max_delay_s`` between
-    attempts; gives up after ``max_attempts`` failed attempts (None: unlimited) or when
-    ``max_total_s`` seconds have passed since the first failure (None: unlimited), whichever
-    comes first. ``open_timeout_ms`` / ``read_timeout_ms`` are passed to OpenCV's FFmpeg
-    backend for URLs.
+    Waits ``initial_delay_s``, then multiplies by ``factor`` up to ``max_delay_s`` between
+    attempts. Reopening after a drop gives up after ``max_attempts`` failed attempts or
+    ``max_total_s`` seconds (None, the default: never -- a live source is retried for as long
+    as the process runs, at most ``max_delay_s`` apart, so the picture comes back at most that
+    long after the camera does). The first opening (in :func:`open_source`) is also bounded by
+    ``open_attempts`` / ``open_total_s`` (the tighter of the two pairs), so a wrong URL is an
+    error instead of a silent wait. ``open_timeout_ms`` / ``read_timeout_ms`` are passed to
+    OpenCV's FFmpeg backend for URLs: a stream that sends nothing for ``read_timeout_ms`` is a
+    stall, handled like a drop.
     """
 
     initial_delay_s: float = 0.5
     factor: float = 2.0
-    max_delay_s: float = 8.0
-    max_attempts: int | None = 6
-    max_total_s: float | None = 30.0
+    # 10 s: one connection attempt every 10 s costs nothing, and bounds how long the display
+    # stays frozen after the camera returns (the issue allows up to 30 s).
+    max_delay_s: float = 10.0
+    max_attempts: int | None = None
+    max_total_s: float | None = None
+    open_attempts: int | None = 6
+    open_total_s: float | None = 30.0
     open_timeout_ms: int = 3000
     read_timeout_ms: int = 5000
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        return min(self.max_delay_s, self.initial_delay_s * self.factor ** (attempt - 1))
+        return min(self.max_delay_s, self.initial_delay_s * self.factor ** min(attempt - 1, 64))
+
+    def limits(self, initial: bool) -> tuple[int | None, float | None]:
+        """``(attempts, seconds)`` after which opening (``initial``) or reopening gives up
+        (None: no limit)."""
+        if not initial:
+            return self.max_attempts, self.max_total_s
+
+        def tighter(a, b):
+            return b if a is None else a if b is None else min(a, b)
+
+        return tighter(self.max_attempts, self.open_attempts), \
+            tighter(self.max_total_s, self.open_total_s)
+
+
+@dataclass(frozen=True)
+class FeedState:
+    """The state of a source's feed at one moment (:meth:`FrameSource.feed_state`).
+
+    Attributes:
+        state: ``"connected"`` (frames arrive), ``"reconnecting"`` (a live source lost its
+            frames -- drop or stall -- and is being reopened; it stays so until the first
+            frame after the outage) or ``"ended"`` (closed, end of file, or given up).
+        since: wall-clock time the state began, seconds since the epoch (``time.time()``).
+        state_s: seconds in this state.
+        last_frame_age_s: seconds since the last frame was read (None before the first).
+        current_gap_s: while reconnecting, seconds since the last frame (the outage so far;
+            since the opening when no frame came yet); 0.0 otherwise.
+        last_gap_s: length of the last outage that ended, seconds (last frame before it to
+            first frame after it); None when none ended yet.
+        gaps: outages that ended.
+        attempts: failed reopening attempts in the current outage.
+        live: True for cameras and streams (and files replayed live).
+        error: why the source ended, when it ended on an error (else None).
+    """
+
+    state: str
+    since: float
+    state_s: float
+    last_frame_age_s: float | None
+    current_gap_s: float
+    last_gap_s: float | None
+    gaps: int
+    attempts: int
+    live: bool
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        """Plain dict (JSON-ready)."""
+        return asdict(self)
 
 
 class Capture(Protocol):
@@ -182,8 +268,51 @@ def to_bgr(img: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a[:, :, :3])
 
 
+def image_size(path: str | os.PathLike) -> tuple[int, int] | None:
+    """``(width, height)`` of an image file from its header (Pillow; no pixel is decoded).
+
+    Returns None when Pillow does not recognise the file (OpenCV may still decode it).
+    """
+    import warnings
+
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Pillow's own bomb warning: judged here instead
+            with Image.open(path) as im:
+                return int(im.size[0]), int(im.size[1])
+    except Image.DecompressionBombError as exc:
+        # Pillow refuses above twice its own limit (~179 Mpx) before giving the size; the
+        # message carries it ("Image size (900000000 pixels) exceeds ...").
+        m = re.search(r"\((\d+) pixels\)", str(exc))
+        n = int(m.group(1)) if m else MAX_IMAGE_PIXELS + 1
+        return n, 1
+    except (OSError, ValueError, SyntaxError):  # unidentified or broken header
+        return None
+
+
+def check_image_size(width: int, height: int, what: str) -> None:
+    """Refuse an image (or video frame) of more than :data:`MAX_IMAGE_PIXELS` pixels.
+
+    Raises:
+        InputError: naming ``what`` and its size.
+    """
+    if width * height > MAX_IMAGE_PIXELS:
+        size = f"{width} x {height}" if height > 1 else f"{width} pixels"
+        raise InputError(f"image too large ({size}; the limit is {MAX_IMAGE_PIXELS:,} pixels, "
+                         f"refused before decoding): {what}")
+
+
 def _decode_file(path: str) -> np.ndarray | None:
-    """cv2.imread (unchanged, any depth) normalised by :func:`to_bgr`; None when it fails."""
+    """cv2.imread (unchanged, any depth) normalised by :func:`to_bgr`; None when it fails.
+
+    Raises:
+        InputError: the header declares more than :data:`MAX_IMAGE_PIXELS` pixels.
+    """
+    size = image_size(path)
+    if size is not None:
+        check_image_size(size[0], size[1], path)
     img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
     if img is None or img.size == 0:
         return None
@@ -194,7 +323,8 @@ def read_image(path: str | os.PathLike) -> np.ndarray:
     """Read one image file as uint8 (H, W, 3) BGR (alpha composited onto grey 128).
 
     Raises:
-        InputError: the file is missing or does not decode as an image (the message names it).
+        InputError: the file is missing, declares more than :data:`MAX_IMAGE_PIXELS` pixels,
+            or does not decode as an image (the message names it).
     """
     p = str(path)
     if not os.path.exists(p):
@@ -233,19 +363,84 @@ class FrameSource:
         self._t_first: float | None = None
         self._t_last: float | None = None
         self._lock = threading.Lock()
+        # feed state (see feed_state); monotonic times, wall clock kept for `since`
+        self._state = "connected"
+        self._state_t = time.monotonic()
+        self._state_wall = time.time()
+        self._outage_t0: float | None = None   # start of the current outage (last frame)
+        self._last_gap: float | None = None
+        self._attempts = 0
+        self._end_error: str | None = None
 
     def _count_read(self) -> None:
         now = time.monotonic()
+        gap = None
         with self._lock:
             self._stats.frames_read += 1
             if self._t_first is None:
                 self._t_first = now
             self._t_last = now
+            if self._state == "reconnecting" and self._outage_t0 is not None:
+                gap = now - self._outage_t0
+                self._stats.gaps += 1
+                self._stats.gaps_s += gap
+                self._last_gap = gap
+                self._set_state("connected", now)
+        if gap is not None:
+            log.warning("%s %s: frames back after a gap of %.2f s (gap %d)", self.kind,
+                        self.spec, gap, self._stats.gaps)
 
-    def _count_corrupt(self, what: str) -> None:
+    def _count_corrupt(self, what: str, n: int = 1) -> None:
         with self._lock:
-            self._stats.skipped_corrupt += 1
-        log.warning("skipped corrupt frame from %s: %s", self.spec, what)
+            self._stats.skipped_corrupt += n
+        log.warning("skipped corrupt frame%s from %s: %s", "s" if n > 1 else "", self.spec, what)
+
+    def _set_state(self, state: str, now: float | None = None) -> None:
+        """Caller holds ``self._lock``."""
+        self._state = state
+        self._state_t = time.monotonic() if now is None else now
+        self._state_wall = time.time() - (time.monotonic() - self._state_t)
+        self._attempts = 0
+
+    def _lost(self, why: str) -> None:
+        """A live source lost its frames (drop or stall): the outage starts at the last frame."""
+        now = time.monotonic()
+        with self._lock:
+            if self._state == "reconnecting":
+                return  # a reopened connection that gave nothing: the same outage goes on
+            self._outage_t0 = self._t_last if self._t_last is not None else self._state_t
+            self._set_state("reconnecting", now)
+            age = now - self._outage_t0
+        log.warning("%s %s %s (last frame %.2f s ago); reconnecting", self.kind, self.spec, why,
+                    age)
+
+    def _attempt_failed(self) -> None:
+        with self._lock:
+            self._attempts += 1
+
+    def _ended(self, error: str | None = None) -> None:
+        with self._lock:
+            if self._state != "ended":
+                self._set_state("ended")
+            if error is not None and self._end_error is None:
+                self._end_error = error
+
+    def feed_state(self) -> FeedState:
+        """The feed's state now (see :class:`FeedState`); cheap, thread-safe.
+
+        A health check can fail while ``state == "reconnecting"`` and ``current_gap_s`` is above
+        its limit, or while ``last_frame_age_s`` grows on a live source (a stall not yet timed
+        out by the reader).
+        """
+        now = time.monotonic()
+        with self._lock:
+            age = None if self._t_last is None else now - self._t_last
+            gap = 0.0
+            if self._state == "reconnecting" and self._outage_t0 is not None:
+                gap = now - self._outage_t0
+            return FeedState(self._state, self._state_wall, now - self._state_t, age, gap,
+                             self._last_gap, self._stats.gaps, self._attempts, self.live,
+                             self._end_error)
 
     def stats(self) -> SourceStats:
         """A snapshot of the counters (see :class:`SourceStats`)."""
@@ -257,16 +452,22 @@ class FrameSource:
         return s
 
     def __iter__(self) -> Iterator[Frame]:
-        for frame in self._frames():
-            with self._lock:
-                self._stats.frames_yielded += 1
-            yield frame
+        try:
+            for frame in self._frames():
+                with self._lock:
+                    self._stats.frames_yielded += 1
+                yield frame
+        except InputError as exc:
+            self._ended(str(exc))
+            raise
+        self._ended()
 
     def _frames(self) -> Iterator[Frame]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def close(self) -> None:
         """Release the underlying device or file (idempotent)."""
+        self._ended()
 
     def __enter__(self) -> "FrameSource":
         return self
@@ -279,7 +480,11 @@ class FrameSource:
 
 
 class ImageSource(FrameSource):
-    """Still images in a given order; a file that does not decode is skipped and counted."""
+    """Still images in a given order; a file that does not decode is skipped and counted.
+
+    Iteration raises :class:`InputError` when no file of a folder or glob decodes (or a
+    single image does not), and for an image above :data:`MAX_IMAGE_PIXELS`.
+    """
 
     def __init__(self, spec: str, paths: list[str], kind: str, fps: float) -> None:
         super().__init__(spec)
@@ -289,6 +494,7 @@ class ImageSource(FrameSource):
         self.frame_count = len(paths)
 
     def _frames(self) -> Iterator[Frame]:
+        n_read = 0
         for i, p in enumerate(self.paths):
             img = _decode_file(p)
             if img is None:
@@ -297,11 +503,27 @@ class ImageSource(FrameSource):
                 self._count_corrupt(p)
                 continue
             self._count_read()
+            n_read += 1
             yield Frame(img, i / self.fps, i, self.spec, p)
+        if n_read == 0 and self.paths:
+            raise InputError(f"no readable image among the {len(self.paths)} file(s) of "
+                             f"{self.spec}")
 
 
 class VideoSource(FrameSource):
-    """A video file read frame by frame in order (no dropping); timestamp = index / fps."""
+    """A video file read frame by frame in order (no dropping); timestamp = index / fps.
+
+    A frame the decoder cannot deliver does not end the file: reading goes on (OpenCV's FFmpeg
+    reader resumes at the next decodable packet) until the reported frame count is reached or
+    :data:`MAX_VIDEO_READ_FAILURES` reads in a row fail. After the first failure a frame's
+    index comes from its presentation time (``CAP_PROP_POS_MSEC`` x the file's own frame
+    rate), so timestamps stay true across the damage; the frames missing between two readable
+    ones are counted in ``stats().skipped_corrupt`` and logged.
+
+    Raises:
+        InputError: (from ``__init__``) not a video, no readable frame at all, or frames larger
+            than :data:`MAX_IMAGE_PIXELS`; the message names the file.
+    """
 
     kind = "video"
 
@@ -311,43 +533,68 @@ class VideoSource(FrameSource):
         if not cap.isOpened():
             cap.release()
             raise InputError(f"not a readable video or image: {spec}")
-        ok, first = cap.read()
-        if not ok or first is None:
+        w, h = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+        try:
+            check_image_size(w, h, spec)
+        except InputError:
             cap.release()
-            raise InputError(f"video has no readable frame: {spec}")
+            raise
         self._cap = cap
-        self._first = first
         reported = cap.get(cv2.CAP_PROP_FPS)
-        self.fps = float(fps or (reported if reported and reported > 0 else DEFAULT_VIDEO_FPS))
+        self._native_fps = float(reported) if reported and reported > 0 else None
+        self.fps = float(fps or self._native_fps or DEFAULT_VIDEO_FPS)
         n = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
         self.frame_count = n if n > 0 else None
+        self._next = 0          # index the next frame gets (when nothing was lost)
+        self._damaged = False   # a read failed: indices follow presentation times from now on
+        first = self._read_next()
+        if first is None:
+            self.close()
+            raise InputError(f"video has no readable frame: {spec}")
+        self._first: tuple[int, np.ndarray] | None = first
+
+    def _read_next(self) -> tuple[int, np.ndarray] | None:
+        """The next readable frame as ``(index, image)``, or None at the end of the file."""
+        failures = 0
+        while self._cap is not None:
+            ok, img = self._cap.read()
+            if ok and img is not None and img.size > 0:
+                idx = self._next
+                if self._damaged and self._native_fps:
+                    pos_ms = self._cap.get(cv2.CAP_PROP_POS_MSEC)
+                    if pos_ms is not None and pos_ms >= 0:
+                        idx = max(idx, int(round(pos_ms * self._native_fps / 1000.0)))
+                if idx > self._next:
+                    self._count_corrupt(f"{idx - self._next} frame(s) before frame {idx} "
+                                        f"could not be decoded", idx - self._next)
+                self._next = idx + 1
+                return idx, img
+            failures += 1
+            self._damaged = True
+            at_end = self.frame_count is not None and self._next >= self.frame_count
+            if at_end or failures >= MAX_VIDEO_READ_FAILURES:
+                if not at_end and self.frame_count is not None and self._next > 0:
+                    log.warning("video %s ends at frame %d of %d: %d reads in a row failed",
+                                self.spec, self._next, self.frame_count, failures)
+                return None
+        return None
 
     def _frames(self) -> Iterator[Frame]:
-        i = 0
-        pending = self._first
-        self._first = None
+        pending, self._first = self._first, None
         while True:
-            if pending is not None:
-                ok, img = True, pending
-                pending = None
-            else:
-                if self._cap is None:
-                    return
-                ok, img = self._cap.read()
-            if not ok:
+            item = pending if pending is not None else self._read_next()
+            pending = None
+            if item is None:
                 return
-            if img is None or img.size == 0:
-                self._count_corrupt(f"frame {i}")
-                i += 1
-                continue
+            i, img = item
             self._count_read()
             yield Frame(to_bgr(img), i / self.fps, i, self.spec)
-            i += 1
 
     def close(self) -> None:
         if getattr(self, "_cap", None) is not None:
             self._cap.release()
             self._cap = None
+        super().close()
 
 
 def _try_open(spec: str, opener: Callable[[str], Capture]) -> Capture | None:
@@ -365,39 +612,53 @@ def _try_open(spec: str, opener: Callable[[str], Capture]) -> Capture | None:
     return cap
 
 
-def _connect(spec: str, kind: str, opener: Callable[[str], Capture], policy: ReconnectPolicy,
+def _connect(src: FrameSource, opener: Callable[[str], Capture], policy: ReconnectPolicy,
              stop: threading.Event, history: list[float], initial: bool,
              prior_failures: int = 0) -> Capture | None:
-    """Open with exponential backoff; the capture, or None when ``stop`` is set.
+    """Open ``src.spec`` with exponential backoff; the capture, or None when ``stop`` is set.
 
     ``prior_failures`` counts earlier connections that opened but gave no frame (they count as
     failed attempts, so a source that opens and fails at once cannot spin). Each wait is
-    appended to ``history`` (seconds). Raises InputError naming the spec when the policy gives
-    up (``max_attempts`` failed attempts or ``max_total_s`` seconds).
+    appended to ``history`` (seconds). Reopening (``initial=False``) goes on for as long as
+    the policy's ``max_attempts`` / ``max_total_s`` allow (default: forever). Raises
+    InputError naming the spec when the policy gives up.
     """
+    spec, kind = src.spec, src.kind
+    max_attempts, max_total = policy.limits(initial)
     t0 = time.monotonic()
     attempt = prior_failures
+    next_note = 60.0
     while not stop.is_set():
         if attempt > 0:
             elapsed = time.monotonic() - t0
-            if (policy.max_attempts is not None and attempt >= policy.max_attempts) or \
-                    (policy.max_total_s is not None and elapsed >= policy.max_total_s):
+            if (max_attempts is not None and attempt >= max_attempts) or \
+                    (max_total is not None and elapsed >= max_total):
                 what = "cannot open" if initial else "lost and could not reconnect to"
                 raise InputError(f"{what} {kind} {spec} after {attempt} attempt(s) "
                                  f"in {elapsed:.1f} s")
             d = policy.delay(attempt)
-            if policy.max_total_s is not None:
-                d = max(0.0, min(d, policy.max_total_s - elapsed))
+            if max_total is not None:
+                d = max(0.0, min(d, max_total - elapsed))
             history.append(d)
-            log.info("%s %s not available (attempt %d); retrying in %.2f s", kind, spec,
-                     attempt, d)
+            if elapsed >= next_note:  # a long outage: a warning a minute, the rest at INFO
+                next_note += 60.0
+                log.warning("%s %s still not available after %.0f s (%d attempts); retrying "
+                            "every %.1f s", kind, spec, elapsed, attempt, d)
+            else:
+                log.info("%s %s not available (attempt %d); retrying in %.2f s", kind, spec,
+                         attempt, d)
             if stop.wait(d):
                 break
         cap = _try_open(spec, opener)
         if cap is not None:
             return cap
         attempt += 1
+        src._attempt_failed()
     return None
+
+
+def _usable(img) -> bool:
+    return img is not None and getattr(img, "size", 0) > 0
 
 
 class LiveSource(FrameSource):
@@ -405,14 +666,18 @@ class LiveSource(FrameSource):
 
     The reader thread opens the source with ``opener(spec)``, reads frames as fast as they come
     and stores only the newest; the consumer gets the newest frame it has not seen yet (earlier
-    unread frames are counted as ``dropped``). When ``read()`` fails on a camera or stream the
-    capture is released and reopened with the backoff of ``policy``; the gap is logged and
-    counted. When the policy gives up, iteration raises :class:`InputError` naming the spec.
+    unread frames are counted as ``dropped``). When ``read()`` fails on a camera or stream (a
+    drop, or a stall longer than the read timeout) the capture is released and reopened with
+    the backoff of ``policy`` -- by default for as long as the process runs; meanwhile
+    :meth:`feed_state` says ``"reconnecting"`` and the consumer simply waits for the next
+    frame. The outage ends with the first frame after it: its true length is logged and counted.
+    When a policy with limits gives up, iteration raises :class:`InputError` naming the spec.
     For a file replayed live (``replay_fps`` set), reads are paced to that rate and the end of
     the file ends the source.
 
-    The first connection is made in ``__init__`` (same policy), so an unreachable source raises
-    :class:`InputError` from :func:`open_source`.
+    The first connection is made in ``__init__`` (bounded by the policy's ``open_attempts`` /
+    ``open_total_s``), so an unreachable source raises :class:`InputError` from
+    :func:`open_source`.
     """
 
     def __init__(self, spec: str, kind: str, opener: Callable[[str], Capture],
@@ -432,7 +697,7 @@ class LiveSource(FrameSource):
         self._latest: Frame | None = None
         self._latest_seq = -1
         self._taken_seq = -1
-        self._ended = False
+        self._done = False
         self._error: InputError | None = None
         self._stop = threading.Event()
         self._cap = self._connect(initial=True)
@@ -440,8 +705,8 @@ class LiveSource(FrameSource):
         self._thread.start()
 
     def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
-        return _connect(self.spec, self.kind, self._opener, self.policy, self._stop,
-                        self.backoff_history, initial, prior_failures)
+        return _connect(self, self._opener, self.policy, self._stop, self.backoff_history,
+                        initial, prior_failures)
 
     # -- reader thread
     def _publish(self, frame: Frame) -> None:
@@ -453,8 +718,9 @@ class LiveSource(FrameSource):
             self._cond.notify_all()
 
     def _finish(self, error: InputError | None = None) -> None:
+        self._ended(None if error is None else str(error))
         with self._cond:
-            self._ended = True
+            self._done = True
             self._error = error
             self._cond.notify_all()
 
@@ -477,7 +743,7 @@ class LiveSource(FrameSource):
                 ok, img = cap.read()
                 if self._stop.is_set():
                     break
-                if ok and img is not None and getattr(img, "size", 0) > 0:
+                if ok and _usable(img):
                     corrupt_run = 0
                     got_frame = True
                     self._count_read()
@@ -490,25 +756,21 @@ class LiveSource(FrameSource):
                     seq += 1
                     if corrupt_run < self._max_corrupt:
                         continue
-                # the source dropped (or sent only garbage for a while)
+                # the source dropped or stalled (or sent only garbage for a while)
                 if self._replay_fps is not None and not ok:
                     break  # end of a replayed file
                 cap.release()
                 self._cap = None
-                t_drop = time.monotonic()
-                log.warning("%s %s dropped after frame %d; reconnecting", self.kind, self.spec,
-                            seq - 1)
+                self._lost(f"dropped after frame {seq - 1}")
                 barren = 0 if got_frame else barren + 1
                 got_frame = False
                 new = self._connect(initial=False, prior_failures=barren)
                 if new is None:
                     break
-                gap = time.monotonic() - t_drop
                 corrupt_run = 0
                 with self._lock:
                     self._stats.reconnects += 1
-                    self._stats.gaps_s += gap
-                log.warning("%s %s reconnected after a gap of %.2f s", self.kind, self.spec, gap)
+                log.info("%s %s reopened; waiting for frames", self.kind, self.spec)
                 self._cap = new
             self._finish()
         except InputError as exc:
@@ -521,7 +783,7 @@ class LiveSource(FrameSource):
     def _frames(self) -> Iterator[Frame]:
         while True:
             with self._cond:
-                while self._latest_seq <= self._taken_seq and not self._ended:
+                while self._latest_seq <= self._taken_seq and not self._done:
                     self._cond.wait(0.5)
                 if self._latest_seq > self._taken_seq:
                     frame = self._latest
@@ -635,8 +897,9 @@ def open_source(spec: str | os.PathLike, *, live: bool | None = None,
 class _SequentialLive(FrameSource):
     """A camera or stream read in the calling thread (``live=False``): no frame dropped.
 
-    Drops are reconnected with the same policy as :class:`LiveSource`; timestamps are
-    ``time.monotonic()`` at read.
+    Drops and stalls are reconnected with the same policy as :class:`LiveSource` (by default
+    for as long as the process runs), with the same feed state and gap accounting; timestamps
+    are ``time.monotonic()`` at read.
     """
 
     def __init__(self, spec: str, kind: str, opener: Callable[[str], Capture],
@@ -652,8 +915,8 @@ class _SequentialLive(FrameSource):
         self._cap = self._connect(initial=True)
 
     def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
-        return _connect(self.spec, self.kind, self._opener, self.policy, self._stop,
-                        self.backoff_history, initial, prior_failures)
+        return _connect(self, self._opener, self.policy, self._stop, self.backoff_history,
+                        initial, prior_failures)
 
     def _frames(self) -> Iterator[Frame]:
         seq = 0
@@ -661,7 +924,7 @@ class _SequentialLive(FrameSource):
         got_frame, barren = False, 0   # barren: connections in a row that gave no frame
         while self._cap is not None:
             ok, img = self._cap.read()
-            if ok and img is not None and getattr(img, "size", 0) > 0:
+            if ok and _usable(img):
                 corrupt_run = 0
                 got_frame = True
                 self._count_read()
@@ -679,19 +942,17 @@ class _SequentialLive(FrameSource):
             got_frame = False
             self._cap.release()
             self._cap = None
-            t_drop = time.monotonic()
-            log.warning("%s %s dropped after frame %d; reconnecting", self.kind, self.spec,
-                        seq - 1)
+            self._lost(f"dropped after frame {seq - 1}")
             self._cap = self._connect(initial=False, prior_failures=barren)
             if self._cap is None:
                 return
-            gap = time.monotonic() - t_drop
             with self._lock:
                 self._stats.reconnects += 1
-                self._stats.gaps_s += gap
+            log.info("%s %s reopened; waiting for frames", self.kind, self.spec)
 
     def close(self) -> None:
         self._stop.set()
         if self._cap is not None:
             self._cap.release()
             self._cap = None
+        super().close()
