@@ -778,6 +778,12 @@ class LiveSource(FrameSource):
             self._finish(exc)
         except Exception as exc:  # keep the consumer from waiting forever
             self._finish(InputError(f"reading {self.spec} failed: {exc!r}"))
+        finally:
+            # closed while this thread was still reading or reopening: close() left the
+            # capture to it (never released under a read in progress)
+            if self._stop.is_set() and self._cap is not None:
+                self._cap.release()
+                self._cap = None
 
     # -- consumer
     def _frames(self) -> Iterator[Frame]:
@@ -912,18 +918,39 @@ class _SequentialLive(FrameSource):
         self._stop = threading.Event()
         #: seconds waited before each reopening attempt, in order.
         self.backoff_history: list[float] = []
+        self._cap_lock = threading.Lock()
+        self._reading = False
         self._cap = self._connect(initial=True)
 
     def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
         return _connect(self, self._opener, self.policy, self._stop, self.backoff_history,
                         initial, prior_failures)
 
+    def _read(self) -> tuple[bool, Any]:
+        """One read; (False, None) when closed. The capture is released by whoever finishes
+        last: close() from another thread never frees it under a read in progress."""
+        with self._cap_lock:
+            cap = self._cap
+            if cap is None or self._stop.is_set():
+                return False, None
+            self._reading = True
+        try:
+            return cap.read()
+        finally:
+            with self._cap_lock:
+                self._reading = False
+                if self._stop.is_set() and self._cap is not None:
+                    self._cap.release()
+                    self._cap = None
+
     def _frames(self) -> Iterator[Frame]:
         seq = 0
         corrupt_run = 0
         got_frame, barren = False, 0   # barren: connections in a row that gave no frame
-        while self._cap is not None:
-            ok, img = self._cap.read()
+        while self._cap is not None and not self._stop.is_set():
+            ok, img = self._read()
+            if self._stop.is_set():
+                return
             if ok and _usable(img):
                 corrupt_run = 0
                 got_frame = True
@@ -940,11 +967,18 @@ class _SequentialLive(FrameSource):
             corrupt_run = 0
             barren = 0 if got_frame else barren + 1
             got_frame = False
-            self._cap.release()
-            self._cap = None
+            with self._cap_lock:
+                if self._cap is not None:
+                    self._cap.release()
+                    self._cap = None
             self._lost(f"dropped after frame {seq - 1}")
-            self._cap = self._connect(initial=False, prior_failures=barren)
-            if self._cap is None:
+            cap = self._connect(initial=False, prior_failures=barren)
+            with self._cap_lock:
+                if cap is not None and self._stop.is_set():
+                    cap.release()
+                    cap = None
+                self._cap = cap
+            if cap is None:
                 return
             with self._lock:
                 self._stats.reconnects += 1
@@ -952,7 +986,8 @@ class _SequentialLive(FrameSource):
 
     def close(self) -> None:
         self._stop.set()
-        if self._cap is not None:
-            self._cap.release()
-            self._cap = None
+        with self._cap_lock:
+            if self._cap is not None and not self._reading:
+                self._cap.release()
+                self._cap = None
         super().close()

@@ -131,6 +131,10 @@ def _run(args) -> int:
 
         if args.banker.strip().lower() not in POSITIONS:
             raise InputError(f"--banker {args.banker!r} is not 'dealer' or a seat id 1..7")
+    if args.out is not None:
+        from vision.outputs import check_out_dir
+
+        check_out_dir(args.out)
     summary = run(args.source, layout=args.layout, out_dir=args.out, show=args.show,
                   json_events=args.json, models_dir=_models(args), backend=args.backend,
                   n_stable=args.stable, banker=args.banker, table_id=args.table_id,
@@ -142,7 +146,9 @@ def _run(args) -> int:
         for ev in summary["events"]:
             print(settlement_table(ev), file=out)
     ms = summary["ms_per_frame"]
-    print(f"{summary['frames']} frame(s), {summary['rounds']} round(s); ms/frame "
+    skipped = (summary.get("capture_stats") or {}).get("skipped_corrupt", 0)
+    print(f"{summary['frames']} frame(s), {summary['rounds']} round(s)"
+          + (f", {skipped} unreadable frame(s) skipped" if skipped else "") + "; ms/frame "
           + ", ".join(f"{k} {v}" for k, v in ms.items())
           + f"; pipeline {summary['fps_pipeline']} fps, wall {summary.get('fps_wall')} fps"
           + (f"; output {summary['output']}, events {summary['events_path']}"
@@ -155,8 +161,10 @@ def _run(args) -> int:
 
 
 def _demo(args) -> int:
+    from vision.outputs import check_out_dir
     from vision.pipeline import demo
 
+    check_out_dir(args.out)
     demo(out_dir=args.out, models_dir=_models(args), backend=args.backend,
          json_events=args.json)
     return 0
