@@ -266,7 +266,7 @@ def parse_money(value, what: str = "bet") -> Decimal:
         if d.as_tuple().exponent < -2 and d != d.quantize(CENT):
             raise InputError(f"{what} {_short(value)} has more than two decimals")
         return d
-    text = str(value).strip()
+    text = str(value).strip(" \t\r\n")  # ASCII blanks only
     if len(text) > _MONEY_MAX_CHARS or not _MONEY_RE.fullmatch(text):
         raise InputError(f"{what} {_short(value)} is not an amount (ASCII digits, optional '.' "
                          f"and at most two decimals, e.g. 25 or 2.50)")
@@ -304,7 +304,7 @@ def parse_commission(value) -> Decimal:
     if isinstance(value, Decimal):
         d = value
     else:
-        text = str(value).strip()
+        text = str(value).strip(" \t\r\n")  # ASCII blanks only
         if not _RATE_RE.fullmatch(text):
             raise InputError(f"commission {_short(value)} is not a decimal rate (ASCII digits, "
                              f"optional '.', e.g. 0.05 or 5%)")
