@@ -70,6 +70,7 @@ __all__ = [
     "FeedState",
     "open_source",
     "image_size",
+    "check_image_size",
     "MAX_IMAGE_PIXELS",
     "read_image",
     "to_bgr",
@@ -272,6 +273,11 @@ def image_size(path: str | os.PathLike) -> tuple[int, int] | None:
     """``(width, height)`` of an image file from its header (Pillow; no pixel is decoded).
 
     Returns None when Pillow does not recognise the file (OpenCV may still decode it).
+
+    Raises:
+        InputError: the header declares so many pixels that Pillow refuses to open it (over
+            twice Pillow's own limit, about 179 megapixels; always above
+            :data:`MAX_IMAGE_PIXELS`), naming the file.
     """
     import warnings
 
@@ -283,11 +289,11 @@ def image_size(path: str | os.PathLike) -> tuple[int, int] | None:
             with Image.open(path) as im:
                 return int(im.size[0]), int(im.size[1])
     except Image.DecompressionBombError as exc:
-        # Pillow refuses above twice its own limit (~179 Mpx) before giving the size; the
-        # message carries it ("Image size (900000000 pixels) exceeds ...").
+        # raised before the size is handed out; the message carries the pixel count
         m = re.search(r"\((\d+) pixels\)", str(exc))
-        n = int(m.group(1)) if m else MAX_IMAGE_PIXELS + 1
-        return n, 1
+        count = f"{int(m.group(1))} pixels" if m else "more pixels than Pillow opens"
+        raise InputError(f"image too large ({count}; the limit is {MAX_IMAGE_PIXELS:,} "
+                         f"pixels, refused before decoding): {path}") from None
     except (OSError, ValueError, SyntaxError):  # unidentified or broken header
         return None
 
@@ -299,9 +305,8 @@ def check_image_size(width: int, height: int, what: str) -> None:
         InputError: naming ``what`` and its size.
     """
     if width * height > MAX_IMAGE_PIXELS:
-        size = f"{width} x {height}" if height > 1 else f"{width} pixels"
-        raise InputError(f"image too large ({size}; the limit is {MAX_IMAGE_PIXELS:,} pixels, "
-                         f"refused before decoding): {what}")
+        raise InputError(f"image too large ({width} x {height}; the limit is "
+                         f"{MAX_IMAGE_PIXELS:,} pixels, refused before decoding): {what}")
 
 
 def _decode_file(path: str) -> np.ndarray | None:
