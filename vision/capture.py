@@ -645,6 +645,8 @@ def _connect(src: FrameSource, opener: Callable[[str], Capture], policy: Reconne
             if max_total is not None:
                 d = max(0.0, min(d, max_total - elapsed))
             history.append(d)
+            if len(history) > 1000:  # a day-long outage must not grow it without bound
+                del history[:500]
             if elapsed >= next_note:  # a long outage: a warning a minute, the rest at INFO
                 next_note += 60.0
                 log.warning("%s %s still not available after %.0f s (%d attempts); retrying "

@@ -16,6 +16,7 @@ names belong to the other model (the spot model given as the tile model, or the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -41,7 +42,14 @@ ROLE_CLASSES: dict[str, tuple[str, ...]] = {
 
 
 def file_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 of a file's bytes, lower-case hex (read in 1 MiB blocks)."""
+    """SHA-256 of a file's bytes, lower-case hex (read in 1 MiB blocks; remembered per path,
+    size and modification time, so loading the same model again costs no second read)."""
+    st = os.stat(path)
+    return _sha256(os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256(path: str, size: int, mtime_ns: int, inode: int) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
