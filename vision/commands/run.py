@@ -146,9 +146,12 @@ def _run(args) -> int:
         for ev in summary["events"]:
             print(settlement_table(ev), file=out)
     ms = summary["ms_per_frame"]
-    skipped = (summary.get("capture_stats") or {}).get("skipped_corrupt", 0)
+    cs = summary.get("capture_stats") or {}
+    skipped, gaps = cs.get("skipped_corrupt", 0), cs.get("gaps", 0)
     print(f"{summary['frames']} frame(s), {summary['rounds']} round(s)"
-          + (f", {skipped} unreadable frame(s) skipped" if skipped else "") + "; ms/frame "
+          + (f", {skipped} unreadable frame(s) skipped" if skipped else "")
+          + (f", {gaps} feed gap(s) totalling {cs.get('gaps_s', 0.0):.1f} s" if gaps else "")
+          + "; ms/frame "
           + ", ".join(f"{k} {v}" for k, v in ms.items())
           + f"; pipeline {summary['fps_pipeline']} fps, wall {summary.get('fps_wall')} fps"
           + (f"; output {summary['output']}, events {summary['events_path']}"
