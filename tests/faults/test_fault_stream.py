@@ -134,3 +134,42 @@ def test_long_outage_with_default_policy(seconds, caplog):
     # default backoff is capped at 10 s: the picture is back at most ~10 s after the camera
     _check(obs, seconds, slack=ReconnectPolicy().max_delay_s + 3.0)
     assert obs["t_back"] - obs["t_on"] <= ReconnectPolicy().max_delay_s + 3.0
+
+
+@pytest.mark.faults
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_run_survives_a_20s_outage_and_reports_the_gap(tmp_path):
+    """``paigow run URL`` through a 20 s outage: it used to exit 2 after ~15 s of retries; now
+    it resumes by itself, finishes, and its summary reports the gap."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root), YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false",
+               YOLO_CONFIG_DIR=str(root / ".yolo_config"))
+    with MjpegServer(fps=20) as srv:
+        # 60 frames: the stream sends at most ~45 before the outage, so the run cannot end
+        # before it
+        proc = subprocess.Popen([sys.executable, "-m", "vision.cli", "run", srv.url,
+                                 "--max-frames", "60", "--no-progress"], env=env, cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert _wait(lambda: srv.connections >= 1, timeout=60)
+            time.sleep(2.0)
+            srv.down()
+            time.sleep(20.0)
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            srv.up()
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    m = re.search(r"60 frame\(s\), \d+ round\(s\), 1 feed gap\(s\) totalling ([0-9.]+) s", out)
+    assert m, out[-2000:]
+    assert 20.0 <= float(m.group(1)) <= 20.0 + ReconnectPolicy().max_delay_s + 5.0
+    logged = re.findall(r"frames back after a gap of ([0-9.]+) s", err)
+    assert len(logged) == 1 and float(logged[0]) == pytest.approx(float(m.group(1)), abs=0.06)
