@@ -213,7 +213,7 @@ class FeedState:
             first frame after it); None when none ended yet.
         gaps: outages that ended.
         attempts: failed reopening attempts in the current outage.
-        live: True for cameras and streams (and files replayed live).
+        live: the source's ``live`` attribute (a reader thread keeps the newest frame).
         error: why the source ended, when it ended on an error (else None).
     """
 
