@@ -42,7 +42,7 @@ def test_bad_bet_on_the_command_line(capsys, value, form):
 
 @pytest.mark.faults
 @pytest.mark.parametrize("value", ["1E+999999999", "\u0663\u0665", "5_000", "1e-999999",
-                                   "1" * 29, 1e300, 10**30])
+                                   "1" * 29, 1e300, 10**30, "25\u00a0", 2.505])
 def test_bad_bet_in_a_layout_file(value):
     square = [[0, 0], [10, 0], [10, 10], [0, 10]]
     d = {"positions": {"dealer": square, "1": [[20, 0], [30, 0], [30, 10], [20, 10]]},
