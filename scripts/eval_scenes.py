@@ -1,0 +1,279 @@
+#!/usr/bin/env python
+"""Recognition and settlement on table scenes the project did not draw.
+
+Runs the product on a folder in the ``../shared/scenes`` format (``truth.jsonl`` + images; see
+that folder's README) and reports, per style:
+
+* tiles: face-up truth tiles (``occluded`` ones apart), found (a reported outline with polygon
+  IoU >= 0.5), identified right, unknown, WRONG (a reported face that is not the truth face),
+  and extra identified outlines (a face on an outline that matches no truth tile);
+* seats: player seats settled, right and WRONG, from ``paigow run SCENE --layout L --json``
+  where the layout is built from the truth polygons (one polygon per seat around its tiles);
+* failure classes of every face-up tile not identified right: ``not_found`` (nothing overlaps
+  it), ``outline_off`` (an outline overlaps it, IoU < 0.5), ``spot_count`` (read A found no face
+  with those counts / no spots), ``colour`` (red / white check), ``reads_disagree``,
+  ``shape`` (read B's half shapes or the outline's aspect), ``other``.
+
+Tile outcomes come from :func:`vision.pipeline.identify` (the ``paigow identify`` path); seat
+outcomes from the real command. The data are read at run time and never copied or fitted to.
+
+Usage::
+
+    .venv/bin/python scripts/eval_scenes.py ../shared/scenes [--limit N] [--json]
+        [--no-seats] [--models DIR]
+
+Exit code 0; 2 for bad input (missing folder or truth file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+FAILURE_CLASSES = ("not_found", "outline_off", "spot_count", "colour", "reads_disagree",
+                   "shape", "other")
+
+
+def polygon_iou(a, b) -> float:
+    """IoU of two convex quadrilaterals, float (4, 2) px each (OpenCV convex intersection)."""
+    import cv2
+
+    pa = np.asarray(a, np.float32).reshape(-1, 2)
+    pb = np.asarray(b, np.float32).reshape(-1, 2)
+    pa = cv2.convexHull(pa).reshape(-1, 2)
+    pb = cv2.convexHull(pb).reshape(-1, 2)
+    inter, _ = cv2.intersectConvexConvex(pa, pb)
+    union = cv2.contourArea(pa) + cv2.contourArea(pb) - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
+def failure_class(reason: str | None) -> str:
+    """Map a decoder reason (``TileRead.reason``) to one of :data:`FAILURE_CLASSES`."""
+    r = (reason or "").lower()
+    if "red" in r and ("looks as red" in r or "colour" in r):
+        return "colour"
+    if r.startswith("read a:") or "no spots" in r:
+        return "spot_count"
+    if "reads disagree" in r or "overlapping" in r:
+        return "reads_disagree"
+    if r.startswith("read b:") or "not tile-shaped" in r or "crowd the midline" in r:
+        return "shape"
+    return "other"
+
+
+def layout_from_truth(rec: dict, grow: float = 1.3) -> dict:
+    """A layout dict (see docs of ``paigow run --layout``) with one polygon per seat: the
+    convex hull of the seat's truth tile corners, scaled by ``grow`` about its centre."""
+    import cv2
+
+    positions = {}
+    for seat in rec["seats"]:
+        pts = np.array([p for t in seat["tiles"] for p in t["polygon"]], np.float32)
+        hull = cv2.convexHull(pts).reshape(-1, 2).astype(np.float64)
+        c = hull.mean(0)
+        positions[str(seat["seat"])] = np.round(c + (hull - c) * grow, 1).tolist()
+    return {"positions": positions}
+
+
+def load_truth(folder: Path) -> list[dict]:
+    """The scene records of ``folder/truth.jsonl`` (InputError when missing)."""
+    from scoring.errors import InputError
+
+    tp = folder / "truth.jsonl"
+    if not tp.is_file():
+        raise InputError(f"no truth.jsonl in {folder}")
+    return [json.loads(line) for line in tp.read_text().splitlines() if line.strip()]
+
+
+def score_tiles(rec: dict, reported: list[dict]) -> dict:
+    """Tile outcomes of one scene: counts and the failure class of every miss."""
+    truth = [t for s in rec["seats"] for t in s["tiles"]]
+    c = Counter()
+    fails = Counter()
+    wrong = []
+    used = set()
+    ups = [r for r in reported if r["state"] != "face_down"]
+    for t in truth:
+        if t.get("occluded"):
+            c["occluded"] += 1
+            continue
+        c["true"] += 1
+        ious = [polygon_iou(t["polygon"], r["polygon"]) for r in ups]
+        k = int(np.argmax(ious)) if ious else -1
+        best = ious[k] if ious else 0.0
+        if best < 0.5:
+            fails["outline_off" if best > 0.05 else "not_found"] += 1
+            if best > 0.05 and ups[k]["face"] and ups[k]["face"] != t["face"]:
+                pass  # a face on an outline that is off: counted under extras below
+            continue
+        used.add(k)
+        c["found"] += 1
+        r = ups[k]
+        if r["face"] is None:
+            c["unknown"] += 1
+            fails[failure_class(r.get("reason"))] += 1
+        elif r["face"] == t["face"]:
+            c["right"] += 1
+        else:
+            c["wrong"] += 1
+            wrong.append(f"{rec['image']}: {t['face']} read {r['face']}")
+    for k, r in enumerate(ups):
+        if k in used or r["face"] is None:
+            continue
+        c["extra"] += 1
+        # an identified outline on no truth tile: wrong when it overlaps a tile of another face
+        over = [t for t in truth if polygon_iou(t["polygon"], r["polygon"]) > 0.15]
+        if over and all(t["face"] != r["face"] for t in over):
+            c["wrong_extra"] += 1
+            wrong.append(f"{rec['image']}: outline across {'/'.join(t['face'] for t in over)} "
+                         f"read {r['face']}")
+    return {"counts": c, "fails": fails, "wrong": wrong}
+
+
+def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path) -> dict:
+    """Seat outcomes of one scene from ``paigow run SCENE --layout L --json``."""
+    import yaml
+
+    lay = tmp / (Path(rec["image"]).stem + ".yaml")
+    lay.write_text(yaml.safe_dump(layout_from_truth(rec)))
+    cmd = [sys.executable, "-m", "vision.cli", "run", str(folder / rec["image"]), "--layout",
+           str(lay), "--json", "--no-progress"]
+    if models:
+        cmd += ["--models", models]
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    events = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    positions = events[-1]["positions"] if events else {}
+    c = Counter()
+    wrong = []
+    reasons = Counter()
+    for seat, truth_result in rec["settlement"].items():
+        c["seats"] += 1
+        got = positions.get(str(seat), {})
+        res = got.get("result")
+        if res in ("win", "lose", "push"):
+            c["settled"] += 1
+            if res == truth_result:
+                c["right"] += 1
+            else:
+                c["wrong"] += 1
+                wrong.append(f"{rec['image']} seat {seat}: {res}, truth {truth_result}")
+        else:
+            why = (got.get("reason") or ("no event" if not events else "dealer not read")
+                   ).split(";")[0].split("(")[0].strip()
+            reasons[why[:60]] += 1
+    return {"counts": c, "wrong": wrong, "reasons": reasons}
+
+
+def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
+             models: str | None = None, progress: bool = True) -> dict:
+    """Per-style tile and seat figures (see module docstring) as a JSON-ready dict."""
+    from tqdm import tqdm
+
+    from vision import MODELS_DIR
+    from vision.pipeline import identify
+
+    recs = load_truth(folder)[:limit]
+    paths = [folder / r["image"] for r in recs]
+    reads = identify(paths, models_dir=models or MODELS_DIR, with_reads=True,
+                     progress=progress)
+    styles: dict[str, dict] = defaultdict(lambda: {"tiles": Counter(), "fails": Counter(),
+                                                   "seats": Counter(), "seat_reasons": Counter(),
+                                                   "wrong": []})
+    with tempfile.TemporaryDirectory() as td:
+        for rec, rep in tqdm(list(zip(recs, reads)), desc="scenes", disable=not progress):
+            st = styles[rec["style"].removeprefix("render_")]
+            t = score_tiles(rec, rep["tiles"])
+            st["tiles"].update(t["counts"])
+            st["fails"].update(t["fails"])
+            st["wrong"] += t["wrong"]
+            if seats:
+                s = score_seats(rec, folder, models, Path(td))
+                st["seats"].update(s["counts"])
+                st["seat_reasons"].update(s["reasons"])
+                st["wrong"] += s["wrong"]
+    out = {}
+    total = {"tiles": Counter(), "fails": Counter(), "seats": Counter(),
+             "seat_reasons": Counter(), "wrong": []}
+    for name in sorted(styles) + ["all"]:
+        st = styles[name] if name != "all" else total
+        if name != "all":
+            for k in total:
+                total[k] += st[k] if k != "wrong" else []
+            total["wrong"] += st["wrong"]
+        tc, sc = st["tiles"], st["seats"]
+        out[name] = {
+            "tiles": {k: tc.get(k, 0) for k in ("true", "found", "right", "unknown", "wrong",
+                                                "extra", "wrong_extra", "occluded")},
+            "identified_pct": round(100 * tc.get("right", 0) / max(tc.get("true", 0), 1), 1),
+            "failures": {k: st["fails"].get(k, 0) for k in FAILURE_CLASSES},
+            "seats": {k: sc.get(k, 0) for k in ("seats", "settled", "right", "wrong")},
+            "settled_pct": round(100 * sc.get("settled", 0) / max(sc.get("seats", 0), 1), 1),
+            "seat_reasons": dict(st["seat_reasons"].most_common(8)),
+            "wrong_examples": st["wrong"][:20],
+        }
+    return out
+
+
+def print_table(res: dict) -> None:
+    """The per-style table as Markdown on stdout."""
+    print("| style | face-up | found | right | unknown | WRONG | extra (wrong) | identified "
+          "| seats | settled | right | WRONG |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, r in res.items():
+        t, s = r["tiles"], r["seats"]
+        print(f"| {name} | {t['true']} | {t['found']} | {t['right']} | {t['unknown']} | "
+              f"{t['wrong']} | {t['extra']} ({t['wrong_extra']}) | {r['identified_pct']} % | "
+              f"{s['seats']} | {s['settled']} ({r['settled_pct']} %) | {s['right']} | "
+              f"{s['wrong']} |")
+    print()
+    print("failure classes of face-up tiles not identified right:")
+    for name, r in res.items():
+        print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in r["failures"].items() if v))
+    for name, r in res.items():
+        if r["seat_reasons"]:
+            print(f"  {name} seats not settled: " + "; ".join(
+                f"{k} x{v}" for k, v in r["seat_reasons"].items()))
+        for w in r["wrong_examples"]:
+            print(f"  WRONG {name}: {w}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path, help="folder with truth.jsonl and the scene images")
+    ap.add_argument("--limit", type=int, default=None, help="first N scenes only")
+    ap.add_argument("--no-seats", action="store_true", help="tiles only (no paigow run)")
+    ap.add_argument("--models", default=None, help="models folder (default: models/)")
+    ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = ap.parse_args(argv)
+    from scoring.errors import InputError
+
+    try:
+        res = evaluate(args.folder, args.limit, not args.no_seats, args.models,
+                       progress=not args.json)
+    except InputError as exc:
+        if args.json:
+            print(json.dumps({"error": str(exc)}))
+        else:
+            print(f"eval_scenes: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(res, indent=1))
+    else:
+        print_table(res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
