@@ -51,6 +51,7 @@ import glob as _glob
 import logging
 import os
 import re
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -283,10 +284,15 @@ def image_size(path: str | os.PathLike) -> tuple[int, int] | None:
 
     from PIL import Image
 
+    # ultralytics replaces Image.open by a wrapper that, for a file Pillow cannot identify,
+    # tries to install and import a HEIF plugin (ModuleNotFoundError offline): use the
+    # original when it is there.
+    patches = sys.modules.get("ultralytics.utils.patches")
+    opener = getattr(patches, "_image_open", None) or Image.open
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pillow's own bomb warning: judged here instead
-            with Image.open(path) as im:
+            with opener(path) as im:
                 return int(im.size[0]), int(im.size[1])
     except Image.DecompressionBombError as exc:
         # raised before the size is handed out; the message carries the pixel count
@@ -294,7 +300,7 @@ def image_size(path: str | os.PathLike) -> tuple[int, int] | None:
         count = f"{int(m.group(1))} pixels" if m else "more pixels than Pillow opens"
         raise InputError(f"image too large ({count}; the limit is {MAX_IMAGE_PIXELS:,} "
                          f"pixels, refused before decoding): {path}") from None
-    except (OSError, ValueError, SyntaxError):  # unidentified or broken header
+    except Exception:  # noqa: BLE001 - unidentified or broken header: OpenCV decides
         return None
 
 

@@ -185,10 +185,13 @@ def test_decompression_bomb_costs_no_memory(tmp_path):
     the process stays small."""
     bomb = _png_bomb(tmp_path / "bomb.png")
     assert bomb.stat().st_size < 300_000
-    code = ("import resource, sys\n"
+    # peak RSS of the child's own memory (VmHWM; ru_maxrss would carry the parent's peak
+    # across fork + exec)
+    code = ("import sys\n"
             "from vision.cli import main\n"
             "rc = main(['run', sys.argv[1], '--no-progress'])\n"
-            "print('RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+            "print('RSS_KB', hwm.split()[1])\n"
             "sys.exit(rc)\n")
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "YOLO_OFFLINE": "1",
            "YOLO_AUTOINSTALL": "false", "YOLO_CONFIG_DIR": str(ROOT / ".yolo_config")}
