@@ -1,11 +1,11 @@
 """Settling a round: each seat against the banker, money in exact :class:`~decimal.Decimal`.
 
-Sources: ../shared/docs/rules.md section 4; NJ 13:69F-10.2 (c), (h) and PA 621a.3 (d), (i)
+Sources: docs/rules.md section 4; NJ 13:69F-10.2 (c), (h) and PA 621a.3 (d), (i)
 (a copy goes to the banker); PA 621a.3 (g) (zero-zero, through the rule profile);
 PA 621a.8 (the dealer sets by the house way; commission on a winning wager, on the bank's
 net win when a player banks).
 
-A seat against the banker [rules.md 4]:
+A seat against the banker [docs/rules.md 4]:
 
 * **win** when the seat's high hand beats the banker's high hand *and* its low hand beats the
   banker's low hand, each strictly (higher key; an equal key is a copy won by the banker);
@@ -28,7 +28,7 @@ else **the banking seat's own bet amount** (``bets["3"]``, default 1): the house
 action the banking player would otherwise have put up. The dealer pays no commission on a win
 (the commission would go from the house to the house). Every other seat plays against the bank
 and pays commission on its wins. The banking player receives the bank's gross result and pays
-commission on it when it is positive (PA 621a.8; rules.md 4).
+commission on it when it is positive (PA 621a.8; docs/rules.md 4).
 
 ``co_bank=True`` (only with a banking player): the house covers half of the bank's exposure.
 The bank's gross result is split half and half between the banking player and the house; the
@@ -90,7 +90,7 @@ CENT = Decimal("0.01")
 
 @dataclass(frozen=True)
 class Alert:
-    """Something the referee noticed in a round (see .agents/EVENT_SCHEMA.md).
+    """Something the referee noticed in a round (see docs/round-event.md).
 
     Attributes:
         kind: ``"mis_set"``, ``"house_way_deviation"``, ...
@@ -345,7 +345,7 @@ def _commission_on(win: Decimal, rate: Decimal, mode: str) -> Decimal:
 
 
 def compare_settings(player: Setting, banker: Setting, rules: RuleProfile | str = PA) -> str:
-    """``"win"``, ``"lose"`` or ``"push"`` for ``player`` against ``banker`` [rules.md 4].
+    """``"win"``, ``"lose"`` or ``"push"`` for ``player`` against ``banker`` [docs/rules.md 4].
 
     High hand is compared with high hand, low with low; a hand wins only with a strictly higher
     key, an equal key is a copy won by the banker [NJ (c), (h); PA (d), (i); zero-zero per
@@ -473,7 +473,7 @@ def parse_position(value, where: str = "position") -> Setting | list[Tile]:
 
 def check_faces(tiles_by_position: Mapping[str, Sequence[Tile]]) -> None:
     """Check that no face is used more often than the 32-tile set holds (twice for the civil
-    faces, once for the military ones) [rules.md 1].
+    faces, once for the military ones) [docs/rules.md 1].
 
     Raises:
         InputError: naming the face, its count and the positions holding it (three 6-6 ->

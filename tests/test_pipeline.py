@@ -12,7 +12,11 @@ from fakes import GroundTruthDetectors, true_settings
 
 from scoring.errors import InputError
 from scoring.settle import settle_round
-from vision.pipeline import Pipeline, demo, identify, run
+from vision.demo import demo
+from vision.detections import Detections
+from vision.identify import identify
+from vision.pipeline import Pipeline
+from vision.session import run
 from vision.table import Layout
 
 synth = pytest.importorskip("vision.synth")
@@ -207,7 +211,7 @@ def test_run_on_images_writes_outputs(tmp_path):
 
 
 def test_demo_with_fake_detectors(tmp_path):
-    from vision.pipeline import DEMO_SEED, demo_frames
+    from vision.demo import DEMO_SEED, demo_frames
 
     frames, scene = demo_frames(DEMO_SEED)
     fake = GroundTruthDetectors([scene])
@@ -301,7 +305,7 @@ def test_a_tile_that_changes_in_place_is_decoded_again():
 
 def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
     from vision.detections import Detections
-    from vision.pipeline import drop_straddlers
+    from vision.overlaps import drop_straddlers
 
     a = [[100, 100], [150, 100], [150, 200], [100, 200]]
     b = [[150, 100], [200, 100], [200, 200], [150, 200]]
@@ -317,7 +321,7 @@ def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
 
 def test_unknown_duplicates_of_identified_tiles_are_dropped():
     from vision.decode import TileRead
-    from vision.pipeline import resolve_overlapping_reads
+    from vision.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2, state=None):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -336,7 +340,7 @@ def test_unknown_duplicates_of_identified_tiles_are_dropped():
 
 def test_overlapping_identified_outlines_are_never_both_settled():
     from vision.decode import TileRead
-    from vision.pipeline import resolve_overlapping_reads
+    from vision.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -349,3 +353,25 @@ def test_overlapping_identified_outlines_are_never_both_settled():
     out = resolve_overlapping_reads([a, across])  # only one of the pair identified
     assert [r.face for r in out] == [None, None]
     assert all(r.state == "unknown" and "overlapping outlines" in r.reason for r in out)
+
+
+def test_a_still_tile_taken_for_a_back_is_read_and_a_real_back_stays_face_down():
+    scene = scene_of(SEEDS[1])
+    fake = GroundTruthDetectors([scene])
+    dets = fake.detect(scene.image)
+    up = [i for i in range(len(dets)) if dets.class_id[i] == 0]
+    assert up
+    flipped = dets.class_id.copy()
+    flipped[up[0]] = 1  # the tile model calls a face-up tile a back
+    backs = Detections(dets.xyxy, dets.confidence, flipped, dets.polygon)
+    truth = [t for t in scene.tiles if t.labelled]
+    pipe = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1)
+    reads, _ = pipe.decode(scene.image, backs, use_cache=False)
+    assert reads[up[0]].state == "face_up" and reads[up[0]].face == truth[up[0]].face
+    for i in range(len(dets)):
+        if dets.class_id[i] == 1:  # real backs: no spots, no face
+            assert reads[i].state == "face_down" and reads[i].face is None
+    # video frames keep the tile model's call (the identity cache decides what is decoded)
+    pipe2 = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1)
+    reads2, _ = pipe2.decode(scene.image, backs, use_cache=True)
+    assert reads2[up[0]].state == "face_down"

@@ -2,7 +2,7 @@
 
 This is the only training CI runs: it checks the config -> ultralytics -> weights -> ONNX chain
 (weights load, ONNX runs in onnxruntime with the layout recorded in the metadata), not accuracy.
-Uses the renderer (vision.synth.render_datasets) when it exists, else a toy generator here.
+Uses the renderer (vision.synth_dataset.render_datasets) when it exists, else a toy generator here.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def make_toy_datasets(out: Path, n_tiles: int = 8, n_pips: int = 8, seed: int = 
 
 def _datasets(tmp: Path) -> dict:
     try:
-        from vision.synth import render_datasets
+        from vision.synth_dataset import render_datasets
     except ImportError:
         return make_toy_datasets(tmp, n_tiles=8, n_pips=8, seed=3)
     render_datasets(tmp, n_tiles=8, n_pips=16, seed=7, val_fraction=0.25, progress=False)

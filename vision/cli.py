@@ -22,16 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from scoring import cli as scoring_cli
+    from vision import commands as vision_commands
 
     scoring_cli.register(sub)
-    try:
-        from vision import commands as vision_commands
-    except ImportError:  # vision commands not installed in this build
-        vision_commands = None
-    if vision_commands is not None:
-        vision_commands.register(sub)
+    vision_commands.register(sub)
     return parser
-
 
 
 def main(argv: list[str] | None = None) -> int:

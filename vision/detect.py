@@ -60,7 +60,7 @@ import numpy as np
 from scoring.errors import InputError
 
 from .detections import CLASS_NAMES, Detections
-from .geometry import CROP_H, CROP_W, obb_to_polygons, order_polygon
+from .geometry import obb_to_polygons, order_polygon
 
 __all__ = [
     "Detector",
@@ -252,7 +252,7 @@ def _nms_rotated(xywhr: np.ndarray, scores: np.ndarray, cls: np.ndarray,
     return keep[np.argsort(-scores[keep], kind="stable")]
 
 
-def _decode(out: np.ndarray, task: str, nc: int, conf: float, iou: float, max_det: int,
+def _parse_output(out: np.ndarray, task: str, nc: int, conf: float, iou: float, max_det: int,
             nms_hint: bool | None, agnostic: bool = False
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One image's output -> (boxes, scores, model class ids) in letterbox pixels.
@@ -520,7 +520,7 @@ class Detector:
     def _postprocess(self, out: np.ndarray, lb: LetterboxInfo,
                      shape: tuple[int, int]) -> Detections:
         nc = len(self.info.names) or 2
-        boxes, scores, cls = _decode(out, self.info.task, nc, self.conf, self.iou,
+        boxes, scores, cls = _parse_output(out, self.info.task, nc, self.conf, self.iou,
                                      self.max_det, self.info.nms, self.agnostic)
         gid = self._global_ids(cls)
         h, w = shape
@@ -612,8 +612,3 @@ class PipDetector(Detector):
     # NMS so these settings apply.
     default_iou = 0.45
     default_agnostic = True
-
-    @staticmethod
-    def crop_shape() -> tuple[int, int, int]:
-        """Expected crop shape (CROP_H, CROP_W, 3)."""
-        return (CROP_H, CROP_W, 3)

@@ -5,6 +5,7 @@ error (InputError -> exit 2, one line naming the input)."""
 
 from __future__ import annotations
 
+import re
 import struct
 import subprocess
 import sys
@@ -94,7 +95,8 @@ def test_run_reports_unreadable_frames(tmp_path, capsys):
     rc = main(["run", str(path), "--no-progress"])
     out = capsys.readouterr().out
     assert rc == 0
-    assert f"{n_read} frame(s), 0 round(s), {skipped} unreadable frame(s) skipped" in out
+    assert re.search(rf"\b{n_read} frame\(s\), \d+ round\(s\)( \([^)]*\))?, {skipped} "
+                     r"unreadable frame\(s\) skipped", out), out[-1000:]
 
 
 def _run_cli(capsys, *argv):
