@@ -33,7 +33,7 @@ __all__ = ["MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig"
 #: Environment variable naming the models folder (docs/configuration.md).
 MODELS_ENV = "PAIGOW_MODELS"
 #: Inference backends of :mod:`vision.detect`.
-BACKENDS = ("onnx", "ultralytics")
+BACKENDS = ("onnx", "openvino", "ultralytics")
 
 
 def default_models_dir() -> Path:
@@ -71,7 +71,8 @@ class RecognitionConfig:
     Attributes:
         models_dir: folder with ``tiles.onnx`` / ``pips.onnx`` (``.pt`` for ultralytics);
             None: :func:`default_models_dir`.
-        backend: ``"onnx"`` (onnxruntime, default) or ``"ultralytics"``.
+        backend: ``"onnx"`` (onnxruntime, default), ``"openvino"`` (the same ONNX files run by
+            OpenVINO) or ``"ultralytics"``.
         min_confidence: faces read below this confidence (0..1) are unknown.
         tile_conf, pip_conf: detector confidence thresholds (None: the detector's default).
         allow_diagonal_two: accept diagonal 2s (:func:`vision.decode.half_shape_ok`).
@@ -96,7 +97,7 @@ class RecognitionConfig:
                    f"scales must be multiples of 32 px, got {list(sizes)!r}")
             object.__setattr__(self, "scales", sizes)
         _check(self.backend in BACKENDS,
-               f"unknown backend {self.backend!r}: choose onnx or ultralytics")
+               f"unknown backend {self.backend!r}: choose onnx, openvino or ultralytics")
         _fraction("min confidence", self.min_confidence)
         for name in ("tile_conf", "pip_conf"):
             if getattr(self, name) is not None:
