@@ -27,7 +27,7 @@ The machine's other load changes every figure: run it on a quiet machine for num
 Usage::
 
     .venv/bin/python scripts/bench_tables.py [--deal 30] [--still 90] [--max-workers 2]
-        [--recordings 4] [--skip-ray] [--skip-openvino] [--json]
+        [--recordings 4] [--backend onnx|openvino] [--skip-ray] [--skip-openvino] [--json]
 
 Exit code 0; 2 for bad arguments or missing models.
 """
@@ -64,12 +64,12 @@ def _write_video(path: Path, frames) -> None:
     vw.release()
 
 
-def _table_worker(video: str, models: str | None, ready, start, out) -> None:
+def _table_worker(video: str, models: str | None, backend: str, ready, start, out) -> None:
     from vision.config import OutputConfig, PipelineConfig, RunConfig
     from vision.session import Session
 
-    cfg = RunConfig(video, PipelineConfig.build(models_dir=models, source=video),
-                    OutputConfig(progress=False))
+    cfg = RunConfig(video, PipelineConfig.build(models_dir=models, backend=backend,
+                                                source=video), OutputConfig(progress=False))
     session = Session(cfg)  # models loaded before the clock starts
     ready.put(1)
     start.wait()
@@ -79,12 +79,13 @@ def _table_worker(video: str, models: str | None, ready, start, out) -> None:
              "rounds": len(s.get("events") or []), "detector_runs": s.get("detector_runs")})
 
 
-def bench_tables(video: Path, models: str | None, max_workers: int) -> dict:
+def bench_tables(video: Path, models: str | None, max_workers: int, backend: str) -> dict:
     ctx = mp.get_context("spawn")
     rows = []
     for k in range(1, max_workers + 1):
         ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
-        procs = [ctx.Process(target=_table_worker, args=(str(video), models, ready, start, out))
+        procs = [ctx.Process(target=_table_worker,
+                             args=(str(video), models, backend, ready, start, out))
                  for _ in range(k)]
         for p in procs:
             p.start()
@@ -99,7 +100,8 @@ def bench_tables(video: Path, models: str | None, max_workers: int) -> dict:
                      "fps_total": round(sum(per), 2), "rounds": [r["rounds"] for r in res],
                      "detector_runs": res[0]["detector_runs"]})
     best = max(r["fps_total"] for r in rows)
-    return {"runs": rows, "best_fps_total": best, "tables_at_10fps": round(best / 10.0, 2)}
+    return {"backend": backend, "runs": rows, "best_fps_total": best,
+            "tables_at_10fps": round(best / 10.0, 2)}
 
 
 class _OpenVINOSession:
@@ -239,6 +241,8 @@ def main(argv=None) -> int:
     ap.add_argument("--recordings", type=int, default=4, help="videos for the Ray part (4)")
     ap.add_argument("--repeat", type=int, default=10, help="detector timings per backend (10)")
     ap.add_argument("--models", default=None, help="models folder (default: models/)")
+    ap.add_argument("--backend", default="onnx", choices=("onnx", "openvino"),
+                    help="detector backend of the per-table part (default onnx)")
     ap.add_argument("--skip-ray", action="store_true")
     ap.add_argument("--skip-openvino", action="store_true")
     ap.add_argument("--json", action="store_true")
@@ -261,7 +265,7 @@ def main(argv=None) -> int:
         _write_video(video, frames)
         res["video"] = {"size": list(frames[0].image.shape[1::-1]), "frames": len(frames),
                         "changing": args.deal, "still": args.still}
-        res["tables"] = bench_tables(video, str(models), args.max_workers)
+        res["tables"] = bench_tables(video, str(models), args.max_workers, args.backend)
         if not args.skip_openvino:
             res["backends"] = bench_backends(frames[-1].image, models, args.repeat)
         if not args.skip_ray:
