@@ -276,3 +276,23 @@ class _browser:
             self.browser.close()
         if self.pw is not None:
             self.pw.stop()
+
+
+def test_a_worker_whose_file_ends_is_ended_not_restarted(two_tables):
+    """A table without `loop`: its worker plays the file once (not paced), every round reaches
+    the table's feed, then the worker is `ended` -- not restarted."""
+    from vision.pit import Pit, TableSpec
+
+    d, tables = two_tables
+    path, fake = tables["t-east"]
+    spec = TableSpec("t-east", str(path), {"stable": N_STABLE}, loop=False, realtime=False)
+    with Pit([spec], detectors={"t-east": fake}, restart_delay=(0.2, 1.0)) as pit:
+        st = _wait(lambda: (lambda x: x if x["worker"]["state"] == "ended" else None)(
+            pit.state()["tables"][0]), "the worker to end")
+        time.sleep(1.0)  # a restart would show within the back-off
+        st = pit.state()["tables"][0]
+    assert st["worker"]["state"] == "ended" and st["worker"]["restarts"] == 0
+    assert st["status"] == "ended" and st["worker"]["last_exit"]["code"] == 0
+    assert st["round_count"] == len(TABLE_SEEDS["t-east"])  # one round per deal
+    assert [e["round_id"] for e in reversed(pit.feeds["t-east"].history())] == \
+        ["r000001", "r000002"]

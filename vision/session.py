@@ -47,6 +47,9 @@ class Session:
         stdout: stream for ``json_events`` (default ``sys.stdout``).
         pace: play file sources at their own frame rate (the dealer display).
         loop: replay a file source from the start when it ends.
+        keep_events: keep every round's event for :meth:`summary` (``events``); False for a
+            session that runs for days (a ``paigow serve --tables`` worker): the list stays
+            empty, ``rounds`` still counts.
 
     Raises:
         InputError: bad source, audit store, layout or models; ``show`` without a GUI.
@@ -54,7 +57,8 @@ class Session:
 
     def __init__(self, config: RunConfig, *, frames: Iterable | None = None, pipeline=None,
                  sinks: Sequence[Sink] = (), tile_detector=None, pip_detector=None,
-                 stdout=None, pace: bool = False, loop: bool = False) -> None:
+                 stdout=None, pace: bool = False, loop: bool = False,
+                 keep_events: bool = True) -> None:
         from .capture import open_source
 
         self.config = config
@@ -66,6 +70,7 @@ class Session:
         self.audit: AuditSink | None = None
         self.sinks: list[Sink] = []
         self.events: list[dict] = []
+        self.keep_events = bool(keep_events)
         self._frames = frames
         kind, fps = "video", None
         try:
@@ -196,7 +201,8 @@ class Session:
         """Stored before reported: the audit store first, then every sink the stored event."""
         if self.audit is not None:
             event = self.audit.store_round(event, key_frame)
-        self.events.append(event.to_dict())
+        if self.keep_events:
+            self.events.append(event.to_dict())
         for s in self.sinks:
             s.round(event)
 

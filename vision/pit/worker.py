@@ -107,7 +107,7 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
         rules = cfg.pipeline.table.rules
         sink = _PipeSink(conn, rules, max_picture_fps)
         session = Session(cfg, sinks=[sink], pace=spec.realtime, loop=spec.loop,
-                          tile_detector=tile, pip_detector=pips)
+                          tile_detector=tile, pip_detector=pips, keep_events=False)
         if stopped.is_set():
             session.stop()
 
@@ -128,8 +128,7 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
                                "model_version": getattr(session.pipeline, "model_version", None),
                                "rules": rules}))
         summary = session.run()
-        conn.send(("ended", {"frames": summary.get("frames"),
-                             "rounds": len(summary.get("events") or [])}))
+        conn.send(("ended", {"frames": summary.get("frames"), "rounds": summary.get("rounds")}))
     except BaseException as exc:  # noqa: BLE001 - reported to the pit view, then exit 1
         if isinstance(exc, SystemExit) and not exc.code:
             raise
