@@ -117,6 +117,8 @@ class Pit:
 
     def _stop(self, timeout: float) -> None:
         self._stopping.set()
+        if self._monitor is not None:  # no restart may start after this point
+            self._monitor.join(10)
         for tid in self.specs:
             self.send(tid, "stop")
         deadline = time.monotonic() + timeout
@@ -133,8 +135,6 @@ class Pit:
                 p.join(2)
             if w.state in ("starting", "running", "restarting"):
                 w.state = "stopped"
-        if self._monitor is not None:
-            self._monitor.join(2)
         for feed in self.feeds.values():
             feed.stop()
 
