@@ -228,3 +228,37 @@ def test_shift_report_lists_rounds_alerts_acks_and_house_net(two_tables, tmp_pat
     assert [ln.split(",")[1] for ln in lines[1:]] == ["r000001", "r000001", "r000002", "TOTAL"]
     assert main(["audit", "report", str(db), "--from", "yesterday", "--json"]) == 2
     assert "yesterday" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_shift_report_of_a_rendered_video_lists_every_round_settled_or_not(tmp_path):
+    """Three deals rendered into a video (an empty table between them); the detectors (ground
+    truth, fakes.py) miss one spot of every dealer tile of the second deal, so its banker is
+    never readable: the report lists all three rounds, the second not settled with its
+    reason."""
+    synth = pytest.importorskip("vision.synth")
+    from fakes import GroundTruthDetectors
+    from test_run_audit import SMALL, _empty_table, write_video
+
+    from vision.session import run
+
+    seeds = (1_000_301, 1_000_302, 1_000_303)
+    scenes = [synth.render_table(s, size=SMALL) for s in seeds]
+    empties = [_empty_table(sc) for sc in scenes]
+    path, _ = write_video(tmp_path / "shift", scenes, empties)
+    drop = {(1, k): 0 for k, t in enumerate(scenes[1].tiles)
+            if t.position == "dealer" and t.face and t.labelled}
+    det = GroundTruthDetectors(scenes, empties, lossy=True, drop=drop)
+    db = tmp_path / "audit.db"
+    s = run(str(path), audit=str(db), n_stable=3, table_id="t-9", progress=False,
+            tile_detector=det, pip_detector=det)
+    assert [e["settled"] for e in s["events"]] == [True, False, True]
+    rep = shift_report(db, table="t-9")
+    rows = rep["rounds"]
+    assert [r["round_id"] for r in rows] == [e["round_id"] for e in s["events"]] == \
+        ["r000001", "r000002", "r000003"]
+    assert [r["settled"] for r in rows] == [True, False, True]
+    assert "banker dealer not settled" in rows[1]["reason"]
+    assert rep["totals"]["not_settled"] == 1 and rep["totals"]["settled"] == 2
+    page = report_html(rep)
+    assert all(f"<td>{r}</td>" in page for r in ("r000001", "r000002", "r000003"))
+    assert "banker dealer not settled" in page
