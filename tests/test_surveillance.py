@@ -8,6 +8,7 @@ import io
 import json
 
 import pytest
+from fakes import assert_valid_event
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, check_payouts, verify
@@ -183,6 +184,8 @@ def test_manual_entry_is_stored_beside_the_camera_record_and_settles_the_round(t
 def test_manual_round_without_store_keeps_the_camera_read():
     ev, rid, k, face = _unread_round()
     m = manual_round(ev, [{"tile": k, "face": face}])
+    assert_valid_event(m)  # docs/round-event.schema.json: kind and manual
+    assert_valid_event(ev)
     (e,) = m["manual"]["entries"]
     assert (e["tile"], e["face"], e["position"]) == (k, face, "dealer")
     assert e["camera"] == {"face": None, "state": "unknown", "confidence": 0.2}
@@ -196,7 +199,14 @@ def test_shift_report_lists_rounds_alerts_acks_and_house_net(two_tables, tmp_pat
         st.append(ev)
         a = next(x for x in events["A"][0]["alerts"] if x["kind"] == "house_way_deviation")
         append_ack(st, "A", "r000001", a, by="floor-2")
-    assert verify(db).ok
+        with pytest.raises(InputError, match="no alert 'mis_set'"):
+            append_ack(st, "A", "r000001", {"kind": "mis_set", "position": "1"})
+    assert verify(db).ok and verify(db, deep=True).ok
+    # a session continuing table A numbers on from its highest round, whatever came last
+    from vision.sinks import AuditSink
+    sink = AuditSink(str(db))
+    assert sink.attach("A") == 4 and sink.attach("B") == 3
+    sink.close()
     rep = shift_report(db, start="2026-11-30T22:00:00Z", end="2026-11-30T23:00:00Z",
                        table="A")
     assert [r["round_id"] for r in rep["rounds"]] == ["r000001", "r000002", "r000003", rid]

@@ -371,9 +371,9 @@ class LiveFeed:
             if ev.get("kind") == "manual":
                 kept = [e for e in self._rounds if (e.get("table_id"), e.get("round_id")) !=
                         (ev.get("table_id"), ev.get("round_id"))]
+                self._round_count -= len(self._rounds) - len(kept)  # the same round again
                 self._rounds.clear()
                 self._rounds.extend(kept)
-                self._round_count -= 1
             self._rounds.appendleft(ev)
             self._round_count += 1
             subs = list(self._subs)
