@@ -88,6 +88,30 @@ def test_control_endpoints_need_the_token_and_a_store(tmp_path):
         feed.acknowledge("r000999", "mis_set", "1")
 
 
+def test_the_picture_labels_use_plain_words_too():
+    """The overlay drawn into the video says what the dealer page says (without the name the
+    label already shows), on whole-word lines, never the decoder's message."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from vision.decode import TileRead
+    from vision.overlay import _label_lines
+    from vision.table import PositionState
+    from vision.views import round_view
+
+    poly = np.array([[0, 0], [50, 0], [50, 100], [0, 100]], np.float32)
+    st = PositionState("3", [TileRead(None, "unknown", 0.2, poly, np.array([0, 0, 50, 100]))],
+                       problems=[("unknown_tile", "1 tile(s) unknown (read A: no face has 0 "
+                                                  "red and 2 white spots; reads disagree)")])
+    res = SimpleNamespace(positions={"3": st}, reads=[], tile_positions=[], event=None)
+    view = round_view(res, rules="pa", banker="dealer", table_id="t")
+    entry = dict(view["positions"]["3"], result="not_settled")
+    assert entry["reason"] == "a tile cannot be read -- move the hand into view"
+    lines, _ = _label_lines("3", entry, "dealer")
+    assert lines == ["Seat 3: NOT SETTLED", "a tile cannot be read -- move the", "hand into view"]
+
+
 # ------------------------------------------------------------------------- in Chromium
 
 CHROMIUM = "/usr/bin/chromium"

@@ -149,7 +149,8 @@ def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
 
     Returns:
         ``{"tiles": [tile dicts with "position"], "positions": {pos: {"tiles", "high", "low",
-        "high_hand", "low_hand", "final", "problems", "reason", "result", "net"}},
+        "high_hand", "low_hand", "final", "problems", "reason" (in plain words,
+        :func:`plain_reason`), "result", "net"}},
         "position_polygons", "banker_position", "table_id", "round_id", "event",
         "settled_now"}``.
     """
@@ -160,7 +161,10 @@ def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
     for p, st in res.positions.items():
         live = live_position(st, rules)
         v = {k: live[k] for k in ("tiles", "high", "low", "high_hand", "low_hand", "problems")}
-        v.update(final=is_final(p), reason=live["detail"], result=None, net=None)
+        say = plain_reason(p, live["detail"]) if live["detail"] else None
+        # drawn under the position's name: plain words without the name, never the decoder's
+        v.update(final=is_final(p), reason=say.split(": ", 1)[-1] if say else None,
+                 result=None, net=None)
         if shown is not None and p in shown["positions"]:
             e = shown["positions"][p]
             v["result"], v["net"] = e.get("result"), e.get("net")
