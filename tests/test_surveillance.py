@@ -13,7 +13,9 @@ from fakes import assert_valid_event
 from scoring.errors import InputError
 from vision.audit import AuditStore, check_payouts, verify
 from vision.audit.entries import append_ack, append_manual, manual_round
-from vision.audit.report import report_csv, report_html, shift_report
+from vision.audit.report import shift_report
+from vision.audit.report_csv import report_csv
+from vision.audit.report_html import report_html
 from vision.cli import main
 from vision.events import event_from_deal
 

@@ -1,7 +1,8 @@
 """The shift report for the surveillance room: every stored round of a period (settled or not,
 with the reasons), the alerts and whether they were acknowledged, the dealer's house-way
-deviations and the house net -- as a dict, CSV or a printable HTML page
-(``paigow audit report``; docs/payouts.md, shift report).
+deviations and the house net -- as a dict (this module), CSV (:mod:`~vision.audit.report_csv`)
+or a printable HTML page (:mod:`~vision.audit.report_html`) (``paigow audit report``;
+docs/payouts.md, shift report).
 
 :func:`stored_rounds` is the one reading of the store's records as rounds that this module and
 :mod:`vision.audit.payouts` share: a round is its camera record, plus the newest manual record
@@ -11,23 +12,18 @@ manual one, marked as such) and its acknowledgements. Money is exact decimal tex
 
 from __future__ import annotations
 
-import csv
-import html
-import io
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Iterable
 
-from scoring.errors import InputError
 from scoring.settle import POSITIONS
 
 from .chain import AuditRecord, parse_time
 from .entries import KIND_ACK, KIND_MANUAL, record_kind
 from .store import AuditStore
 
-__all__ = ["StoredRound", "stored_rounds", "shift_report", "report_csv", "report_html",
+__all__ = ["StoredRound", "stored_rounds", "shift_report", "seat_text", "alert_text",
            "REPORT_FORMATS"]
 
 REPORT_FORMATS = ("csv", "html")
@@ -54,10 +50,12 @@ class StoredRound:
 
     @property
     def table_id(self) -> str:
+        """The round's table."""
         return self.camera.table_id
 
     @property
     def round_id(self) -> str:
+        """The round's id (unique per table)."""
         return self.camera.round_id
 
     @property
@@ -213,138 +211,15 @@ def shift_report(db: "AuditStore | str | os.PathLike", *, start: str | None = No
             "totals": totals}
 
 
-def _seat_text(pos: str, p: dict) -> str:
+def seat_text(pos: str, p: dict) -> str:
+    """One position of a report row as text, e.g. ``"seat 1 win 0.95"``, ``"dealer bank -1"``."""
     name = "dealer" if pos == "dealer" else f"seat {pos}"
     res = p.get("result") or ("bank" if p.get("role") == "banker" else "-")
     net = p.get("net")
     return f"{name} {res}" + (f" {net}" if net is not None else "")
 
 
-def _alert_text(a: dict) -> str:
+def alert_text(a: dict) -> str:
+    """One alert of a report row as text, e.g. ``"mis_set at 3 (acknowledged)"``."""
     where = f" at {a['position']}" if a.get("position") else ""
     return f"{a['kind']}{where}" + (" (acknowledged)" if a["acknowledged"] else "")
-
-
-CSV_COLUMNS = ("table_id", "round_id", "time", "settled", "settled_by", "reason", "house_net",
-               "seats", "alerts", "unacknowledged_alerts", "house_way_deviation",
-               "manual_entries")
-
-
-def report_csv(report: dict) -> str:
-    """The report as CSV: a header (:data:`CSV_COLUMNS`), one row per round, then a ``TOTAL``
-    row (``round_id`` ``TOTAL``: rounds, settled / not settled counts, house net)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for r in report["rounds"]:
-        w.writerow([r["table_id"], r["round_id"], r["time"], "yes" if r["settled"] else "no",
-                    r["settled_by"], r["reason"] or "", r["house_net"] or "",
-                    "; ".join(_seat_text(p, v) for p, v in r["positions"].items()),
-                    "; ".join(_alert_text(a) for a in r["alerts"]),
-                    sum(not a["acknowledged"] for a in r["alerts"]),
-                    "yes" if r["house_way_deviations"] else "no",
-                    "; ".join(f"tile {e['tile']} at {e['position']}: {e['face']}"
-                              for e in r["manual_entries"])])
-    t = report["totals"]
-    w.writerow([report.get("table") or "", "TOTAL", "", f"{t['settled']} settled",
-                f"{t['manual']} manual", f"{t['not_settled']} not settled", t["house_net"],
-                f"{t['rounds']} rounds", f"{t['alerts']} alerts",
-                t["alerts"] - t["acknowledged"], t["house_way_deviations"], ""])
-    return buf.getvalue()
-
-
-_CSS = """
-body { font: 11pt/1.35 "DejaVu Sans", Arial, sans-serif; margin: 1.5cm; color: #000; }
-h1 { font-size: 16pt; margin: 0 0 .2em; } h2 { font-size: 13pt; margin: 1.2em 0 .3em; }
-table { border-collapse: collapse; width: 100%; margin-bottom: .8em; }
-th, td { border: 1px solid #888; padding: .15em .4em; text-align: left; vertical-align: top; }
-th { background: #eee; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.no { color: #a00; font-weight: bold; } .manual { color: #05a; font-weight: bold; }
-.meta { color: #333; } .totals td { font-weight: bold; }
-@media print { body { margin: 0; } tr { page-break-inside: avoid; } a { color: #000; } }
-@page { size: A4 landscape; margin: 1.2cm; }
-"""
-
-
-def report_html(report: dict) -> str:
-    """The report as one printable HTML page (no script, no outside resources; A4 landscape
-    when printed): totals, every round, the rounds not settled and why, the alerts and their
-    acknowledgement, the dealer's house-way deviations."""
-    e = html.escape
-    t = report["totals"]
-    period = f"{report.get('from') or 'start of the store'} to {report.get('to') or 'now'}"
-    out = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-           f"<title>Shift report {e(period)}</title><style>{_CSS}</style></head><body>",
-           "<h1>Pai gow shift report</h1>",
-           f"<p class='meta'>Period {e(period)}; table {e(report.get('table') or 'all')}; "
-           f"audit store {e(str(report['store']))}</p>",
-           "<h2>Totals</h2><table class='totals'><tr><th>Rounds</th><th>Settled</th>"
-           "<th>Not settled</th><th>Settled by manual entry</th><th>Alerts</th>"
-           "<th>Acknowledged</th><th>House-way deviations</th><th>House net</th></tr>",
-           f"<tr><td class='num'>{t['rounds']}</td><td class='num'>{t['settled']}</td>"
-           f"<td class='num'>{t['not_settled']}</td><td class='num'>{t['manual']}</td>"
-           f"<td class='num'>{t['alerts']}</td><td class='num'>{t['acknowledged']}</td>"
-           f"<td class='num'>{t['house_way_deviations']}</td>"
-           f"<td class='num'>{e(t['house_net'])}</td></tr></table>",
-           "<h2>Rounds</h2><table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th>"
-           "<th>Settled</th><th>Positions</th><th>House net</th><th>Alerts</th></tr>"]
-    for r in report["rounds"]:
-        settled = ("<span class='manual'>yes (manual entry)</span>" if r["settled"] and
-                   r["settled_by"] == "manual" else "yes" if r["settled"] else
-                   "<span class='no'>no</span>")
-        seats = "<br>".join(e(_seat_text(p, v)) for p, v in r["positions"].items())
-        alerts = "<br>".join(e(_alert_text(a)) for a in r["alerts"]) or "-"
-        out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
-                   f"<td>{e(r['time'])}</td><td>{settled}</td><td>{seats}</td>"
-                   f"<td class='num'>{e(r['house_net'] or '-')}</td><td>{alerts}</td></tr>")
-    out.append("</table>")
-    ns = [r for r in report["rounds"] if not r["settled"] or r["settled_by"] == "manual"]
-    out.append("<h2>Rounds not settled by the camera, and why</h2>")
-    if ns:
-        out.append("<table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th><th>Reason</th>"
-                   "<th>Manual entry</th></tr>")
-        for r in ns:
-            why = r["camera_reason"] if r["settled_by"] == "manual" else r["reason"]
-            entries = "<br>".join(e(f"tile {x['tile']} at {x['position']}: {x['face']}"
-                                    f" (camera: {x['camera'].get('state')})")
-                                  for x in r["manual_entries"]) or "-"
-            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
-                       f"<td>{e(r['time'])}</td><td>{e(why or '')}</td><td>{entries}</td></tr>")
-        out.append("</table>")
-    else:
-        out.append("<p>None.</p>")
-    out.append("<h2>Alerts</h2>")
-    al = [(r, a) for r in report["rounds"] for a in r["alerts"]]
-    if al:
-        out.append("<table><tr><th>Table</th><th>Round</th><th>Kind</th><th>Position</th>"
-                   "<th>Detail</th><th>Acknowledged</th></tr>")
-        for r, a in al:
-            if a["acknowledged"]:
-                ack = e(f"yes, {a['acknowledged_at'] or ''}" + (
-                    f" by {a['acknowledged_by']}" if a["acknowledged_by"] else ""))
-            else:
-                ack = "<span class='no'>no</span>"
-            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
-                       f"<td>{e(a['kind'])}</td><td>{e(str(a['position'] or '-'))}</td>"
-                       f"<td>{e(a['detail'] or '')}</td><td>{ack}</td></tr>")
-        out.append("</table>")
-    else:
-        out.append("<p>None.</p>")
-    out.append("<h2>Dealer house-way deviations</h2>")
-    dv = [(r, a) for r in report["rounds"] for a in r["house_way_deviations"]]
-    if dv:
-        out.append("<table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th><th>Detail</th>"
-                   "</tr>")
-        for r, a in dv:
-            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
-                       f"<td>{e(r['time'])}</td><td>{e(a['detail'] or '')}</td></tr>")
-        out.append("</table>")
-    else:
-        out.append("<p>None.</p>")
-    out.append("</body></html>\n")
-    return "\n".join(out)
-
-
-def rounds_in(rows: Iterable[dict]) -> list[str]:
-    """``"table/round_id"`` of report rows (for messages and tests)."""
-    return [f"{r['table_id']}/{r['round_id']}" for r in rows]

@@ -85,11 +85,12 @@ def _check_payouts(args) -> int:
     else:
         for d in diffs:
             ref = d["round_id"] or d["time"]
+            seat = d["seat"]
             if d.get("table_id"):
-                ref = f"{d['table_id']}/{ref}"
+                seat += f" (table {d['table_id']})"
             if d.get("manual"):
-                ref += " (settled by manual entry)"
-            print(f"{d['kind']}: round {ref} seat {d['seat']}: paid {d['paid']}, computed "
+                seat += " (settled by manual entry)"
+            print(f"{d['kind']}: round {ref} seat {seat}: paid {d['paid']}, computed "
                   f"{d['computed']}, difference {d['difference']}")
         print(f"{len(diffs)} difference(s)")
     return 1 if diffs else 0
@@ -99,7 +100,9 @@ def _report(args) -> int:
     from pathlib import Path
 
     from scoring.errors import InputError
-    from vision.audit.report import report_csv, report_html, shift_report
+    from vision.audit.report import shift_report
+    from vision.audit.report_csv import report_csv
+    from vision.audit.report_html import report_html
 
     fmt = args.fmt or ("html" if args.out and Path(args.out).suffix.lower() in
                        (".html", ".htm") else "csv")
