@@ -80,6 +80,8 @@ def test_control_endpoints_need_the_token_and_a_store(tmp_path):
     feed.publish_event(ev1)
     c = TestClient(create_app(feed, token=TOKEN))
     body = {"round_id": "r000001", "kind": "house_way_deviation", "position": "dealer"}
+    assert "d-seats" in c.get("/?mode=dealer").text and "d-seats" in c.get("/dealer").text
+    assert "d-seats" not in c.get("/").text
     assert c.post("/api/control/ack", json=body).status_code == 401
     assert c.post("/api/control/ack", json=body, headers={"X-Token": "no"}).status_code == 403
     r = c.post("/api/control/ack", json=body, headers={"X-Token": TOKEN})

@@ -15,7 +15,7 @@ Routes (all read-only except ``/api/control/*``):
                                   ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
                                   (browser reconnect) replays the rounds settled after that id
 ``GET /healthz``                  ``{"ok": true, "status": ...}``
-``GET /dealer``                   the dealer mode: full screen, readable at two metres
+``GET /dealer``, ``/?mode=dealer`` the dealer mode: full screen, readable at two metres
 ``POST /api/control/reset``       start a new round (forget the current one); needs the token
 ``POST /api/control/ack``         acknowledge an alert (``{"round_id", "kind", "position",
                                   "by"}``), recorded in the audit store; needs the token
@@ -104,9 +104,10 @@ def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
     r = APIRouter()
 
     @r.get("/", include_in_schema=False)
-    async def index() -> FileResponse:
-        return FileResponse(STATIC_DIR / "index.html", media_type="text/html",
-                            headers=_NO_STORE)
+    async def index(mode: str = Query("", description="dealer: the dealer mode")
+                    ) -> FileResponse:
+        page = "dealer.html" if mode == "dealer" else "index.html"
+        return FileResponse(STATIC_DIR / page, media_type="text/html", headers=_NO_STORE)
 
     @r.get("/dealer", include_in_schema=False)
     async def dealer() -> FileResponse:
