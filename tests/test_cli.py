@@ -1,6 +1,6 @@
 """The command line as a whole: --version, one name per option, help on every option, bad
-input as one line (JSON under --json, exit 2) for every command, argparse's own errors
-included."""
+input as one line on stderr (and JSON on stdout under --json), exit 2, for every command,
+argparse's own errors included."""
 
 from __future__ import annotations
 
@@ -76,14 +76,15 @@ def test_version(capsys):
 @pytest.mark.parametrize("path", [" ".join(p[1:]) for p, _ in _commands()])
 def test_argparse_errors_are_json_under_json(path, capsys):
     """A command line argparse rejects (an unknown option, or a missing argument reported
-    first), on every command: one JSON object on stdout, exit 2, stderr empty; without --json
-    one line on stderr."""
+    first), on every command: one line on stderr, exit 2; with --json also one JSON object
+    on stdout."""
     argv = path.split() + ["--no-such-option", "--json"]
     assert main(argv) == 2
     cap = capsys.readouterr()
     doc = json.loads(cap.out)
-    assert set(doc) == {"error"} and cap.err == ""
-    assert doc["error"].startswith(f"paigow {path}: error: ")
+    assert doc == {"error": doc["error"], "command": path, "exit_code": 2}
+    assert cap.err.strip() .startswith(f"paigow {path}: error: {doc['error']}")
+    assert len(cap.err.strip().splitlines()) == 1
     assert main(argv[:-1]) == 2
     cap = capsys.readouterr()
     assert cap.out == "" and len(cap.err.strip().splitlines()) == 1
@@ -108,7 +109,8 @@ def test_bad_input_is_one_line_or_json(argv, value, tmp_path, capsys):
     assert main(argv + ["--json"]) == 2
     cap = capsys.readouterr()
     doc = json.loads(cap.out)
-    assert set(doc) == {"error"} and value in doc["error"] and cap.err == ""
+    assert set(doc) == {"error", "command", "exit_code"} and value in doc["error"]
+    assert doc["exit_code"] == 2 and cap.err.count("\n") == 1
     assert not (tmp_path / "d").exists()  # render --n 0 wrote nothing
 
 

@@ -4,7 +4,7 @@ Each sub-command module registers itself with :func:`argparse` and keeps its hea
 inside its handler, so ``paigow hand`` never loads OpenCV or PyTorch. Bad input -- an
 :class:`scoring.errors.InputError` raised by a handler, or argparse's own complaint about the
 command line -- becomes one line on stderr and exit code 2; when ``--json`` is on the command
-line that line is a JSON object ``{"error": "..."}`` on stdout instead (stderr stays empty).
+line, also one JSON object ``{"error", "command", "exit_code"}`` on stdout.
 """
 
 from __future__ import annotations
@@ -62,11 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _fail(message: str, as_json: bool) -> int:
-    if as_json:
-        print(json.dumps({"error": message}), flush=True)
-    else:
-        print(message, file=sys.stderr)
+def _fail(command: str, message: str, as_json: bool, hint: str = "") -> int:
+    msg = " ".join(str(message).split())  # one line, whatever the message holds
+    prog = " ".join(["paigow", command]).strip()
+    print(f"{prog}: error: {msg}{hint}", file=sys.stderr, flush=True)
+    if as_json:  # machine readers get the error as JSON on stdout
+        print(json.dumps({"error": msg, "command": command or None, "exit_code": 2}),
+              flush=True)
     return 2
 
 
@@ -78,18 +80,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args, extra = parser.parse_known_args(argv)
     except UsageError as exc:
-        prog = exc.parser.prog
-        return _fail(f"{prog}: error: {exc.message} (see '{prog} -h')", as_json)
+        command = exc.parser.prog.partition(" ")[2]
+        return _fail(command, exc.message, as_json, f" (see '{exc.parser.prog} -h')")
     if extra:  # named by the sub-command they were given to, not by the root parser
-        prog = " ".join(["paigow", args.command] + ([args.audit_command] if getattr(
+        command = " ".join([args.command] + ([args.audit_command] if getattr(
             args, "audit_command", None) else []))
-        return _fail(f"{prog}: error: unrecognized arguments: {' '.join(extra)} "
-                     f"(see '{prog} -h')", as_json)
+        return _fail(command, f"unrecognized arguments: {' '.join(extra)}", as_json,
+                     f" (see 'paigow {command} -h')")
     as_json = bool(getattr(args, "json", False)) or as_json
     try:
         rc = args.func(args)
     except InputError as exc:
-        return _fail(f"paigow {args.command}: error: {exc}", as_json)
+        return _fail(args.command, str(exc), as_json)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `paigow ... --json | head`: the reader left; not an error
