@@ -203,7 +203,12 @@ class AuditSink:
             raise InputError(f"audit store {st.label!r} records table {st.table_id!r}, this "
                              f"run is table {table_id!r}")
         last = st.last_record(table_id)
-        return round_number(last.round_id) if last is not None else 0
+        if last is None:
+            return 0
+        if last.payload.get("kind") in (None, "round"):
+            return round_number(last.round_id)
+        # manual entries and acknowledgements (vision.audit.entries) name earlier rounds
+        return max(round_number(r.round_id) for r in st.rounds(table_id=table_id))
 
     def store_round(self, event: RoundEvent, key_frame: np.ndarray | None) -> RoundEvent:
         """Append one round (one durable transaction, alerts of :mod:`vision.alerts` merged

@@ -244,6 +244,9 @@ class AuditStore:
         if not isinstance(tid, str) or not tid:
             raise InputError(f"round {rid!r}: table_id {tid!r} is not text")
         parse_time(ev.get("time"), what=f"time of round {rid!r}")
+        if ev.get("kind") == "ack":  # an acknowledgement (vision.audit.entries): no round
+            ev["alerts"] = []
+            return ev
         positions = ev.get("positions")
         if not isinstance(positions, dict) or not positions:
             raise InputError(f"round {rid!r} has no positions")

@@ -12,14 +12,23 @@ def add_model_options(p, scales: bool = True) -> None:
     p.add_argument("--backend", choices=("onnx", "openvino", "ultralytics"), default="onnx",
                    help="inference backend (default onnx: onnxruntime on CPU; openvino: the "
                         "same ONNX files run by OpenVINO, the openvino extra)")
-    p.add_argument("--models", "--models-dir", dest="models", default=None, metavar="DIR",
+    p.add_argument("--models", dest="models", default=None, metavar="DIR",
                    help="folder with tiles.onnx and pips.onnx (default: $PAIGOW_MODELS, else "
                         "the repository's models/)")
+    add_hidden_alias(p, "--models-dir", "models")
     if not scales:
         return
     p.add_argument("--scales", default=None, metavar="PX,PX,...",
                    help="tile-model input sizes a still image is read at and fused (multiples "
                         "of 32; default 832,960,1216; 640 = one pass at the model's size)")
+
+
+def add_hidden_alias(p, option: str, dest: str) -> None:
+    """An old spelling of an option, kept working but not shown in ``--help`` (one name per
+    option across commands: the shown name is the current one)."""
+    import argparse
+
+    p.add_argument(option, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def parse_scales(text: str | None) -> tuple[int, ...] | None:
@@ -58,8 +67,10 @@ def add_session_options(p, source_optional: bool = False) -> None:
     p.add_argument("--stable", type=int, default=None, metavar="N",
                    help="frames a position must stay identical to be final (default 10 for "
                         "video; images are independent tables)")
-    p.add_argument("--banker", default=None, metavar="POS",
-                   help="banking position: dealer (default) or a seat id 1..7")
+    p.add_argument("--banking-seat", dest="banker", default=None, metavar="POS",
+                   help="banking position: dealer (default) or a seat id 1..7 (the name "
+                        "'paigow settle' uses too)")
+    add_hidden_alias(p, "--banker", "banker")
     p.add_argument("--table-id", default=None, metavar="ID", help="table id written in events")
     p.add_argument("--audit", default=None, metavar="DB",
                    help="append every round to this audit store (SQLite file, created when "

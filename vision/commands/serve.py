@@ -52,7 +52,8 @@ def register(sub) -> None:
     p.add_argument("--no-realtime", action="store_true",
                    help="process file sources as fast as possible instead of at their frame rate")
     p.add_argument("--log-level", default="warning",
-                   choices=("critical", "error", "warning", "info", "debug"))
+                   choices=("critical", "error", "warning", "info", "debug"),
+                   help="web server log level (default warning; info also logs each request)")
     p.set_defaults(func=_serve)
 
 
