@@ -17,6 +17,7 @@ option, else the environment variable ``PAIGOW_MODELS``, else the repository's `
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -27,7 +28,7 @@ from scoring.settle import POSITIONS
 
 __all__ = ["MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
            "CacheConfig", "TableConfig", "PipelineConfig", "OutputConfig", "RunConfig",
-           "load_config_file", "BACKENDS"]
+           "ServeConfig", "load_config_file", "BACKENDS"]
 
 #: Environment variable naming the models folder (docs/configuration.md).
 MODELS_ENV = "PAIGOW_MODELS"
@@ -323,9 +324,31 @@ class RunConfig:
     output: OutputConfig = field(default_factory=OutputConfig)
 
 
+@dataclass(frozen=True)
+class ServeConfig:
+    """The dealer display's own settings (``paigow serve``; docs/web-api.md).
+
+    Attributes:
+        health_grace_s: seconds the camera may be lost (reconnecting, or no new frame from a
+            live source) -- or the display's picture frozen while the feed runs -- before
+            ``GET /healthz`` fails with 503 (default 10; finite, > 0, at most a day). Shorter
+            outages are shown on the page but keep the server healthy, so a supervisor does
+            not restart it for a blip the capture rides out by itself.
+    """
+
+    health_grace_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        v = self.health_grace_s
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and \
+            math.isfinite(v) and 0 < v <= 86400
+        _check(ok, f"health grace must be a number of seconds > 0 and <= 86400, got {v!r}")
+        object.__setattr__(self, "health_grace_s", float(v))
+
+
 def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
-    """Read a config file (YAML): sections ``recognition``, ``gate``, ``cache``, ``table``
-    and ``output``, each mapping field names of the dataclass of that name to values.
+    """Read a config file (YAML): sections ``recognition``, ``gate``, ``cache``, ``table``,
+    ``output`` and ``serve``, each mapping field names of the dataclass of that name to values.
 
     Returns:
         section -> {field: value} (empty without a path).
@@ -346,7 +369,7 @@ def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
         raise InputError(f"config file {p} is not valid YAML: {str(exc).splitlines()[0]}") \
             from None
     kinds = {"recognition": RecognitionConfig, "gate": GateConfig, "cache": CacheConfig,
-             "table": TableConfig, "output": OutputConfig}
+             "table": TableConfig, "output": OutputConfig, "serve": ServeConfig}
     _check(isinstance(data, Mapping), f"config file {p}: expected sections "
                                       f"{', '.join(kinds)}")
     out: dict[str, dict] = {}

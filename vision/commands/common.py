@@ -108,3 +108,49 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     if max_frames is not None:
         out["max_frames"] = max_frames
     return RunConfig(str(args.source), pcfg, OutputConfig(**out))
+
+
+def add_display_options(p) -> None:
+    """The dealer display's own options (``paigow serve``; :class:`vision.config.ServeConfig`)."""
+    p.add_argument("--health-grace", default=None, metavar="SECONDS",
+                   help="GET /healthz fails (503) once the camera has been lost, or the "
+                        "picture frozen, for longer than this (default 10)")
+
+
+def parse_seconds(text: str | None, option: str) -> float | None:
+    """A positive finite number of seconds given as an option (None: not given).
+
+    Raises:
+        InputError: not a plain decimal number (naming the option and the value).
+    """
+    if text is None:
+        return None
+    import math
+    import re
+
+    t = text.strip()
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?|\.[0-9]+", t):
+        raise InputError(f"{option} must be a number of seconds, got {text!r}")
+    v = float(t)
+    if not math.isfinite(v):  # pragma: no cover - the grammar allows no inf
+        raise InputError(f"{option} must be a number of seconds, got {text!r}")
+    return v
+
+
+def serve_config(args):
+    """The :class:`vision.config.ServeConfig` of parsed ``serve`` options: the option, else the
+    config file's ``serve`` section, else the defaults.
+
+    Raises:
+        InputError: a bad value (named).
+    """
+    from vision.config import ServeConfig, load_config_file
+
+    values = dict(load_config_file(args.config).get("serve", {}))
+    grace = parse_seconds(getattr(args, "health_grace", None), "--health-grace")
+    if grace is not None:
+        if not 0 < grace <= 86400:
+            raise InputError(f"--health-grace must be > 0 and <= 86400 seconds, "
+                             f"got {args.health_grace!r}")
+        values["health_grace_s"] = grace
+    return ServeConfig(**values)

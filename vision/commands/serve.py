@@ -20,7 +20,7 @@ import threading
 
 from scoring.errors import InputError
 
-from .common import add_session_options, run_config
+from .common import add_display_options, add_session_options, run_config, serve_config
 
 TOKEN_ENV = "PAIGOW_TOKEN"
 
@@ -35,6 +35,7 @@ def register(sub) -> None:
                                    "/api/state, /api/events (server-sent events). With --audit "
                                    "every round shown is stored first.")
     add_session_options(p)
+    add_display_options(p)
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)")
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
@@ -107,6 +108,7 @@ def _serve(args) -> int:
 
     # cheap checks first: the settings and the source, then the port; the models last
     cfg = run_config(args)
+    display = serve_config(args)
     open_source(args.source).close()
     sock = bind_socket(args.host, args.port)
     try:
@@ -115,11 +117,14 @@ def _serve(args) -> int:
 
         feed = feed_mod.PipelineFeed(args.source, config=cfg, loop=args.loop,
                                      realtime=not args.no_realtime)
-        app = create_app(feed, token=token)
+        app = create_app(feed, token=token, health_grace_s=display.health_grace_s)
         server = make_server(app, feed, args.log_level)
         host = sock.getsockname()[0]
         shown = f"[{host}]" if ":" in host else host
         logging.getLogger("vision.web").setLevel(args.log_level.upper())
+        # timestamped lines on stderr (feed gaps with their true length, errors), so a
+        # supervisor's log can be read against /healthz
+        logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         print(f"paigow serve: dealer display on http://{shown}:{sock.getsockname()[1]}/ "
               f"(control {'enabled' if token else 'disabled'}); Ctrl-C to stop", flush=True,
               file=sys.stderr if args.json else sys.stdout)
