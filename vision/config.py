@@ -28,7 +28,7 @@ from scoring.settle import POSITIONS
 
 __all__ = ["MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
            "CacheConfig", "TableConfig", "PipelineConfig", "OutputConfig", "RunConfig",
-           "ServeConfig", "load_config_file", "BACKENDS"]
+           "CaptureConfig", "ServeConfig", "load_config_file", "BACKENDS"]
 
 #: Environment variable naming the models folder (docs/configuration.md).
 MODELS_ENV = "PAIGOW_MODELS"
@@ -310,6 +310,37 @@ class OutputConfig:
 
 
 @dataclass(frozen=True)
+class CaptureConfig:
+    """Cameras and streams (:mod:`vision.live`).
+
+    Attributes:
+        reconnect_max_s: the most seconds between two attempts to reopen a lost camera or
+            stream (the backoff's cap, :class:`vision.live.ReconnectPolicy` ``max_delay_s``):
+            the picture comes back at most about this long after the camera does. None: the
+            policy's default. Finite, > 0, at most an hour.
+    """
+
+    reconnect_max_s: float | None = None
+
+    def __post_init__(self) -> None:
+        v = self.reconnect_max_s
+        if v is None:
+            return
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and \
+            math.isfinite(v) and 0 < v <= 3600
+        _check(ok, f"reconnect max must be a number of seconds > 0 and <= 3600, got {v!r}")
+        object.__setattr__(self, "reconnect_max_s", float(v))
+
+    def policy(self):
+        """The :class:`vision.live.ReconnectPolicy` of these settings (None: the default)."""
+        if self.reconnect_max_s is None:
+            return None
+        from .live import ReconnectPolicy
+
+        return ReconnectPolicy(max_delay_s=self.reconnect_max_s)
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """One session: a source, the pipeline, the outputs.
 
@@ -317,11 +348,13 @@ class RunConfig:
         source: camera index, video file, stream URL, image, folder or glob.
         pipeline: :class:`PipelineConfig`.
         output: :class:`OutputConfig`.
+        capture: :class:`CaptureConfig` (live sources).
     """
 
     source: str
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
 
 
 @dataclass(frozen=True)
@@ -348,7 +381,7 @@ class ServeConfig:
 
 def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
     """Read a config file (YAML): sections ``recognition``, ``gate``, ``cache``, ``table``,
-    ``output`` and ``serve``, each mapping field names of the dataclass of that name to values.
+    ``output``, ``capture`` and ``serve``, each mapping field names of the dataclass of that name to values.
 
     Returns:
         section -> {field: value} (empty without a path).
@@ -369,7 +402,8 @@ def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
         raise InputError(f"config file {p} is not valid YAML: {str(exc).splitlines()[0]}") \
             from None
     kinds = {"recognition": RecognitionConfig, "gate": GateConfig, "cache": CacheConfig,
-             "table": TableConfig, "output": OutputConfig, "serve": ServeConfig}
+             "table": TableConfig, "output": OutputConfig, "capture": CaptureConfig,
+             "serve": ServeConfig}
     _check(isinstance(data, Mapping), f"config file {p}: expected sections "
                                       f"{', '.join(kinds)}")
     out: dict[str, dict] = {}

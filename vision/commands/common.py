@@ -65,6 +65,10 @@ def add_session_options(p) -> None:
                         "with 'paigow audit verify DB'")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="faces below this confidence are unknown (default 0.5)")
+    p.add_argument("--reconnect-max", default=None, metavar="SECONDS",
+                   help="a lost camera or stream is retried for as long as the process runs, "
+                        "at most this many seconds apart (default 10): the picture comes back "
+                        "at most about this long after the camera does")
     add_model_options(p)
 
 
@@ -79,7 +83,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
         InputError: a bad value (named); an output folder that is an existing file or cannot
             be written (:func:`vision.outputs.check_out_dir`).
     """
-    from vision.config import OutputConfig, PipelineConfig, RunConfig, load_config_file
+    from vision.config import (CaptureConfig, OutputConfig, PipelineConfig, RunConfig,
+                               load_config_file)
 
     file = load_config_file(args.config)
     if args.stable is not None and args.stable < 1:
@@ -107,7 +112,14 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     out.setdefault("progress", progress)
     if max_frames is not None:
         out["max_frames"] = max_frames
-    return RunConfig(str(args.source), pcfg, OutputConfig(**out))
+    capture = dict(file.get("capture", {}))
+    reconnect = parse_seconds(getattr(args, "reconnect_max", None), "--reconnect-max")
+    if reconnect is not None:
+        if not 0 < reconnect <= 3600:
+            raise InputError(f"--reconnect-max must be > 0 and <= 3600 seconds, "
+                             f"got {args.reconnect_max!r}")
+        capture["reconnect_max_s"] = reconnect
+    return RunConfig(str(args.source), pcfg, OutputConfig(**out), CaptureConfig(**capture))
 
 
 def add_display_options(p) -> None:
