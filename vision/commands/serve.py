@@ -7,6 +7,8 @@ table id, audit, models) and runs the same frame loop (:class:`vision.session.Se
 starts, so a port in use is an :class:`scoring.errors.InputError` naming it (exit code 2); the
 bound socket is handed to uvicorn. Control endpoints (``POST /api/control/reset``) need
 ``--token`` or the ``PAIGOW_TOKEN`` environment variable; without one they are disabled.
+``GET /healthz`` fails (503) once the camera has been lost for longer than ``--health-grace``
+seconds (:mod:`vision.web.health`); every feed gap is logged on stderr with its length.
 """
 
 from __future__ import annotations
