@@ -381,7 +381,8 @@ class ServeConfig:
 
 def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
     """Read a config file (YAML): sections ``recognition``, ``gate``, ``cache``, ``table``,
-    ``output``, ``capture`` and ``serve``, each mapping field names of the dataclass of that name to values.
+    ``output``, ``capture`` and ``serve``, each mapping field names of the dataclass of that
+    name to values.
 
     Returns:
         section -> {field: value} (empty without a path).
