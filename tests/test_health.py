@@ -151,7 +151,8 @@ def test_page_has_the_camera_banner(feed):
 # ------------------------------------------------------------------------------ settings
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", "1e3", "86401", ""])
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", "1e3", "86401", "",
+                                   "9" * 400, "٣"])
 def test_health_grace_is_validated(value, tmp_path, capsys):
     img = tmp_path / "t.png"
     import cv2

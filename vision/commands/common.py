@@ -130,10 +130,12 @@ def add_display_options(p) -> None:
 
 
 def parse_seconds(text: str | None, option: str) -> float | None:
-    """A positive finite number of seconds given as an option (None: not given).
+    """A number of seconds given as an option: plain ASCII decimal digits with an optional
+    fraction, finite (None: not given). The caller checks the range.
 
     Raises:
-        InputError: not a plain decimal number (naming the option and the value).
+        InputError: anything else (a sign, an exponent, ``nan``, ``inf``, too many digits),
+            naming the option and the value.
     """
     if text is None:
         return None
@@ -144,7 +146,7 @@ def parse_seconds(text: str | None, option: str) -> float | None:
     if not re.fullmatch(r"[0-9]+(\.[0-9]+)?|\.[0-9]+", t):
         raise InputError(f"{option} must be a number of seconds, got {text!r}")
     v = float(t)
-    if not math.isfinite(v):  # pragma: no cover - the grammar allows no inf
+    if not math.isfinite(v):  # hundreds of digits
         raise InputError(f"{option} must be a number of seconds, got {text!r}")
     return v
 
