@@ -81,6 +81,10 @@ def add_session_options(p, source_optional: bool = False) -> None:
                         "SQLite file; required with a postgresql:// URL)")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="faces below this confidence are unknown (default 0.5)")
+    p.add_argument("--reconnect-max", default=None, metavar="SECONDS",
+                   help="a lost camera or stream is retried for as long as the process runs, "
+                        "at most this many seconds apart (default 10): the picture comes back "
+                        "at most about this long after the camera does")
     add_model_options(p)
 
 
@@ -95,7 +99,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
         InputError: a bad value (named); an output folder that is an existing file or cannot
             be written (:func:`vision.outputs.check_out_dir`).
     """
-    from vision.config import OutputConfig, PipelineConfig, RunConfig, load_config_file
+    from vision.config import (CaptureConfig, OutputConfig, PipelineConfig, RunConfig,
+                               load_config_file)
 
     file = load_config_file(args.config)
     if args.stable is not None and args.stable < 1:
@@ -124,4 +129,59 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     out.setdefault("progress", progress)
     if max_frames is not None:
         out["max_frames"] = max_frames
-    return RunConfig(str(args.source), pcfg, OutputConfig(**out))
+    capture = dict(file.get("capture", {}))
+    reconnect = parse_seconds(getattr(args, "reconnect_max", None), "--reconnect-max")
+    if reconnect is not None:
+        if not 0 < reconnect <= 3600:
+            raise InputError(f"--reconnect-max must be > 0 and <= 3600 seconds, "
+                             f"got {args.reconnect_max!r}")
+        capture["reconnect_max_s"] = reconnect
+    return RunConfig(str(args.source), pcfg, OutputConfig(**out), CaptureConfig(**capture))
+
+
+def add_display_options(p) -> None:
+    """The dealer display's own options (``paigow serve``; :class:`vision.config.ServeConfig`)."""
+    p.add_argument("--health-grace", default=None, metavar="SECONDS",
+                   help="GET /healthz fails (503) once the camera has been lost, or the "
+                        "picture frozen, for longer than this (default 10)")
+
+
+def parse_seconds(text: str | None, option: str) -> float | None:
+    """A number of seconds given as an option: plain ASCII decimal digits with an optional
+    fraction, finite (None: not given). The caller checks the range.
+
+    Raises:
+        InputError: anything else (a sign, an exponent, ``nan``, ``inf``, too many digits),
+            naming the option and the value.
+    """
+    if text is None:
+        return None
+    import math
+    import re
+
+    t = text.strip()
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?|\.[0-9]+", t):
+        raise InputError(f"{option} must be a number of seconds, got {text!r}")
+    v = float(t)
+    if not math.isfinite(v):  # hundreds of digits
+        raise InputError(f"{option} must be a number of seconds, got {text!r}")
+    return v
+
+
+def serve_config(args):
+    """The :class:`vision.config.ServeConfig` of parsed ``serve`` options: the option, else the
+    config file's ``serve`` section, else the defaults.
+
+    Raises:
+        InputError: a bad value (named).
+    """
+    from vision.config import ServeConfig, load_config_file
+
+    values = dict(load_config_file(args.config).get("serve", {}))
+    grace = parse_seconds(getattr(args, "health_grace", None), "--health-grace")
+    if grace is not None:
+        if not 0 < grace <= 86400:
+            raise InputError(f"--health-grace must be > 0 and <= 86400 seconds, "
+                             f"got {args.health_grace!r}")
+        values["health_grace_s"] = grace
+    return ServeConfig(**values)

@@ -14,8 +14,15 @@ Routes (all read-only except ``/api/control/*``):
                                   ``?replay=N`` first sends the last N rounds already settled,
                                   ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
                                   (browser reconnect) replays the rounds settled after that id
+<<<<<<< HEAD
 ``GET /healthz``                  ``{"ok": true, "status": ...}``
 ``GET /dealer``, ``/?mode=dealer`` the dealer mode: full screen, readable at two metres
+=======
+``GET /healthz``                  200 ``{"ok": true, ...}`` while the display is usable; 503
+                                  ``{"ok": false, "state", "lost_s", "lost_since", "reason",
+                                  ...}`` once the camera has been lost for longer than
+                                  ``health_grace_s`` (:mod:`vision.web.health`)
+>>>>>>> issue10c
 ``POST /api/control/reset``       start a new round (forget the current one); needs the token
 ``POST /api/control/ack``         acknowledge an alert (``{"round_id", "kind", "position",
                                   "by"}``), recorded in the audit store; needs the token
@@ -42,8 +49,12 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
+<<<<<<< HEAD
 from scoring.errors import InputError
 
+=======
+from .health import health_router
+>>>>>>> issue10c
 from .hub import LiveFeed
 
 __all__ = ["create_app", "MJPEG_BOUNDARY"]
@@ -63,7 +74,8 @@ def _sse(event: dict, name: str = "round") -> bytes:
 
 
 def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float = 10.0,
-               max_fps: float = 15.0, title: str = "Pai gow dealer display") -> FastAPI:
+               max_fps: float = 15.0, title: str = "Pai gow dealer display",
+               health_grace_s: float = 10.0) -> FastAPI:
     """Build the dealer display app over a running (or to-be-started) feed (docs/web-api.md).
 
     Args:
@@ -74,6 +86,8 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
             repeats on the MJPEG stream when no new frame arrives), so dead clients are noticed.
         max_fps: most pictures per second sent to one MJPEG client.
         title: page title.
+        health_grace_s: seconds the camera may be lost before ``/healthz`` fails (503;
+            :mod:`vision.web.health`, :class:`vision.config.ServeConfig`).
 
     Returns:
         The FastAPI application (serve it with uvicorn).
@@ -93,6 +107,7 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(page_router(feed, title, token is not None))
+    app.include_router(health_router(feed, health_grace_s))
     app.include_router(picture_router(feed, heartbeat_s, max_fps))
     app.include_router(event_router(feed, heartbeat_s))
     app.include_router(control_router(feed, token))
@@ -100,7 +115,7 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
 
 
 def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
-    """``GET /``, ``/healthz``, ``/api/state``."""
+    """``GET /``, ``/api/state``."""
     r = APIRouter()
 
     @r.get("/", include_in_schema=False)
@@ -113,10 +128,6 @@ def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
     async def dealer() -> FileResponse:
         return FileResponse(STATIC_DIR / "dealer.html", media_type="text/html",
                             headers=_NO_STORE)
-
-    @r.get("/healthz")
-    async def healthz() -> dict:
-        return {"ok": True, "status": feed.state()["status"]}
 
     @r.get("/api/state")
     async def api_state() -> JSONResponse:

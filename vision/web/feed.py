@@ -85,6 +85,11 @@ class PipelineFeed(LiveFeed):
         super().__init__(**kw)
         self.summary: dict | None = None
 
+    def feed_state(self):
+        """The session's source's :class:`vision.frames.FeedState` (None before it is open)."""
+        src = self.session.src
+        return src.feed_state() if src is not None else None
+
     def _run(self) -> None:
         self.summary = self.session.run()
 

@@ -405,6 +405,18 @@ class LiveFeed:
             await self._frames.async_wait(after, timeout)
         return self.latest_frame()
 
+    def feed_state(self):
+        """The source's :class:`vision.frames.FeedState` now (camera connected / reconnecting /
+        ended, gaps), or None when the feed has no source to ask (this base feed; subclasses
+        with a source override it). Read by the page and ``/healthz``
+        (:mod:`vision.web.health`)."""
+        return None
+
+    def picture_age(self) -> float | None:
+        """Seconds since the last picture was published (None before the first)."""
+        with self._lock:
+            return time.monotonic() - self._frame_times[-1] if self._frame_times else None
+
     def history(self) -> list[dict]:
         """The settled round events kept (``history`` of them), newest first."""
         with self._lock:
@@ -439,7 +451,8 @@ class LiveFeed:
             (:func:`positions_view` of the last settled round), "alerts" (its alerts),
             "last_round" (the full event or None), "live": {"positions"
             (:func:`live_positions_view`), "alerts"}, "rounds" (summaries, newest first),
-            "round_count"}``.
+            "round_count", "feed" (the camera's state, :func:`vision.web.health.feed_view`;
+            None without a source)}``.
         """
         with self._lock:
             last = self._rounds[0] if self._rounds else None
@@ -462,6 +475,9 @@ class LiveFeed:
                 "round_count": self._round_count,
                 "rounds": list(self._rounds),
             }
+        from .health import feed_view
+
+        st["feed"] = feed_view(self)
         st["positions"] = positions_view(last)
         rid = (last or {}).get("round_id")
         st["alerts"] = [dict(a, say=plain_reason(a.get("position"), a.get("detail"),

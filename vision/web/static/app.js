@@ -112,6 +112,25 @@ function renderHistory(st) {
   document.getElementById("history").replaceChildren(...items);
 }
 
+// The camera's state (st.feed, vision/web/health.py): a banner while it is lost, the gaps
+function renderFeed(feed) {
+  const cam = document.getElementById("camera");
+  const banner = document.getElementById("camera-lost");
+  if (!feed) {
+    cam.textContent = "-"; cam.className = "status"; setText("gaps", "");
+    banner.classList.add("hidden");
+    return;
+  }
+  cam.textContent = feed.state;
+  cam.className = "status " + feed.state;
+  const lost = feed.state === "reconnecting" ? feed.current_gap_s : 0;
+  banner.textContent = lost > 0 ? "camera lost for " + Math.floor(lost) + " s -- reconnecting" +
+    (feed.attempts ? " (attempt " + (feed.attempts + 1) + ")" : "") : "";
+  banner.classList.toggle("hidden", !(lost > 0));
+  setText("gaps", feed.gaps ? "(" + feed.gaps + " gap" + (feed.gaps > 1 ? "s" : "") +
+    ", last " + Number(feed.last_gap_s).toFixed(1) + " s)" : "");
+}
+
 function render(st) {
   if (st.title) { setText("title", st.title); document.title = st.title; }
   setText("table-id", st.table_id || "-");
@@ -135,6 +154,7 @@ function render(st) {
     setText("bank", bank ? "Bank: net " + money(bank.net) + ", commission " + bank.commission +
       ", house net " + money(bank.house_net) : "");
   }
+  renderFeed(st.feed);
   renderLive(st);
   renderHistory(st);
   document.getElementById("control").classList.toggle("hidden", !st.control);
