@@ -57,6 +57,7 @@ from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money
 from scoring.tiles import TILES_BY_FACE
 
 from .decode import TileRead
+from .geometry import side_pairs
 
 __all__ = [
     "Layout",
@@ -67,6 +68,9 @@ __all__ = [
     "assign_positions",
     "position_of",
     "auto_group",
+    "group_seats",
+    "SeatGrouping",
+    "SEAT_MODEL",
     "pair_hands",
     "build_positions",
     "point_in_polygon",
@@ -273,60 +277,360 @@ def assign_positions(reads: Sequence[TileRead], layout: Layout) -> dict[str, lis
     return out
 
 
-def auto_group(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = None,
-               link: float = 2.5) -> dict[str, list[TileRead]]:
-    """Group tiles into positions without a layout (see module docstring).
+# --------------------------------------------------------------------------- seats without a layout
+
+#: The table model used without a layout: the dealer and seats "1".."7" in units of the frame
+#: height about the frame centre (x right, y down), as an overhead camera on the players' side
+#: sees a pai gow table: the dealer at the top centre, the seats evenly spread along an arc that
+#: faces the dealer, seat 1 at the image right and seat 7 at the left (seat t = (k - 1) / 6 at
+#: x = 1.4222 (0.5 - t), y = 0.30 - 0.34 (2t - 1)^2; the arc of the project's table picture,
+#: docs in README "Layout files"). Only its shape matters: it is fitted to the groups found
+#: (scale, rotation, shift).
+SEAT_MODEL: dict[str, tuple[float, float]] = {"dealer": (0.0, -0.30)}
+for _k in range(1, 8):
+    _t = (_k - 1) / 6.0
+    SEAT_MODEL[str(_k)] = (round(1.4222 * (0.5 - _t), 4), round(0.30 - 0.34 * (2 * _t - 1) ** 2, 4))
+del _k, _t
+
+#: Tiles whose outlines come closer than this many tile widths (short sides) belong to one
+#: group (the tiles of a hand touch; positions lie further apart).
+UNIT_GAP = 0.35
+#: A position group whose centre is further than this many seat spacings from the fitted place
+#: is an inlier of no seat when fitting the table model.
+FIT_RADIUS = 0.35
+#: A group further than this many seat spacings from every fitted place belongs to no position
+#: (a chip, a card or the woodpile taken for tiles beside the positions).
+STRAY_RADIUS = 0.6
+#: A group whose distance to its nearest fitted place exceeds this fraction of its distance to
+#: the second nearest lies between two positions: neither is settled.
+BETWEEN_RATIO = 0.7
+#: The picture is upright within this many degrees (the dealer at the top): a placement of the
+#: seats turned further is not considered. Shifting the seats' names by one along the arc takes
+#: a turn of about 18 degrees, so this keeps the names from sliding.
+MAX_ROTATION = 10.0
+#: The two tiles of a hand: outlines at most this many tile widths apart; the two hands of a
+#: position: at most this many tile widths apart.
+HAND_GAP, HANDS_GAP = 0.6, 2.0
+
+
+@dataclass
+class SeatGrouping:
+    """Tiles named by table position without a layout (:func:`group_seats`).
+
+    Attributes:
+        groups: position -> its tiles (positions named by where they lie on the table).
+        problems: position -> ``[(kind, detail)]`` found by the grouping (kind
+            ``"seat_unclear"``); a position with one is never settled. Positions may have
+            problems and no tiles (a group between two seats).
+        unplaced: groups of tiles given to no position: ``(tiles, why)``.
+        places: position -> float64 (2,) px, the fitted place of every position (empty when
+            the table could not be fitted).
+        spacing: fitted distance (px) between neighbouring seats (0 when not fitted).
+        reason: why no position was named (None when the table was fitted).
+    """
+
+    groups: dict[str, list[TileRead]] = field(default_factory=dict)
+    problems: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    unplaced: list[tuple[list[TileRead], str]] = field(default_factory=list)
+    places: dict[str, np.ndarray] = field(default_factory=dict)
+    spacing: float = 0.0
+    reason: str | None = None
+
+
+def _outline_gaps(polys: np.ndarray) -> np.ndarray:
+    """float64 (n, n) shortest distance (px) between the outlines of n quadrilaterals (n, 4, 2);
+    0 where one holds a corner of the other or they cross (approximately: corner-to-edge
+    distances both ways, 0 when a corner lies inside)."""
+    p = polys.astype(np.float64)
+    n = len(p)
+    a = p  # (n, 4, 2) segment starts
+    b = np.roll(p, -1, axis=1)
+    ab = b - a  # (n, 4, 2)
+    # corners of i (n,1,4,1,2) against segments of j (1,n,1,4,2)
+    q = p[:, None, :, None, :]
+    aa, abb = a[None, :, None], ab[None, :, None]
+    t = np.clip(((q - aa) * abb).sum(-1) / np.maximum((abb * abb).sum(-1), 1e-9), 0, 1)
+    d = np.linalg.norm(q - (aa + t[..., None] * abb), axis=-1).min(axis=(2, 3))  # (n, n)
+    # a corner of i inside j: even-odd over j's edges
+    x, y = p[:, None, :, None, 0], p[:, None, :, None, 1]
+    y1, y2 = a[None, :, None, :, 1], b[None, :, None, :, 1]
+    x1, x2 = a[None, :, None, :, 0], b[None, :, None, :, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+    inside = ((((y1 > y) != (y2 > y)) & (x < xc)).sum(-1) % 2 == 1).any(-1)  # (n, n)
+    d = np.minimum(d, d.T)
+    d[inside | inside.T] = 0.0
+    return d
+
+
+def _components(close: np.ndarray) -> list[list[int]]:
+    """Connected components of a symmetric bool (n, n) adjacency, each in index order."""
+    n = len(close)
+    seen = [False] * n
+    out = []
+    for s in range(n):
+        if seen[s]:
+            continue
+        stack, comp = [s], []
+        seen[s] = True
+        while stack:
+            i = stack.pop()
+            comp.append(i)
+            for j in np.nonzero(close[i])[0]:
+                if not seen[j]:
+                    seen[j] = True
+                    stack.append(int(j))
+        out.append(sorted(comp))
+    return out
+
+
+def _position_candidates(units: list[list[int]], gaps: np.ndarray, width: float
+                         ) -> list[list[int]]:
+    """Tile groups that may be one position's four tiles: a group of four touching tiles, or
+    two groups of two (two hands) within ``HANDS_GAP`` tile widths of each other (every such
+    pair: a wrong pair lies between two places and fits none). They only place the table
+    model; every tile is named afterwards."""
+    out = [u for u in units if len(u) == 4]
+    twos = [u for u in units if len(u) == 2]
+    for a in range(len(twos)):
+        for b in range(a + 1, len(twos)):
+            if gaps[np.ix_(twos[a], twos[b])].min() <= HANDS_GAP * width:
+                out.append(sorted(twos[a] + twos[b]))
+    return out
+
+
+def _fit_similarity(src: np.ndarray, dst: np.ndarray) -> tuple[complex, complex]:
+    """Least-squares z -> a z + b (complex: scale, rotation, shift) taking src to dst (k, 2)."""
+    s = src[:, 0] + 1j * src[:, 1]
+    t = dst[:, 0] + 1j * dst[:, 1]
+    sm, tm = s.mean(), t.mean()
+    den = float(np.sum(np.abs(s - sm) ** 2))
+    a = complex(np.sum(np.conj(s - sm) * (t - tm)) / den) if den > 0 else 1.0 + 0j
+    return a, complex(tm - a * sm)
+
+
+def _fit_affine(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Least-squares affine (2, 3) taking src to dst (k >= 3 points, (k, 2))."""
+    X = np.c_[src, np.ones(len(src))]
+    M, *_ = np.linalg.lstsq(X, dst, rcond=None)
+    return M.T
+
+
+def _match(places: np.ndarray, cands: np.ndarray, tiles: list[set], radius: float
+           ) -> dict[int, int]:
+    """Candidate -> place pairs, closest first, each place and candidate once, candidates
+    sharing no tile, within ``radius`` px."""
+    if len(cands) == 0:
+        return {}
+    d = np.linalg.norm(places[:, None] - cands[None], axis=-1)  # (8, m)
+    pairs: dict[int, int] = {}
+    used_p: set[int] = set()
+    used_t: set[int] = set()
+    for k, c in zip(*np.unravel_index(np.argsort(d, axis=None), d.shape)):
+        if d[k, c] > radius:
+            break
+        if k in used_p or c in pairs or used_t & tiles[c]:
+            continue
+        pairs[int(c)] = int(k)
+        used_p.add(int(k))
+        used_t |= tiles[c]
+    return pairs
+
+
+def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0: float):
+    """Fit the table model (8, 2) px to candidate position centres (m, 2) px.
+
+    Every pairing of two candidates with two model places proposes a similarity (scale 0.5-2,
+    turned at most ``MAX_ROTATION``); the most promising are refined on their inliers
+    (:func:`_match` within ``FIT_RADIUS`` seat spacings). Returns ``(places (8, 2) px, spacing
+    px, inliers, why)``; places None with ``why`` when fewer than three candidates fit or a
+    different assignment of candidates to places fits about as well (the naming would be a
+    guess).
+    """
+    m = len(cands)
+    if m < 3:
+        return None, 0.0, 0, (f"{m} group(s) that look like a position found; at least 3 are "
+                              "needed to place the seats")
+    mz = model[:, 0] + 1j * model[:, 1]
+    cz = cands[:, 0] + 1j * cands[:, 1]
+    ci, cj = np.triu_indices(m, 1)
+    pk, pl = np.nonzero(~np.eye(len(model), dtype=bool))
+    A = (cz[cj][:, None] - cz[ci][:, None]) / (mz[pl][None] - mz[pk][None])  # (pairs, 56)
+    B = cz[ci][:, None] - A * mz[pk][None]
+    A, B = A.ravel(), B.ravel()
+    ok = ((np.abs(A) >= 0.5) & (np.abs(A) <= 2.0)
+          & (np.abs(np.angle(A)) <= np.radians(MAX_ROTATION)))
+    A, B = A[ok], B[ok]
+    if len(A) == 0:
+        return None, 0.0, 0, "no placement of the table's seats fits the groups found"
+    M = A[:, None] * mz[None] + B[:, None]  # (h, 8)
+    D = np.abs(M[:, :, None] - cz[None, None])  # (h, 8, m)
+    near_c = D.argmin(2)
+    near_p = D.argmin(1)
+    mutual = np.take_along_axis(near_p, near_c, 1) == np.arange(len(model))[None]
+    inl = mutual & (D.min(2) <= FIT_RADIUS * spacing0 * np.abs(A)[:, None])
+    counts = inl.sum(1)
+    order = np.argsort(-counts, kind="stable")
+    order = order[counts[order] >= max(3, counts.max() - 2)][:400]
+    results: dict[tuple, tuple[int, float, float]] = {}
+    for h in order:
+        a, b = complex(A[h]), complex(B[h])
+        pairs: dict[int, int] = {}
+        for _ in range(3):
+            places = np.c_[(a * mz + b).real, (a * mz + b).imag]
+            pairs = _match(places, cands, tiles, FIT_RADIUS * spacing0 * abs(a))
+            if len(pairs) < 3:
+                break
+            a2, b2 = _fit_similarity(model[list(pairs.values())], cands[list(pairs.keys())])
+            if not (0.5 <= abs(a2) <= 2.0) or abs(np.angle(a2)) > np.radians(MAX_ROTATION):
+                break
+            a, b = a2, b2
+        places = np.c_[(a * mz + b).real, (a * mz + b).imag]
+        sp = spacing0 * abs(a)
+        pairs = _match(places, cands, tiles, FIT_RADIUS * sp)
+        if len(pairs) < 3:
+            continue
+        key = tuple(sorted(pairs.items()))
+        rms = float(np.sqrt(np.mean([np.sum((places[k] - cands[c]) ** 2)
+                                     for c, k in pairs.items()]))) / sp
+        if key not in results or rms < results[key][1]:
+            results[key] = (len(pairs), rms, sp)
+    if not results:
+        return None, 0.0, 0, "no placement of the table's seats fits three or more groups"
+    ranked = sorted(results.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
+    best_key, (n_best, rms_best, sp) = ranked[0]
+    best = dict(best_key)
+    place_tiles = {k: tiles[c] for c, k in best.items()}
+    for key, (n, rms, _) in ranked[1:]:
+        if n < n_best or rms > max(2.0 * rms_best, 0.12):
+            continue
+        for c, k in key:  # a different name for tiles the best placement named
+            if any(kb != k and place_tiles[kb] & tiles[c] for kb in place_tiles):
+                return None, 0.0, n_best, ("two placements of the seats fit the groups found "
+                                           "about as well")
+    idx = list(best)
+    src, dst = model[[best[c] for c in idx]], cands[idx]
+    if n_best >= 5:  # enough groups to take the camera's foreshortening in too
+        places = np.c_[model, np.ones(len(model))] @ _fit_affine(src, dst).T
+    else:
+        a, b = _fit_similarity(src, dst)
+        places = np.c_[(a * mz + b).real, (a * mz + b).imag]
+    return places, sp, n_best, None
+
+
+def _hands_problem(tiles: Sequence[TileRead], width: float) -> str | None:
+    """Why four tiles do not lie as two hands of two (None when they do): the pairing of
+    :func:`pair_hands`; each hand's tiles within ``HAND_GAP`` tile widths, the hands within
+    ``HANDS_GAP``."""
+    h1, h2 = pair_hands(tiles)
+    gaps = _outline_gaps(np.array([np.asarray(t.polygon, np.float64).reshape(4, 2)
+                                   for t in (*h1, *h2)]))
+    if max(gaps[0, 1], gaps[2, 3]) > HAND_GAP * width:
+        return "the four tiles do not lie as two hands of two touching tiles"
+    if gaps[:2, 2:].min() > HANDS_GAP * width:
+        return "the two hands lie too far apart to be one position's"
+    return None
+
+
+def group_seats(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = None
+                ) -> SeatGrouping:
+    """Name the tiles' groups by where they lie on the table, without a layout.
+
+    Method (module docstring): (1) groups of tiles whose outlines (nearly) touch; (2) the table
+    model :data:`SEAT_MODEL` fitted to the centres of the groups of exactly four tiles (at least
+    three must fit, and no other assignment may fit about as well); (3) each group to the
+    fitted place nearest its centre -- a group far from every place is left out (a chip, a
+    card, the woodpile), a group between two places makes both unclear; (4) a position whose
+    four tiles do not lie as two hands is unclear. A position's name thus comes from where its
+    tiles lie, never from how many groups lie to its right: a spurious or split group cannot
+    shift another seat's number.
+
+    Args:
+        reads: the frame's tiles (any state; face-down tiles count as tiles).
+        frame_size: ``(width, height)`` px of the frame (default: the tiles' bounding box).
+
+    Returns:
+        :class:`SeatGrouping`.
+    """
+    reads = list(reads)
+    out = SeatGrouping()
+    if not reads:
+        return out
+    polys = np.array([np.asarray(r.polygon, np.float64).reshape(4, 2) for r in reads])
+    c = polys.mean(1)
+    longs = np.array([r.long_side for r in reads], np.float64)
+    size = float(np.median(longs))
+    width = size / 2.2 if size > 0 else 1.0
+    shorts = np.array([min(side_pairs(p)) for p in polys])
+    width = float(np.median(shorts)) if np.all(np.isfinite(shorts)) and np.median(shorts) > 0 else width
+    if frame_size is not None:
+        fw, fh = float(frame_size[0]), float(frame_size[1])
+        centre = np.array([fw / 2, fh / 2])
+    else:
+        lo, hi = c.min(0), c.max(0)
+        fh = max(float(hi[1] - lo[1]) / 0.75, 1.0)
+        centre = (lo + hi) / 2
+    names = list(SEAT_MODEL)
+    model = centre + fh * np.array([SEAT_MODEL[p] for p in names])
+    d0 = np.linalg.norm(model[2:] - model[1:-1], axis=1)
+    spacing0 = float(d0.min())
+    gaps = _outline_gaps(polys)
+    units = _components(gaps < UNIT_GAP * width)
+    groups = _position_candidates(units, gaps, width)
+    cands = np.array([c[g].mean(0) for g in groups]).reshape(-1, 2)
+    places, sp, _, why = _fit_table(cands, [set(g) for g in groups], model, spacing0)
+    if places is None:
+        out.reason = why
+        out.unplaced = [([reads[i] for i in u], why) for u in units]
+        return out
+    out.places = {p: places[k].copy() for k, p in enumerate(names)}
+    out.spacing = sp
+    members: dict[str, list[list[int]]] = {}
+    for u in units:
+        cen = c[u].mean(0)
+        d = np.linalg.norm(places - cen, axis=1)
+        k1, k2 = (int(v) for v in np.argsort(d)[:2])
+        if d[k1] > STRAY_RADIUS * sp:
+            out.unplaced.append(([reads[i] for i in u], "far from every position"))
+        elif d[k1] > BETWEEN_RATIO * d[k2]:
+            a, b = names[k1], names[k2]
+            why = (f"a group of {len(u)} tile(s) lies between positions {a} and {b}")
+            out.unplaced.append(([reads[i] for i in u], why))
+            for p in (a, b):
+                out.problems.setdefault(p, []).append(("seat_unclear", why))
+        else:
+            members.setdefault(names[k1], []).append(u)
+    for p in names:
+        if p not in members:
+            continue
+        us = members[p]
+        tiles = [reads[i] for u in us for i in u]
+        out.groups[p] = tiles
+        if len(tiles) == 4:
+            why = _hands_problem(tiles, width)
+            if why:
+                out.problems.setdefault(p, []).append(("seat_unclear", why))
+    out.problems = {p: out.problems[p] for p in names if p in out.problems}
+    return out
+
+
+def auto_group(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = None
+               ) -> dict[str, list[TileRead]]:
+    """Position -> tiles without a layout, safe for callers that take only the groups.
+
+    :func:`group_seats`, with every position it found unclear withheld unless its tile count
+    already keeps it from settling (the problems themselves travel with
+    :func:`group_seats` and ``build_positions(..., problems=)``).
 
     Args:
         reads: the frame's tiles.
-        frame_size: ``(width, height)`` px of the frame (top centre = ``(width/2, 0)``); default:
-            the top centre of the tiles' bounding box.
-        link: longest link in median tile long sides (single linkage, groups of at most 4).
+        frame_size: ``(width, height)`` px of the frame (default: the tiles' bounding box).
 
     Returns:
-        ``{"dealer": [...], "1": [...], ...}``; groups beyond the dealer and seven seats are
-        dropped (the eighth seat does not exist).
+        ``{"dealer": [...], "1": [...], ...}`` (positions by where they lie, not in order).
     """
-    reads = list(reads)
-    if not reads:
-        return {}
-    c = np.array([r.centre for r in reads])
-    size = float(np.median([r.long_side for r in reads]))
-    thr = link * max(size, 1.0)
-    parent = list(range(len(reads)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    d = np.linalg.norm(c[:, None] - c[None], axis=-1)
-    count = [1] * len(reads)
-    iu, ju = np.triu_indices(len(reads), 1)
-    for k in np.argsort(d[iu, ju], kind="stable"):
-        i, j = int(iu[k]), int(ju[k])
-        if d[i, j] > thr:
-            break
-        a, b = find(i), find(j)
-        if a != b and count[a] + count[b] <= 4:
-            parent[a] = b
-            count[b] += count[a]
-    groups: dict[int, list[int]] = {}
-    for i in range(len(reads)):
-        groups.setdefault(find(i), []).append(i)
-    members = list(groups.values())
-    if frame_size is not None:
-        top = np.array([frame_size[0] / 2.0, 0.0])
-    else:
-        top = np.array([(c[:, 0].min() + c[:, 0].max()) / 2, c[:, 1].min()])
-    cents = [c[m].mean(0) for m in members]
-    dealer = int(np.argmin([np.linalg.norm(g - top) for g in cents]))
-    out = {"dealer": [reads[i] for i in members[dealer]]}
-    rest = sorted((k for k in range(len(members)) if k != dealer), key=lambda k: -cents[k][0])
-    for n, k in enumerate(rest[:7], start=1):
-        out[str(n)] = [reads[i] for i in members[k]]
-    return out
+    g = group_seats(reads, frame_size)
+    return {p: ts for p, ts in g.groups.items() if p not in g.problems or len(ts) != 4}
 
 
 def pair_hands(tiles4: Sequence[TileRead], rules="pa") -> tuple[list[TileRead], list[TileRead]]:
@@ -392,15 +696,25 @@ class PositionState:
         return "; ".join(d for _, d in self.problems) or None
 
 
-def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa"
+def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
+                    problems: Mapping[str, Sequence[tuple[str, str]]] | None = None
                     ) -> dict[str, PositionState]:
-    """:class:`PositionState` per position that shows at least one tile."""
+    """:class:`PositionState` per position that shows at least one tile or has a problem.
+
+    Args:
+        groups: position -> its tiles.
+        rules: rule profile (for which hand is high).
+        problems: position -> ``[(kind, detail)]`` found before (e.g. by :func:`group_seats`:
+            a position whose grouping is unclear); such a position is never settled.
+    """
     out: dict[str, PositionState] = {}
-    for pos, tiles in groups.items():
-        tiles = list(tiles)
-        if not tiles:
+    problems = problems or {}
+    for pos in list(groups) + [p for p in problems if p not in groups]:
+        tiles = list(groups.get(pos, ()))
+        if not tiles and not problems.get(pos):
             continue
         st = PositionState(pos, tiles)
+        st.problems.extend((str(k), str(d)) for k, d in problems.get(pos, ()))
         if len(tiles) != 4:
             st.problems.append(("wrong_tile_count", f"{len(tiles)} tiles, a position holds 4"))
         n_unknown = sum(r.state == "unknown" for r in tiles)
