@@ -5,16 +5,30 @@ Design: .agents/VISION_DESIGN.md section 4; event schema .agents/EVENT_SCHEMA.md
 Positions
 ---------
 With a :class:`Layout` (YAML, polygons per position in image pixels) a tile belongs to the
-position whose polygon holds its centre (:func:`assign_positions`). Without a layout,
-:func:`auto_group` clusters the tiles by proximity: single linkage on centre distances, links
-taken shortest first, never joining groups into more than four tiles and never longer than
-``link * median tile long side`` (default 2.5: the tiles of a hand touch, a position's two
-hands lie within about a tile length of each other, positions are further apart). The group whose
-centroid is nearest the top centre of the frame is the **dealer** (an overhead camera looks
-down on the table from the players' side, the dealer opposite at the top); the other groups are
-seats "1".."7" from the dealer's left: image right to left. Without a layout, seat numbers are
-therefore an order of the groups present, not the table's seat numbers: use a layout for real
-tables. Either way the *banker* is a position name (``"dealer"`` by default; ``--banker 3``
+position whose polygon holds its centre (:func:`assign_positions`). A layout pins the seats;
+``paigow layout propose FRAME`` writes one from a still frame (:mod:`vision.layout_propose`).
+
+Without a layout, :func:`group_seats` names the tiles by *where* they lie, never by counting
+groups (a chip taken for a tile or a hand split in two must not shift every seat after it):
+
+1. tiles whose outlines come within ``UNIT_GAP`` tile widths form a group (a hand, or a
+   position whose hands touch);
+2. the table model :data:`SEAT_MODEL` -- the dealer at the top centre, seats "1".."7" evenly
+   along an arc facing the dealer, seat 1 at the image right -- is fitted (scale, shift, a
+   turn of at most ``MAX_ROTATION``) to the groups that look like a position (four touching
+   tiles, or two hands of two). At least three must fit, and no different assignment of those
+   groups to places may fit about as well; otherwise no position is named (the reason is kept);
+3. each group goes to the fitted place nearest its centre; a group further than
+   ``STRAY_RADIUS`` seat spacings from every place is left out (a chip, a card, the woodpile);
+   a group about as near a second place (``BETWEEN_RATIO``) lies between two positions and
+   makes both unclear;
+4. a position is a seat candidate only with exactly four tiles lying as two hands of two.
+
+Unclear positions carry a ``("seat_unclear", why)`` problem (``build_positions(...,
+problems=)``) and are never settled: the grouping abstains rather than guesses. Callers that
+take only the groups (:func:`auto_group`) get the unclear positions withheld unless their tile
+count already keeps them from settling.
+Either way the *banker* is a position name (``"dealer"`` by default; ``--banker 3``
 when seat 3 banks).
 
 A position's four tiles are two hands laid together: :func:`pair_hands` chooses the pairing of
@@ -43,6 +57,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -57,7 +72,6 @@ from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money
 from scoring.tiles import TILES_BY_FACE
 
 from .decode import TileRead
-from .geometry import side_pairs
 
 __all__ = [
     "Layout",
@@ -391,11 +405,10 @@ def _position_candidates(units: list[list[int]], gaps: np.ndarray, width: float
     pair: a wrong pair lies between two places and fits none). They only place the table
     model; every tile is named afterwards."""
     out = [u for u in units if len(u) == 4]
-    twos = [u for u in units if len(u) == 2]
-    for a in range(len(twos)):
-        for b in range(a + 1, len(twos)):
-            if gaps[np.ix_(twos[a], twos[b])].min() <= HANDS_GAP * width:
-                out.append(sorted(twos[a] + twos[b]))
+    twos = np.array([u for u in units if len(u) == 2], dtype=np.intp).reshape(-1, 2)
+    near = gaps[twos[:, None, :, None], twos[None, :, None, :]].min(axis=(2, 3))  # (k, k)
+    for a, b in zip(*np.nonzero(np.triu(near <= HANDS_GAP * width, 1))):
+        out.append(sorted(twos[a].tolist() + twos[b].tolist()))
     return out
 
 
@@ -437,15 +450,19 @@ def _match(places: np.ndarray, cands: np.ndarray, tiles: list[set], radius: floa
     return pairs
 
 
-def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0: float):
+def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0: float,
+               shown: list[bool] | None = None):
     """Fit the table model (8, 2) px to candidate position centres (m, 2) px.
 
     Every pairing of two candidates with two model places proposes a similarity (scale 0.5-2,
     turned at most ``MAX_ROTATION``); the most promising are refined on their inliers
     (:func:`_match` within ``FIT_RADIUS`` seat spacings). Returns ``(places (8, 2) px, spacing
-    px, inliers, why)``; places None with ``why`` when fewer than three candidates fit or a
-    different assignment of candidates to places fits about as well (the naming would be a
-    guess).
+    px, inliers, why)``; places None with ``why`` when the dealer's place and two more do not
+    fit candidates, or a different assignment of candidates to places fits about as well (the
+    naming would be a guess), or an unmatched candidate showing faces (``shown``) lies within
+    1.5 seat spacings of an end seat (a picture turned past ``MAX_ROTATION``: the arc then fits
+    itself shifted by a seat, with one position left over at an end). The dealer's place must
+    fit.
     """
     m = len(cands)
     if m < 3:
@@ -471,9 +488,14 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
     inl = mutual & (D.min(2) <= FIT_RADIUS * spacing0 * np.abs(A)[:, None])
     counts = inl.sum(1)
     order = np.argsort(-counts, kind="stable")
-    order = order[counts[order] >= max(3, counts.max() - 2)][:400]
+    order = order[counts[order] >= max(3, counts.max() - 2)]
+    seen: set[bytes] = set()  # one refinement per set of first inliers
     results: dict[tuple, tuple[int, float, float]] = {}
     for h in order:
+        first = (inl[h] * (near_c[h] + 1)).tobytes()
+        if first in seen:
+            continue
+        seen.add(first)
         a, b = complex(A[h]), complex(B[h])
         pairs: dict[int, int] = {}
         for _ in range(3):
@@ -488,7 +510,7 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
         places = np.c_[(a * mz + b).real, (a * mz + b).imag]
         sp = spacing0 * abs(a)
         pairs = _match(places, cands, tiles, FIT_RADIUS * sp)
-        if len(pairs) < 3:
+        if len(pairs) < 3 or 0 not in pairs.values():  # the dealer is the reference
             continue
         key = tuple(sorted(pairs.items()))
         rms = float(np.sqrt(np.mean([np.sum((places[k] - cands[c]) ** 2)
@@ -496,7 +518,8 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
         if key not in results or rms < results[key][1]:
             results[key] = (len(pairs), rms, sp)
     if not results:
-        return None, 0.0, 0, "no placement of the table's seats fits three or more groups"
+        return None, 0.0, 0, ("no placement of the table's seats fits the dealer's group and "
+                              "two or more others")
     ranked = sorted(results.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
     best_key, (n_best, rms_best, sp) = ranked[0]
     best = dict(best_key)
@@ -508,6 +531,15 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
             if any(kb != k and place_tiles[kb] & tiles[c] for kb in place_tiles):
                 return None, 0.0, n_best, ("two placements of the seats fit the groups found "
                                            "about as well")
+    named = set().union(*(tiles[c] for c in best))
+    a, b = _fit_similarity(model[list(best.values())], cands[list(best)])
+    ends = [a * complex(*model[k]) + b for k in (1, len(model) - 1)]  # seats 1 and 7
+    for c in range(m):
+        if c in best or tiles[c] & named or (shown is not None and not shown[c]):
+            continue
+        if min(abs(complex(*cands[c]) - e) for e in ends) <= 1.5 * sp:
+            return None, 0.0, n_best, ("a group that looks like a position lies beyond the end "
+                                       "of the seats (picture turned?)")
     idx = list(best)
     src, dst = model[[best[c] for c in idx]], cands[idx]
     if n_best >= 5:  # enough groups to take the camera's foreshortening in too
@@ -518,18 +550,80 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
     return places, sp, n_best, None
 
 
-def _hands_problem(tiles: Sequence[TileRead], width: float) -> str | None:
-    """Why four tiles do not lie as two hands of two (None when they do): the pairing of
-    :func:`pair_hands`; each hand's tiles within ``HAND_GAP`` tile widths, the hands within
-    ``HANDS_GAP``."""
-    h1, h2 = pair_hands(tiles)
-    gaps = _outline_gaps(np.array([np.asarray(t.polygon, np.float64).reshape(4, 2)
-                                   for t in (*h1, *h2)]))
-    if max(gaps[0, 1], gaps[2, 3]) > HAND_GAP * width:
+def _hands_problem(c: np.ndarray, gaps: np.ndarray, width: float) -> str | None:
+    """Why four tiles do not lie as two hands of two (None when they do).
+
+    Args:
+        c: float (4, 2) tile centres px; gaps: float (4, 4) outline gaps px; width: tile short
+            side px.
+
+    The hands are the pairing of :func:`pair_hands` (least summed centre distance); each
+    hand's tiles must lie within ``HAND_GAP`` tile widths, the two hands within ``HANDS_GAP``.
+    """
+    pairings = [((0, 1), (2, 3)), ((0, 2), (1, 3)), ((0, 3), (1, 2))]
+    (a, b), (e, f) = min(pairings, key=lambda q: float(np.linalg.norm(c[q[0][0]] - c[q[0][1]]))
+                         + float(np.linalg.norm(c[q[1][0]] - c[q[1][1]])))
+    if max(gaps[a, b], gaps[e, f]) > HAND_GAP * width:
         return "the four tiles do not lie as two hands of two touching tiles"
-    if gaps[:2, 2:].min() > HANDS_GAP * width:
+    if gaps[np.ix_((a, b), (e, f))].min() > HANDS_GAP * width:
         return "the two hands lie too far apart to be one position's"
     return None
+
+
+@lru_cache(maxsize=4)
+def _seat_geometry(key: bytes, down: bytes, n: int, frame_size: tuple[float, float] | None
+                   ) -> tuple:
+    """The index-level work of :func:`group_seats` for n tiles whose corners (rounded to 1 px,
+    int32 (n, 4, 2)) are ``key``; cached, as a still table gives the same corners frame after
+    frame; ``down``: one byte per tile, 1 for a face-down tile. Returns ``(reason, places
+    (8, 2) | None, spacing, members {position: indices},
+    problems {position: [(kind, detail)]}, unplaced [(indices, why)])``."""
+    polys = np.frombuffer(key, dtype=np.int32).reshape(n, 4, 2).astype(np.float64)
+    c = polys.mean(1)
+    side = np.linalg.norm(np.roll(polys, -1, axis=1) - polys, axis=2)  # (n, 4) px
+    width = max(float(np.median(np.minimum(side[:, 0] + side[:, 2], side[:, 1] + side[:, 3])))
+                / 2, 1.0)  # the tiles' short side
+    if frame_size is not None:
+        fh = float(frame_size[1])
+        centre = np.array([float(frame_size[0]) / 2, fh / 2])
+    else:
+        lo, hi = c.min(0), c.max(0)
+        fh = max(float(hi[1] - lo[1]) / 0.75, 1.0)
+        centre = (lo + hi) / 2
+    names = list(SEAT_MODEL)
+    model = centre + fh * np.array([SEAT_MODEL[p] for p in names])
+    spacing0 = float(np.linalg.norm(model[2:] - model[1:-1], axis=1).min())
+    gaps = _outline_gaps(polys)
+    units = _components(gaps < UNIT_GAP * width)
+    groups = _position_candidates(units, gaps, width)
+    cands = np.array([c[g].mean(0) for g in groups]).reshape(-1, 2)
+    is_down = np.frombuffer(down, dtype=np.uint8).astype(bool)
+    shown = [int((~is_down[g]).sum()) >= 2 for g in groups]
+    places, sp, _, why = _fit_table(cands, [set(g) for g in groups], model, spacing0, shown)
+    if places is None:
+        return why, None, 0.0, {}, {}, [(u, why) for u in units]
+    members: dict[str, list[int]] = {}
+    problems: dict[str, list[tuple[str, str]]] = {}
+    unplaced: list[tuple[list[int], str]] = []
+    for u in units:
+        d = np.linalg.norm(places - c[u].mean(0), axis=1)
+        k1, k2 = (int(v) for v in np.argsort(d)[:2])
+        if d[k1] > STRAY_RADIUS * sp:
+            unplaced.append((u, "far from every position"))
+        elif d[k1] > BETWEEN_RATIO * d[k2]:
+            a, b = sorted((names[k1], names[k2]), key=names.index)
+            why = f"a group of {len(u)} tile(s) lies between positions {a} and {b}"
+            unplaced.append((u, why))
+            for p in (a, b):
+                problems.setdefault(p, []).append(("seat_unclear", why))
+        else:
+            members.setdefault(names[k1], []).extend(u)
+    for p, idx in members.items():
+        if len(idx) == 4:
+            why = _hands_problem(c[idx], gaps[np.ix_(idx, idx)], width)
+            if why:
+                problems.setdefault(p, []).append(("seat_unclear", why))
+    return None, places, sp, members, problems, unplaced
 
 
 def group_seats(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = None
@@ -537,80 +631,38 @@ def group_seats(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = 
     """Name the tiles' groups by where they lie on the table, without a layout.
 
     Method (module docstring): (1) groups of tiles whose outlines (nearly) touch; (2) the table
-    model :data:`SEAT_MODEL` fitted to the centres of the groups of exactly four tiles (at least
-    three must fit, and no other assignment may fit about as well); (3) each group to the
-    fitted place nearest its centre -- a group far from every place is left out (a chip, a
-    card, the woodpile), a group between two places makes both unclear; (4) a position whose
-    four tiles do not lie as two hands is unclear. A position's name thus comes from where its
-    tiles lie, never from how many groups lie to its right: a spurious or split group cannot
-    shift another seat's number.
+    model :data:`SEAT_MODEL` fitted to the groups that look like a position (four touching
+    tiles, or two hands of two): at least three must fit, and no other assignment of groups to
+    places may fit about as well; (3) each group to the fitted place nearest its centre -- a
+    group far from every place is left out (a chip, a card, the woodpile), a group between two
+    places makes both unclear; (4) a position whose four tiles do not lie as two hands is
+    unclear. A position's name thus comes from where its tiles lie, never from how many groups
+    lie to its right: a spurious or split group cannot shift another seat's number.
 
     Args:
         reads: the frame's tiles (any state; face-down tiles count as tiles).
         frame_size: ``(width, height)`` px of the frame (default: the tiles' bounding box).
 
     Returns:
-        :class:`SeatGrouping`.
+        :class:`SeatGrouping` (positions in table order).
     """
     reads = list(reads)
     out = SeatGrouping()
     if not reads:
         return out
-    polys = np.array([np.asarray(r.polygon, np.float64).reshape(4, 2) for r in reads])
-    c = polys.mean(1)
-    longs = np.array([r.long_side for r in reads], np.float64)
-    size = float(np.median(longs))
-    width = size / 2.2 if size > 0 else 1.0
-    shorts = np.array([min(side_pairs(p)) for p in polys])
-    width = float(np.median(shorts)) if np.all(np.isfinite(shorts)) and np.median(shorts) > 0 else width
-    if frame_size is not None:
-        fw, fh = float(frame_size[0]), float(frame_size[1])
-        centre = np.array([fw / 2, fh / 2])
-    else:
-        lo, hi = c.min(0), c.max(0)
-        fh = max(float(hi[1] - lo[1]) / 0.75, 1.0)
-        centre = (lo + hi) / 2
-    names = list(SEAT_MODEL)
-    model = centre + fh * np.array([SEAT_MODEL[p] for p in names])
-    d0 = np.linalg.norm(model[2:] - model[1:-1], axis=1)
-    spacing0 = float(d0.min())
-    gaps = _outline_gaps(polys)
-    units = _components(gaps < UNIT_GAP * width)
-    groups = _position_candidates(units, gaps, width)
-    cands = np.array([c[g].mean(0) for g in groups]).reshape(-1, 2)
-    places, sp, _, why = _fit_table(cands, [set(g) for g in groups], model, spacing0)
+    polys = np.rint(np.array([np.asarray(r.polygon, np.float64).reshape(4, 2) for r in reads]))
+    size = None if frame_size is None else (float(frame_size[0]), float(frame_size[1]))
+    why, places, sp, members, problems, unplaced = _seat_geometry(
+        polys.astype(np.int32).tobytes(),
+        bytes(int(r.state == "face_down") for r in reads), len(reads), size)
+    out.reason = why
+    out.unplaced = [([reads[i] for i in u], w) for u, w in unplaced]
     if places is None:
-        out.reason = why
-        out.unplaced = [([reads[i] for i in u], why) for u in units]
         return out
-    out.places = {p: places[k].copy() for k, p in enumerate(names)}
+    out.places = {p: places[k].copy() for k, p in enumerate(SEAT_MODEL)}
     out.spacing = sp
-    members: dict[str, list[list[int]]] = {}
-    for u in units:
-        cen = c[u].mean(0)
-        d = np.linalg.norm(places - cen, axis=1)
-        k1, k2 = (int(v) for v in np.argsort(d)[:2])
-        if d[k1] > STRAY_RADIUS * sp:
-            out.unplaced.append(([reads[i] for i in u], "far from every position"))
-        elif d[k1] > BETWEEN_RATIO * d[k2]:
-            a, b = names[k1], names[k2]
-            why = (f"a group of {len(u)} tile(s) lies between positions {a} and {b}")
-            out.unplaced.append(([reads[i] for i in u], why))
-            for p in (a, b):
-                out.problems.setdefault(p, []).append(("seat_unclear", why))
-        else:
-            members.setdefault(names[k1], []).append(u)
-    for p in names:
-        if p not in members:
-            continue
-        us = members[p]
-        tiles = [reads[i] for u in us for i in u]
-        out.groups[p] = tiles
-        if len(tiles) == 4:
-            why = _hands_problem(tiles, width)
-            if why:
-                out.problems.setdefault(p, []).append(("seat_unclear", why))
-    out.problems = {p: out.problems[p] for p in names if p in out.problems}
+    out.groups = {p: [reads[i] for i in members[p]] for p in SEAT_MODEL if p in members}
+    out.problems = {p: list(problems[p]) for p in SEAT_MODEL if p in problems}
     return out
 
 
@@ -672,8 +724,9 @@ class PositionState:
         tiles: its :class:`TileRead` s (high hand first when set).
         setting: the :class:`scoring.setting.Setting` laid (high = the higher hand), or None
             when the position has a problem.
-        problems: list of ``(kind, detail)``: kind ``"wrong_tile_count"``, ``"unknown_tile"``
-            or ``"face_down"``; a position with problems is never settled.
+        problems: list of ``(kind, detail)``: kind ``"wrong_tile_count"``, ``"unknown_tile"``,
+            ``"face_down"`` or ``"seat_unclear"`` (automatic grouping, :func:`group_seats`); a
+            position with problems is never settled.
     """
 
     position: str
