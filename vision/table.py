@@ -649,6 +649,7 @@ def group_seats(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = 
     reads = list(reads)
     out = SeatGrouping()
     if not reads:
+        out.reason = "no tiles found"
         return out
     polys = np.rint(np.array([np.asarray(r.polygon, np.float64).reshape(4, 2) for r in reads]))
     size = None if frame_size is None else (float(frame_size[0]), float(frame_size[1]))
