@@ -3,7 +3,8 @@
 
 Renders ``--n`` tables (1080p, banker and 7 seats, 32 face-up tiles) with
 :func:`vision.synth.render_table`, runs the tile model + decoder on each still frame (the
-:func:`vision.pipeline.identify` path, no close-up proposal) and matches every labelled face-up
+:func:`vision.pipeline.identify` path: every input size of ``--scales`` fused, no close-up
+proposal) and matches every labelled face-up
 tile of the scene to a reported tile (polygon centre inside the true tile and IoU of the boxes
 >= 0.5). Reports per table and in total: tiles found, identified correctly, unknown, wrong,
 missed, extra reported tiles (no true tile), and positions whose four tiles were all found
@@ -38,6 +39,7 @@ def _iou(a, b) -> float:
 
 
 def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = "onnx",
+             scales=None,
              progress: bool = True) -> dict:
     """Per-table and total counts (see the module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
@@ -46,7 +48,7 @@ def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = 
     from vision.pipeline import Pipeline
     from vision.synth import render_table
 
-    pipe = Pipeline(models_dir or MODELS_DIR, backend, n_stable=1, draw=False)
+    pipe = Pipeline(models_dir or MODELS_DIR, backend, n_stable=1, draw=False, scales=scales)
     tables = []
     keys = ("true", "found", "ok", "unknown", "wrong", "missed", "extra", "positions",
             "positions_ok")
@@ -55,8 +57,7 @@ def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = 
     for k in tqdm(range(n), desc="tables", disable=not progress):
         s = seed + k
         scene = render_table(s)
-        dets = pipe.detect(scene.image)
-        reads, _ = pipe.decode(scene.image, dets, use_cache=False)
+        reads, _ = pipe.read_still(scene.image)
         truth = [t for t in scene.tiles if t.labelled and t.state == "face_up"]
         boxes = [np.r_[t.polygon.min(0), t.polygon.max(0)] for t in truth]
         used: set[int] = set()
@@ -106,6 +107,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1_000_001, help="first seed (>= 1,000,000)")
     ap.add_argument("--models", default=None, help="folder with tiles.onnx and pips.onnx")
     ap.add_argument("--backend", default="onnx", choices=("onnx", "ultralytics"))
+    ap.add_argument("--scales", default=None,
+                    help="tile-model input sizes to fuse, comma-separated (default: the "
+                         "pipeline's still-image sizes; 640 = one pass at the model's size)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
@@ -115,7 +119,9 @@ def main(argv=None) -> int:
               f"{args.n}, {args.seed}", file=sys.stderr)
         return 2
     try:
-        res = evaluate(args.n, args.seed, args.models, args.backend, progress=not args.json)
+        scales = None if args.scales is None else [int(v) for v in args.scales.split(",") if v]
+        res = evaluate(args.n, args.seed, args.models, args.backend, scales=scales,
+                       progress=not args.json)
     except InputError as exc:
         print(f"eval_tables: {exc}", file=sys.stderr)
         return 2

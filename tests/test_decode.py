@@ -173,6 +173,20 @@ def test_half_shape_rules():
     assert not half_shape_ok([[10, 10], [20, 20], [40, 30]])[0]
 
 
+def test_a_six_is_two_columns_along_the_tile_not_two_rows_across():
+    # crop x runs across the tile, y along it: a 6 is two columns (x) of three (y)
+    along = [[25, 20], [70, 20], [25, 45], [70, 45], [25, 70], [70, 70]]
+    assert half_shape_ok(along) == (True, None)
+    # rows packed closer than the columns are still a 6 along the tile
+    packed = [[20, 30], [76, 30], [20, 45], [76, 45], [20, 60], [76, 60]]
+    assert half_shape_ok(packed)[0]
+    # the top halves of two touching tiles seen crosswise (scene_18-like: 3 columns, 2 rows,
+    # rows further apart than columns after rectification)
+    across = [[30, 32], [53, 27], [74, 22], [27, 75], [49, 70], [71, 64]]
+    ok, why = half_shape_ok(across)
+    assert not ok and "two columns of three" in why
+
+
 class FakePips:
     """Returns canned spot detections per crop, in call order."""
 

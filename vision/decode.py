@@ -145,6 +145,14 @@ class TileRead:
 CENTRE_TOL: float = 0.35
 
 
+def _lines_of_three(v: np.ndarray) -> float:
+    """How well six coordinates (float (6,), px) fall into two lines of three: the gap
+    between the third and fourth sorted value over the larger spread within either three
+    (large for two columns' x, about 0.2 for three columns' x)."""
+    x = np.sort(np.asarray(v, dtype=np.float64))
+    return float((x[3] - x[2]) / max(x[2] - x[0], x[5] - x[3], 1e-6))
+
+
 def half_shape_ok(points, allow_diagonal_two: bool = False) -> tuple[bool, str | None]:
     """Check the arrangement of one half's spots against its count (see module docstring).
 
@@ -195,6 +203,10 @@ def half_shape_ok(points, allow_diagonal_two: bool = False) -> tuple[bool, str |
             return False, f"a 3 must be a diagonal (this line is at {angle:.0f} degrees)"
     if n % 2 == 0 and centred:
         return False, f"a {n} has no centre spot"
+    if n == 6 and _lines_of_three(p[:, 0]) < _lines_of_three(p[:, 1]):
+        # two columns of three along the tile; two rows of three across it are the halves of
+        # two touching tiles seen crosswise (their 6 turned by 90 degrees)
+        return False, "a 6 must be two columns of three along the tile"
     return True, None
 
 

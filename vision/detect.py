@@ -416,11 +416,14 @@ class Detector:
         return dict(self.info.names)
 
     # -- inference
-    def detect(self, image: np.ndarray) -> Detections:
+    def detect(self, image: np.ndarray, imgsz: int | None = None) -> Detections:
         """Detect in one image.
 
         Args:
             image: uint8 (H, W, 3) BGR.
+            imgsz: input size in pixels (the longer side, a multiple of the stride) for a
+                model with dynamic axes; None: the model's own ``imgsz``. A static graph
+                always gets its own input shape.
 
         Returns:
             :class:`Detections` in the image's pixel coordinates, global class ids, sorted by
@@ -429,9 +432,10 @@ class Detector:
         Raises:
             InputError: the image is not a non-empty (H, W, 3) uint8 array.
         """
-        return self.detect_batch([image])[0]
+        return self.detect_batch([image], imgsz=imgsz)[0]
 
-    def detect_batch(self, images: Sequence[np.ndarray]) -> list[Detections]:
+    def detect_batch(self, images: Sequence[np.ndarray], imgsz: int | None = None
+                     ) -> list[Detections]:
         """Detect in several images; one :class:`Detections` per image, same order.
 
         With the ONNX backend, images are run together when the model's batch axis is dynamic
@@ -441,9 +445,16 @@ class Detector:
         imgs = [self._check_image(im) for im in images]
         if not imgs:
             return []
+        size = self.info.imgsz
+        if imgsz is not None:
+            if int(imgsz) < self.info.stride or int(imgsz) % self.info.stride:
+                raise InputError(f"imgsz must be a positive multiple of {self.info.stride}, "
+                                 f"got {imgsz!r}")
+            if self.info.dynamic_hw or self.backend == "ultralytics":
+                size = (int(imgsz), int(imgsz))
         if self.backend == "ultralytics":
-            return self._detect_ultralytics(imgs)
-        return self._detect_onnx(imgs)
+            return self._detect_ultralytics(imgs, size)
+        return self._detect_onnx(imgs, size)
 
     @staticmethod
     def _check_image(image: np.ndarray) -> np.ndarray:
@@ -453,10 +464,10 @@ class Detector:
                              f"shape {a.shape}")
         return a
 
-    def _detect_onnx(self, imgs: list[np.ndarray]) -> list[Detections]:
+    def _detect_onnx(self, imgs: list[np.ndarray], size: tuple[int, int]) -> list[Detections]:
         info = self.info
         auto = info.dynamic_hw
-        prepped = [letterbox(im, info.imgsz, auto=auto, stride=info.stride) for im in imgs]
+        prepped = [letterbox(im, size, auto=auto, stride=info.stride) for im in imgs]
         results: list[Detections] = []
         i = 0
         while i < len(prepped):
@@ -511,8 +522,9 @@ class Detector:
         ordered = np.stack([order_polygon(p) for p in poly])
         return Detections.from_polygons(ordered, scores, gid)
 
-    def _detect_ultralytics(self, imgs: list[np.ndarray]) -> list[Detections]:
-        res = self.model.predict(imgs, imgsz=list(self.info.imgsz), conf=self.conf,
+    def _detect_ultralytics(self, imgs: list[np.ndarray], size: tuple[int, int]
+                            ) -> list[Detections]:
+        res = self.model.predict(imgs, imgsz=list(size), conf=self.conf,
                                  iou=self.iou, max_det=self.max_det, device="cpu",
                                  agnostic_nms=self.agnostic,
                                  rect=self.info.dynamic_hw, verbose=False)

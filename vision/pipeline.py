@@ -64,6 +64,7 @@ from .decode import TileRead, read_from_pips, run_pip_detector, tile_aspect
 from .detections import TILE, TILE_BACK, Detections
 from .events import EventWriter, round_event, tile_dict
 from .geometry import order_polygon, rectify
+from .scales import STILL_SCALES, fuse_scale_reads
 from .table import (Layout, PositionState, RoundTracker, SettledRound, auto_group,
                     build_positions, load_layout, position_of)
 
@@ -155,9 +156,9 @@ def load_detectors(models_dir: str | Path = MODELS_DIR, backend: str = "onnx",
     return tiles, pips
 
 
-def _run_tile_detector(detector, image: np.ndarray) -> Detections:
+def _run_tile_detector(detector, image: np.ndarray, imgsz: int | None = None) -> Detections:
     fn = getattr(detector, "detect", None) or detector
-    out = fn(image)
+    out = fn(image) if imgsz is None else fn(image, imgsz=imgsz)
     if not isinstance(out, Detections):
         raise TypeError(f"tile detector returned {type(out).__name__}, expected Detections")
     return out
@@ -262,6 +263,9 @@ class Pipeline:
         source: the source name written into events.
         allow_diagonal_two: accept diagonal 2s (see :func:`vision.decode.half_shape_ok`; off:
             a diagonal 2 cannot be told from a 3 whose centre spot was missed).
+        scales: tile-model input sizes (px, multiples of 32) at which a *still image* is read
+            and fused (:mod:`vision.scales`); default :data:`vision.scales.STILL_SCALES`;
+            ``()`` or one size: a single pass. Video frames use the model's own size.
 
     Raises:
         InputError: bad settings, missing/corrupt models, bad layout file.
@@ -279,7 +283,8 @@ class Pipeline:
                  motion_threshold: float = 8.0, redetect_every: int = 10,
                  motion_detect_every: int = 2, decode_budget: int = 8,
                  tile_detector=None, pip_detector=None,
-                 draw: bool = True, source: str = "", allow_diagonal_two: bool = False) -> None:
+                 draw: bool = True, source: str = "", allow_diagonal_two: bool = False,
+                 scales: Sequence[int] | None = None) -> None:
         if isinstance(layout, (str, Path)):
             layout = load_layout(layout)
         self.layout = layout
@@ -310,6 +315,11 @@ class Pipeline:
         self._last_detect_frame = -1
         self.detector_runs = 0
         self.allow_diagonal_two = bool(allow_diagonal_two)
+        if scales is None:  # injected detectors (tests) take no input size: one pass
+            scales = STILL_SCALES if tile_detector is None else ()
+        self.scales = tuple(int(v) for v in scales)
+        if any(v < 32 or v % 32 for v in self.scales):
+            raise InputError(f"scales must be multiples of 32 px, got {list(self.scales)!r}")
         if tile_detector is None or pip_detector is None:
             t, p = load_detectors(models_dir, backend, tile_conf, pip_conf)
             tile_detector = tile_detector or t
@@ -350,12 +360,34 @@ class Pipeline:
         self.tiles_total = 0
 
     # ------------------------------------------------------------------ stages
-    def detect(self, image: np.ndarray) -> Detections:
+    def detect(self, image: np.ndarray, imgsz: int | None = None) -> Detections:
         """Tile detections (classes 0/1) of one image, image px (no motion gate), without
-        outlines that straddle two neighbouring tiles (:func:`drop_straddlers`)."""
-        d = _run_tile_detector(self.tile_detector, image)
+        outlines that straddle two neighbouring tiles (:func:`drop_straddlers`); ``imgsz``:
+        the tile model's input size (None: its own)."""
+        d = _run_tile_detector(self.tile_detector, image, imgsz)
         d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
         return drop_straddlers(d)
+
+    def read_still(self, image: np.ndarray) -> tuple[list[TileRead], Detections]:
+        """Read an independent still image at every size of :attr:`scales` and fuse the reads
+        (:func:`vision.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
+        image's longer side are skipped (upscaling adds no detail; a small close-up is read
+        once at the model's own size).
+
+        Returns:
+            ``(reads, detections of the first size)``; the reads are free of overlapping
+            outlines (:func:`resolve_overlapping_reads`).
+        """
+        longer = max(image.shape[:2])
+        sizes = tuple(v for v in self.scales if v <= longer) or (None,)
+        per_scale, first = [], None
+        for size in sizes:
+            dets = self.detect(image, size)
+            first = dets if first is None else first
+            reads, _ = self.decode(image, dets, use_cache=False)
+            per_scale.append(resolve_overlapping_reads(reads))
+        reads = per_scale[0] if len(per_scale) == 1 else fuse_scale_reads(per_scale)
+        return resolve_overlapping_reads(reads), first
 
     @staticmethod
     def _thumb(image: np.ndarray) -> np.ndarray:
@@ -520,13 +552,15 @@ class Pipeline:
         tm: dict[str, float] = {}
         t0 = time.perf_counter()
         if self.still_images:
-            dets, stale = self.detect(image), False
-            self.detector_runs += 1
+            reads, _ = self.read_still(image)
+            stale, n_dec = False, sum(r.state != "face_down" for r in reads)
+            self.detector_runs += max(len(self.scales), 1)
+            t1 = time.perf_counter()
         else:
             dets, _, stale = self.detect_gated(image)
-        t1 = time.perf_counter()
-        reads, n_dec = self.decode(image, dets, use_cache=not self.still_images)
-        reads = resolve_overlapping_reads(reads)
+            t1 = time.perf_counter()
+            reads, n_dec = self.decode(image, dets, use_cache=True)
+            reads = resolve_overlapping_reads(reads)
         t2 = time.perf_counter()
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules)
@@ -848,7 +882,8 @@ def merge_picture_read(reads: list[TileRead], cand: TileRead) -> list[TileRead]:
 def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
              backend: str = "onnx", min_confidence: float = 0.5, tile_detector=None,
              pip_detector=None, progress: bool = False, with_reads: bool = False,
-             pad: float = 0.0, single: bool = False, closeups: bool = True) -> list[dict]:
+             pad: float = 0.0, single: bool = False, closeups: bool = True,
+             scales: Sequence[int] | None = None) -> list[dict]:
     """Identify the tiles in still images.
 
     Each image's tiles come from the tile model; a close-up of one tile also gets its picture
@@ -864,6 +899,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
             from :func:`single_tile_outline` instead of the tile model; spots and the two reads
             are as always.
         closeups: propose the picture outline of a one-tile close-up (see above).
+        scales: tile-model input sizes fused per image (see :class:`Pipeline`).
 
     Returns:
         ``[{"image": path, "tiles": [{"face": "1-5" | None, "state": "face_up|face_down|unknown",
@@ -881,7 +917,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
         if s.kind not in ("image", "images"):
             s.close()
             raise InputError(f"not an image, folder or glob of images: {s.spec}")
-    pipe = Pipeline(models_dir, backend, n_stable=1, min_confidence=min_confidence,
+    pipe = Pipeline(models_dir, backend, n_stable=1, min_confidence=min_confidence, scales=scales,
                     tile_detector=tile_detector, pip_detector=pip_detector, draw=False)
     out = []
     total = sum(s.frame_count or 0 for s in sources)
@@ -895,8 +931,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path = MODELS_DIR,
                     dets = Detections.from_polygons(order_polygon(poly)[None], [1.0], [TILE])
                     reads, _ = pipe.decode(image, dets, use_cache=False)
                 else:
-                    dets = pipe.detect(image)
-                    reads, _ = pipe.decode(image, dets, use_cache=False)
+                    reads, dets = pipe.read_still(image)
                     if closeups:
                         cand = picture_candidate(image, dets)
                         if len(cand):

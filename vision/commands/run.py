@@ -23,6 +23,23 @@ def _common(p) -> None:
                    help="inference backend (default onnx: onnxruntime on CPU)")
     p.add_argument("--models", default=None, metavar="DIR",
                    help="folder with tiles.onnx and pips.onnx (default: the repository's models/)")
+    p.add_argument("--scales", default=None, metavar="PX,PX,...",
+                   help="tile-model input sizes a still image is read at and fused (multiples "
+                        "of 32; default 832,960,1216; 640 = one pass at the model's size)")
+
+
+def _scales(args):
+    """The --scales option as a tuple of ints (None: the default)."""
+    if args.scales is None:
+        return None
+    try:
+        sizes = tuple(int(v) for v in args.scales.split(",") if v.strip())
+    except ValueError:
+        sizes = ()
+    if not sizes or any(v < 32 or v % 32 or v > 4096 for v in sizes):
+        raise InputError(f"--scales must be multiples of 32 px up to 4096, comma-separated, "
+                         f"got {args.scales!r}")
+    return sizes
 
 
 def register(sub) -> None:
@@ -107,7 +124,7 @@ def _identify(args) -> int:
         raise InputError(f"--pad must be a fraction in [0, 2], got {args.pad}")
     res = identify(args.images, models_dir=_models(args), backend=args.backend,
                    min_confidence=args.min_confidence, progress=not args.json, pad=args.pad,
-                   single=args.single, closeups=not args.no_closeups)
+                   single=args.single, closeups=not args.no_closeups, scales=_scales(args))
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -136,7 +153,7 @@ def _run(args) -> int:
                   n_stable=args.stable, banker=args.banker, table_id=args.table_id,
                   progress=not args.no_progress and not args.json,
                   max_frames=args.max_frames, min_confidence=args.min_confidence,
-                  audit=args.audit)
+                  audit=args.audit, scales=_scales(args))
     out = sys.stderr if args.json else sys.stdout
     if not args.json:
         for ev in summary["events"]:

@@ -14,9 +14,15 @@ Classes (one list for every format, :data:`CLASS_NAMES`, ASCII): the 21 faces in
 ``"tile_back"`` (a face-down tile) and ``"unknown"`` (a face-up tile whose face was not read).
 A labeller corrects the class; the detector's confidence rides along as a score.
 
-Formats: :mod:`.yolo` (txt labels with a confidence column), :mod:`.coco` (dataset JSON +
-results JSON, loadable by pycocotools), :mod:`.cvat` (CVAT for images 1.1 XML), :mod:`.labelstudio`
-(tasks with predictions), and :mod:`.review` (every tile, lowest confidence first, CSV + JSON).
+Image names: COCO ``file_name``, CVAT ``<image name>``, Label Studio ``data.image`` and the YOLO
+``images.txt`` name each image by its path relative to an image root (:func:`image_names`;
+default: the deepest folder holding every image), POSIX separators, so an importer that matches
+images by name under that root finds them.
+
+Formats: :mod:`.yolo` (an ultralytics dataset: images, labels, data.yaml with train/val;
+confidences in a side file), :mod:`.coco` (dataset JSON + results JSON, loadable by pycocotools),
+:mod:`.cvat` (CVAT for images 1.1 XML), :mod:`.labelstudio` (tasks with predictions that keep the
+tile's rotation), and :mod:`.review` (every tile, lowest confidence first, CSV + JSON).
 :func:`export` writes any of them.
 """
 
@@ -30,7 +36,7 @@ from scoring.errors import InputError
 from scoring.tiles import FACES, parse_tile
 
 __all__ = ["CLASS_NAMES", "FORMATS", "class_index", "class_name", "normalise_results", "export",
-           "unique_stems"]
+           "image_names", "default_image_root", "unique_stems"]
 
 CLASS_NAMES: tuple[str, ...] = tuple(t.face for t in FACES) + ("tile_back", "unknown")
 """23 class names: 21 faces (rank order), ``tile_back``, ``unknown``."""
@@ -139,9 +145,41 @@ def unique_stems(paths: Sequence[str]) -> list[str]:
     return out
 
 
+def default_image_root(paths: Sequence[str]) -> str:
+    """The deepest folder holding every image of ``paths`` (absolute); ``"."`` resolved when
+    ``paths`` is empty."""
+    if not paths:
+        return os.path.abspath(".")
+    return os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths])
+
+
+def image_names(paths: Sequence[str], image_root: str | os.PathLike | None = None) -> list[str]:
+    """Each image's name relative to ``image_root`` (POSIX separators): ``/data/t/a/1.jpg``
+    under root ``/data/t`` -> ``a/1.jpg``. ``image_root`` None: :func:`default_image_root`.
+
+    Raises:
+        InputError: naming the root when it is not an existing folder, or the first image that
+            does not lie under it.
+    """
+    if image_root is None:
+        root = default_image_root(paths)
+    else:
+        root = os.path.abspath(os.fspath(image_root))
+        if not os.path.isdir(root):
+            raise InputError(f"image root {os.fspath(image_root)!r} is not an existing folder")
+    out = []
+    for p in paths:
+        rel = os.path.relpath(os.path.abspath(p), root)
+        if rel == os.curdir or rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            raise InputError(f"image {p!r} is not under the image root {str(image_root or root)!r}")
+        out.append(Path(rel).as_posix())
+    return out
+
+
 def export(results: Iterable[Mapping], out_dir: str | os.PathLike,
-           formats: Sequence[str] = FORMATS, *, model_version: str = "paigow",
-           review: bool = True, **options) -> dict[str, list[str]]:
+           formats: Sequence[str] = FORMATS, *, model_version: str | None = None,
+           image_root: str | os.PathLike | None = None, review: bool = True,
+           **options) -> dict[str, list[str]]:
     """Write the pre-annotation exports ``formats`` (and the review list) under ``out_dir``:
     ``out_dir/yolo``, ``out_dir/coco``, ``out_dir/cvat``, ``out_dir/labelstudio``,
     ``out_dir/review``.
@@ -149,15 +187,20 @@ def export(results: Iterable[Mapping], out_dir: str | os.PathLike,
     Args:
         results: identify() results (module docstring).
         formats: any of :data:`FORMATS`.
-        model_version: written into Label Studio predictions and the COCO info.
-        options: ``yolo_task`` ("obb" | "detect"), ``cvat_shape`` ("polygon" | "box"),
-            ``ls_shape`` ("polygon" | "rectangle"), ``image_url_prefix`` (Label Studio).
+        model_version: written into Label Studio predictions and the COCO info; None: the
+            version of the models in ``vision.pipeline.MODELS_DIR``
+            (:func:`vision.pipeline.model_version`).
+        image_root: folder the image names are relative to (:func:`image_names`).
+        options: ``yolo_task`` ("obb" | "detect"), ``val_fraction`` (YOLO, default 0.2),
+            ``cvat_shape`` ("polygon" | "box"), ``ls_shape`` ("polygon" | "rectangle"),
+            ``image_url_prefix`` (Label Studio, default ``"/data/local-files/?d="``).
 
     Returns:
         ``{format: [written file paths]}``.
 
     Raises:
-        InputError: for an unknown format or bad results (see :func:`normalise_results`).
+        InputError: for an unknown format, bad results (see :func:`normalise_results`), an image
+            root that is missing or does not hold every image.
     """
     from . import coco, cvat, labelstudio, review as review_mod, yolo
 
@@ -165,20 +208,30 @@ def export(results: Iterable[Mapping], out_dir: str | os.PathLike,
     if bad:
         raise InputError(f"unknown export format {bad[0]!r}: choose from {', '.join(FORMATS)}")
     res = normalise_results(results)
+    names = image_names([r["image"] for r in res], image_root)
+    for r, name in zip(res, names):
+        r["name"] = name
+    if model_version is None and any(f in ("coco", "labelstudio") for f in formats):
+        from vision.pipeline import model_version as models_version
+
+        model_version = models_version()
     out = Path(out_dir)
     written: dict[str, list[str]] = {}
     for f in formats:
         d = out / f
         if f == "yolo":
-            files = yolo.write(res, d, task=options.get("yolo_task", "obb"))
+            files = yolo.write(res, d, task=options.get("yolo_task", "obb"),
+                               val_fraction=options.get("val_fraction", 0.2))
         elif f == "coco":
             files = coco.write(res, d, model_version=model_version)
         elif f == "cvat":
             files = cvat.write(res, d, shape=options.get("cvat_shape", "polygon"))
         else:
+            prefix = options.get("image_url_prefix")
             files = labelstudio.write(res, d, model_version=model_version,
                                       shape=options.get("ls_shape", "polygon"),
-                                      image_url_prefix=options.get("image_url_prefix"))
+                                      image_url_prefix=(labelstudio.LOCAL_FILES_PREFIX
+                                                        if prefix is None else prefix))
         written[f] = [str(p) for p in files]
     if review:
         written["review"] = [str(p) for p in review_mod.write(res, out / "review")]

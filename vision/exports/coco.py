@@ -9,6 +9,9 @@ Files under ``out``:
 * ``results.json``: the detection-results form ``[{image_id, category_id, bbox, score,
   segmentation}]`` for ``COCO.loadRes`` / ``COCOeval``.
 
+``file_name`` is the image's name relative to the image root (:func:`vision.exports.image_names`),
+the name a COCO importer looks up under its image folder.
+
 Category ids are 1-based (COCO convention): ``category_id = class index + 1`` over
 :data:`vision.exports.CLASS_NAMES`; supercategory ``"face"``, ``"tile_back"`` or ``"unknown"``.
 Image ids are 1-based in input order. ``bbox`` is ``[x1, y1, x2 - x1, y2 - y1]`` px; ``area`` is
@@ -50,11 +53,11 @@ def categories() -> list[dict]:
     return [{"id": i + 1, "name": n, "supercategory": sup(n)} for i, n in enumerate(CLASS_NAMES)]
 
 
-def dataset(results: Sequence[dict], model_version: str = "paigow") -> dict:
+def dataset(results: Sequence[dict], model_version: str) -> dict:
     """The COCO dataset dict of normalised results (module docstring)."""
     images, anns = [], []
     for i, r in enumerate(results, 1):
-        images.append({"id": i, "file_name": r["image"], "width": r["width"],
+        images.append({"id": i, "file_name": r.get("name", r["image"]), "width": r["width"],
                        "height": r["height"]})
         for t in r["tiles"]:
             anns.append({"id": len(anns) + 1, "image_id": i, "category_id": t["class_id"] + 1,
@@ -76,7 +79,7 @@ def results(res: Sequence[dict]) -> list[dict]:
     return out
 
 
-def write(res: Sequence[dict], out: Path, model_version: str = "paigow") -> list[Path]:
+def write(res: Sequence[dict], out: Path, model_version: str) -> list[Path]:
     """Write ``annotations.json`` and ``results.json`` under ``out``; returns the paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,8 @@ One file ``out/annotations.xml``::
       </image>
     </annotations>
 
-Coordinates are pixels (2 decimals); ``source="auto"`` marks a model's pre-annotation; the
+The image ``name`` is its path relative to the image root (:func:`vision.exports.image_names`),
+the name CVAT matches against the task's files. Coordinates are pixels (2 decimals); ``source="auto"`` marks a model's pre-annotation; the
 ``score`` attribute carries the detector confidence. Labels: :data:`vision.exports.CLASS_NAMES`.
 """
 
@@ -80,7 +81,7 @@ def document(results: Sequence[dict], shape: str = "polygon",
         _sub(a, "values", "0\n1\n0.000001")
     _sub(meta, "dumped", now)
     for i, r in enumerate(results):
-        img = _sub(root, "image", id=i, name=r["image"], width=r["width"], height=r["height"])
+        img = _sub(root, "image", id=i, name=r.get("name", r["image"]), width=r["width"], height=r["height"])
         for t in r["tiles"]:
             if shape == "polygon":
                 pts = ";".join(f"{x:.2f},{y:.2f}" for x, y in t["polygon"])

@@ -1,26 +1,41 @@
-"""YOLO txt pre-annotations with a confidence column (ultralytics label layout).
+"""YOLO pre-annotations as an ultralytics dataset that trains as exported (OBB or detect).
 
 Layout under ``out``::
 
-    labels/<stem>.txt   one line per tile
-    classes.txt         the 23 class names, one per line, line i = class i
-    data.yaml           names {i: name}, nc; no download key
-    images.txt          "<stem>\\t<image path>" per image, in input order
+    images/train/<stem><ext>, images/val/<stem><ext>   copies of the images
+    labels/train/<stem>.txt, labels/val/<stem>.txt     one line per tile (below)
+    confidences.csv    label,line,class_id,class_name,confidence: the detector's confidence of
+                       line ``line`` (1-based) of label file ``label`` (relative to ``out``)
+    data.yaml          train: images/train, val: images/val, nc: 23, names {i: name}; no
+                       ``path`` key (ultralytics then resolves train/val beside data.yaml) and
+                       no ``download`` key
+    classes.txt        the 23 class names, one per line, line i = class i
+    images.txt         "<images/split/stem.ext>\\t<image name>" per image, in input order (the
+                       name relative to the image root, :func:`vision.exports.image_names`)
 
-Line formats (coordinates normalised by the image width/height, clipped to [0, 1], 6 decimals;
-the last column is the detector's confidence in [0, 1]):
+Label lines (coordinates normalised by the image width/height, clipped to [0, 1], 6 decimals),
+the column counts ultralytics reads (``ultralytics.data.utils.verify_image_label``):
 
-* ``task="obb"`` (default, the tile model's format): ``class x1 y1 x2 y2 x3 y3 x4 y4 conf``, the
-  four corners of the tile polygon in its order (a polygon of other than 4 points is replaced
-  by its minimum-area rectangle).
-* ``task="detect"``: ``class cx cy w h conf`` from the axis-aligned box.
+* ``task="obb"`` (default, the tile model's format): ``class x1 y1 x2 y2 x3 y3 x4 y4``, the four
+  corners of the tile polygon in its order (a polygon of other than 4 points is replaced by its
+  minimum-area rectangle).
+* ``task="detect"``: ``class cx cy w h`` from the axis-aligned box.
 
-Ultralytics reads 9 (obb) / 5 (detect) columns for training labels: drop the last column
-(:func:`strip_confidence`) once a labeller has checked the file.
+The confidence is not a label column: ultralytics rejects a 10-column OBB line ("cannot reshape
+array of size 9 into shape (2)") and would read a 6-column detect line as a 5-point polygon.
+
+Split: a fraction ``val_fraction`` of the images (at least one and at most all but one when there
+are two or more) goes
+to ``val``, chosen by a hash of the image name, so the split does not depend on input order.
+With a single image, ``val`` in data.yaml names ``images/train``. Re-exporting into the same folder
+first removes the image copies, labels and caches of the earlier export there.
 """
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import shutil
 from pathlib import Path
 from typing import Sequence
 
@@ -28,7 +43,7 @@ from scoring.errors import InputError
 
 from . import CLASS_NAMES, unique_stems
 
-__all__ = ["write", "parse_line", "strip_confidence"]
+__all__ = ["write", "format_tile", "parse_line", "read_confidences", "split"]
 
 
 def _clip(v: float) -> float:
@@ -46,9 +61,17 @@ def _corners(poly: list[list[float]]) -> list[list[float]]:
 
 
 def format_tile(tile: dict, width: int, height: int, task: str = "obb") -> str:
-    """One label line for a normalised tile (see module docstring)."""
+    """One label line (no confidence) for a normalised tile (see module docstring).
+
+    Args:
+        tile: a tile of :func:`vision.exports.normalise_results` (``class_id``, ``polygon``,
+            ``xyxy`` in px).
+        width, height: the image size, px.
+
+    Raises:
+        InputError: for a task other than "obb" or "detect".
+    """
     c = tile["class_id"]
-    conf = tile["confidence"]
     if task == "obb":
         vals = []
         for x, y in _corners(tile["polygon"]):
@@ -60,57 +83,123 @@ def format_tile(tile: dict, width: int, height: int, task: str = "obb") -> str:
         vals = [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1]
     else:
         raise InputError(f"YOLO task {task!r} is not 'obb' or 'detect'")
-    return f"{c} " + " ".join(f"{v:.6f}" for v in vals) + f" {conf:.6f}"
+    return f"{c} " + " ".join(f"{v:.6f}" for v in vals)
 
 
-def parse_line(line: str, task: str = "obb") -> tuple[int, list[float], float]:
-    """Parse one label line back: ``(class_id, coordinates, confidence)``.
+def parse_line(line: str, task: str = "obb") -> tuple[int, list[float]]:
+    """Parse one label line back: ``(class_id, normalised coordinates)``.
 
     Raises:
-        InputError: when the column count is not 10 (obb) / 6 (detect), or a value is out of
+        InputError: when the column count is not 9 (obb) / 5 (detect), or a value is out of
             range.
     """
     parts = line.split()
-    n = 10 if task == "obb" else 6
+    n = 9 if task == "obb" else 5
     if len(parts) != n:
         raise InputError(f"YOLO {task} line {line!r} has {len(parts)} columns, expected {n}")
     cls = int(parts[0])
-    coords = [float(v) for v in parts[1:-1]]
-    conf = float(parts[-1])
-    if not 0 <= cls < len(CLASS_NAMES) or not all(0.0 <= v <= 1.0 for v in coords + [conf]):
+    coords = [float(v) for v in parts[1:]]
+    if not 0 <= cls < len(CLASS_NAMES) or not all(0.0 <= v <= 1.0 for v in coords):
         raise InputError(f"YOLO line {line!r} has a value out of range")
-    return cls, coords, conf
+    return cls, coords
 
 
-def strip_confidence(label_text: str) -> str:
-    """The label text with the confidence column removed (ultralytics training format)."""
-    return "".join(" ".join(l.split()[:-1]) + "\n" for l in label_text.splitlines() if l.strip())
+def read_confidences(out: str | Path) -> dict[tuple[str, int], float]:
+    """The side file ``out/confidences.csv`` as ``{(label file, 1-based line): confidence}``."""
+    with open(Path(out) / "confidences.csv", newline="", encoding="utf-8") as f:
+        return {(r["label"], int(r["line"])): float(r["confidence"]) for r in csv.DictReader(f)}
 
 
-def write(results: Sequence[dict], out: Path, task: str = "obb") -> list[Path]:
-    """Write the YOLO export of normalised results (:func:`vision.exports.normalise_results`)
-    under ``out``; returns the files written."""
+def split(names: Sequence[str], val_fraction: float = 0.2) -> list[str]:
+    """``"train"`` or ``"val"`` per image name (module docstring).
+
+    Raises:
+        InputError: for ``val_fraction`` outside [0, 1).
+    """
+    if not 0.0 <= val_fraction < 1.0:
+        raise InputError(f"validation fraction {val_fraction!r} is not in [0, 1)")
+    n = len(names)
+    n_val = 0 if n < 2 or val_fraction == 0 else min(n - 1, max(1, round(n * val_fraction)))
+    order = sorted(range(n), key=lambda i: (hashlib.sha1(names[i].encode()).hexdigest(), i))
+    val = set(order[:n_val])
+    return ["val" if i in val else "train" for i in range(n)]
+
+
+_WRITTEN_SUFFIXES = {".txt", ".cache", ".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
+
+
+def _clear_earlier_export(out: Path) -> None:
+    """Remove the image copies, labels and ultralytics caches an earlier export wrote directly in
+    ``out/{images,labels}/{train,val}`` (files only, nothing else), so a re-export whose split or
+    stems differ leaves no stale image paired with another image's labels."""
+    for kind in ("images", "labels"):
+        for part in ("train", "val"):
+            d = out / kind / part
+            if d.is_dir():
+                for f in d.iterdir():
+                    if f.is_file() and f.suffix.lower() in _WRITTEN_SUFFIXES:
+                        f.unlink()
+    for f in (out / "labels").glob("*.cache"):
+        f.unlink()
+
+
+def write(results: Sequence[dict], out: Path, task: str = "obb",
+          val_fraction: float = 0.2) -> list[Path]:
+    """Write the YOLO dataset of normalised results (:func:`vision.exports.normalise_results`)
+    under ``out`` (module docstring); returns the files written (images excluded).
+
+    Raises:
+        InputError: for an unknown task, a bad ``val_fraction``, or an image that cannot be
+            copied (naming it).
+    """
+    import yaml
+
     if task not in ("obb", "detect"):
         raise InputError(f"YOLO task {task!r} is not 'obb' or 'detect'")
     out = Path(out)
-    (out / "labels").mkdir(parents=True, exist_ok=True)
-    files: list[Path] = []
+    names = [r.get("name", r["image"]) for r in results]
+    splits = split(names, val_fraction)
     stems = unique_stems([r["image"] for r in results])
-    for r, stem in zip(results, stems):
-        p = out / "labels" / f"{stem}.txt"
-        p.write_text("".join(format_tile(t, r["width"], r["height"], task) + "\n"
-                             for t in r["tiles"]), encoding="ascii")
-        files.append(p)
+    _clear_earlier_export(out)
+    files: list[Path] = []
+    conf_rows = []
+    listing = []
+    for r, stem, part, name in zip(results, stems, splits, names):
+        src = Path(r["image"])
+        img = out / "images" / part / f"{stem}{src.suffix.lower()}"
+        img.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(src, img)
+        except OSError as exc:
+            raise InputError(f"cannot copy image {r['image']!r} into the YOLO export: "
+                             f"{exc.strerror or exc}") from None
+        lab = out / "labels" / part / f"{stem}.txt"
+        lab.parent.mkdir(parents=True, exist_ok=True)
+        lab.write_text("".join(format_tile(t, r["width"], r["height"], task) + "\n"
+                               for t in r["tiles"]), encoding="ascii")
+        files.append(lab)
+        rel = lab.relative_to(out).as_posix()
+        for k, t in enumerate(r["tiles"], 1):
+            conf_rows.append([rel, k, t["class_id"], t["class_name"], f"{t['confidence']:.6f}"])
+        listing.append(f"{img.relative_to(out).as_posix()}\t{name}\n")
+    p = out / "confidences.csv"
+    with open(p, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["label", "line", "class_id", "class_name", "confidence"])
+        w.writerows(conf_rows)
+    files.append(p)
     p = out / "classes.txt"
     p.write_text("".join(n + "\n" for n in CLASS_NAMES), encoding="ascii")
     files.append(p)
     p = out / "data.yaml"
-    names = "".join(f"  {i}: '{n}'\n" for i, n in enumerate(CLASS_NAMES))
-    p.write_text(f"# pre-annotations ({task}, last label column = confidence)\npath: .\n"
-                 f"nc: {len(CLASS_NAMES)}\nnames:\n{names}", encoding="ascii")
+    has_val = "val" in splits
+    data = {"train": "images/train", "val": "images/val" if has_val else "images/train",
+            "nc": len(CLASS_NAMES), "names": dict(enumerate(CLASS_NAMES))}
+    p.write_text(f"# paigow pre-annotations ({task}); confidences in confidences.csv\n"
+                 + ("" if has_val else "# one image: val is the train image\n")
+                 + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     files.append(p)
     p = out / "images.txt"
-    p.write_text("".join(f"{s}\t{r['image']}\n" for r, s in zip(results, stems)),
-                 encoding="utf-8")
+    p.write_text("".join(listing), encoding="utf-8")
     files.append(p)
     return files

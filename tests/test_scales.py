@@ -1,0 +1,62 @@
+"""Fusing reads made at several tile-model input sizes (vision.scales)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.decode import TileRead
+from vision.scales import fuse_scale_reads, polygon_iou_matrix
+
+
+def _read(face, x, y, w=40, h=80, state=None, conf=0.9):
+    poly = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+    st = state or ("face_up" if face else "unknown")
+    return TileRead(face, st, conf, poly, np.array([x, y, x + w, y + h], np.float32),
+                    reason=None if face else "read A: no face has 3 red and 0 white spots")
+
+
+def test_polygon_iou_matrix_exact_values():
+    a = np.array([[[0, 0], [10, 0], [10, 10], [0, 10]]], np.float32)
+    b = np.array([[[5, 0], [15, 0], [15, 10], [5, 10]], [[20, 20], [30, 20], [30, 30], [20, 30]]],
+                 np.float32)
+    iou = polygon_iou_matrix(a, b)
+    assert iou.shape == (1, 2)
+    assert iou[0, 0] == pytest.approx(50 / 150)
+    assert iou[0, 1] == 0.0
+
+
+def test_a_face_read_at_one_size_and_unknown_at_another_is_identified():
+    fused = fuse_scale_reads([[_read(None, 100, 100)], [_read("1-5", 102, 101, conf=0.7)]])
+    assert [r.face for r in fused] == ["1-5"]
+
+
+def test_two_sizes_naming_different_faces_make_the_tile_unknown():
+    fused = fuse_scale_reads([[_read("1-5", 100, 100)], [_read("3-5", 101, 100)]])
+    assert len(fused) == 1
+    assert fused[0].face is None and fused[0].state == "unknown"
+    assert fused[0].reason == "input sizes disagree: 1-5 / 3-5"
+
+
+def test_agreeing_sizes_keep_the_most_confident_read_and_separate_tiles_stay_apart():
+    fused = fuse_scale_reads([[_read("6-6", 0, 0, conf=0.6), _read("2-2", 200, 0)],
+                              [_read("6-6", 1, 1, conf=0.8)]])
+    assert sorted(r.face for r in fused) == ["2-2", "6-6"]
+    six = next(r for r in fused if r.face == "6-6")
+    assert six.confidence == pytest.approx(0.8)
+
+
+def test_a_box_across_two_touching_tiles_is_dropped():
+    # two tiles side by side (40 x 80 each, touching), seen at one size; at another size a
+    # crosswise box over their top halves names a face
+    left, right = _read(None, 100, 100), _read(None, 140, 100)
+    across = _read("5-6", 100, 100, w=80, h=40)
+    fused = fuse_scale_reads([[left, right], [across]])
+    assert all(r.face != "5-6" for r in fused)
+    assert len(fused) == 2
+
+
+def test_tile_backs_stay_face_down():
+    back = _read(None, 0, 0, state="face_down")
+    fused = fuse_scale_reads([[back], [_read(None, 0, 0, state="face_down")]])
+    assert [r.state for r in fused] == ["face_down"]
