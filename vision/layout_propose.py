@@ -5,11 +5,12 @@ A layout pins the positions: with it every tile belongs to the polygon that hold
 tedious, so this module drafts them from one frame with the tiles laid out: the product's
 detection and reading (:class:`vision.pipeline.Pipeline`, still frame), then the grouping by
 table place (:func:`vision.table.group_seats`, which names positions by where they lie on the
-table). Each named position with tiles gets the minimum-area rectangle around its tiles, grown
-by half a tile width (``MARGIN``); a seat of the fitted table model showing no tiles gets a
-rectangle of the median position size at its fitted place (marked ``"fitted place"``). Where
-two rectangles overlap both shrink about their centres until they do not. The result is a dict
-that :meth:`vision.table.Layout.from_dict` accepts (format: README "Layout files"); check it
+table). Each named position with tiles gets the minimum-area rectangle around its tiles,
+grown by ``MARGIN`` tile widths (room for tiles laid a little differently next round); a seat
+of the fitted table model showing no tiles gets a rectangle of the median position size at its
+fitted place (marked ``"fitted place"``). Where two rectangles overlap both shrink about their
+centres until they do not. The result is a dict that :meth:`vision.table.Layout.from_dict`
+accepts (format: README "Layout files"); check it
 over the frame before a game (the polygons are in the frame's pixels).
 """
 
@@ -27,7 +28,7 @@ from .table import Layout, SeatGrouping, group_seats
 __all__ = ["propose_layout", "propose_from_reads", "layout_yaml", "MARGIN"]
 
 #: Rectangles around a position's tiles are grown by this many tile widths on every side.
-MARGIN = 0.5
+MARGIN = 1.0
 
 
 def _rect(points: np.ndarray, grow: float) -> np.ndarray:
