@@ -136,7 +136,7 @@ def arc_reads(deal=DEAL, frame=(1920, 1080)):
     for pos, faces in deal.items():
         mx, my = SEAT_MODEL[pos]
         cx, cy = frame[0] / 2 + frame[1] * mx, frame[1] / 2 + frame[1] * my
-        reads += position_tiles(faces, cx - (3 * TW + 62) / 2, cy)
+        reads += position_tiles(faces, cx - (3 * TW + 22) / 2, cy, hand_gap=20.0)
     return reads
 
 

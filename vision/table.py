@@ -16,13 +16,20 @@ groups (a chip taken for a tile or a hand split in two must not shift every seat
 2. the table model :data:`SEAT_MODEL` -- the dealer at the top centre, seats "1".."7" evenly
    along an arc facing the dealer, seat 1 at the image right -- is fitted (scale, shift, a
    turn of at most ``MAX_ROTATION``) to the groups that look like a position (four touching
-   tiles, or two hands of two). At least three must fit, and no different assignment of those
-   groups to places may fit about as well; otherwise no position is named (the reason is kept);
+   tiles, or two hands of two). The dealer's group and at least ``MIN_FIT - 1`` others must
+   fit, the dealer's tiles must lie square to the fitted table (``DEALER_SQUARE``), no
+   different assignment of those groups to places may fit about as well, and no
+   position-like group may be left over beyond an end seat; otherwise no position is named
+   (the reason is kept). Along the arc the seats fit their own image shifted by one seat
+   after a turn of about 18 degrees; the dealer's square tiles and the left-over end seat are
+   what keep the names from sliding;
 3. each group goes to the fitted place nearest its centre; a group further than
    ``STRAY_RADIUS`` seat spacings from every place is left out (a chip, a card, the woodpile);
    a group about as near a second place (``BETWEEN_RATIO``) lies between two positions and
    makes both unclear;
-4. a position is a seat candidate only with exactly four tiles lying as two hands of two.
+4. a position is a seat candidate only with exactly four tiles that are the group the table
+   was fitted to at that place, lying as two hands of two, with no other tile nearer to them
+   than their two hands are to each other.
 
 Unclear positions carry a ``("seat_unclear", why)`` problem (``build_positions(...,
 problems=)``) and are never settled: the grouping abstains rather than guesses. Callers that
@@ -318,10 +325,16 @@ STRAY_RADIUS = 0.6
 #: A group whose distance to its nearest fitted place exceeds this fraction of its distance to
 #: the second nearest lies between two positions: neither is settled.
 BETWEEN_RATIO = 0.7
-#: The picture is upright within this many degrees (the dealer at the top): a placement of the
-#: seats turned further is not considered. Shifting the seats' names by one along the arc takes
-#: a turn of about 18 degrees, so this keeps the names from sliding.
-MAX_ROTATION = 10.0
+#: Placements of the seats turned further than this many degrees from upright (the dealer at
+#: the top) are not considered.
+MAX_ROTATION = 12.0
+#: The dealer lays the tiles square to the table's edge: a placement is taken only when the
+#: dealer's tiles lie turned like it, within this many degrees (modulo 90). Along the arc of
+#: seats the arc fits itself shifted by a seat after a turn of about 18 degrees (the seats'
+#: own tiles turn with it); the dealer's tiles do not, which keeps the names from sliding.
+DEALER_SQUARE = 12.0
+#: Groups (the dealer's among them) that must fit the table model before any position is named.
+MIN_FIT = 4
 #: The two tiles of a hand: outlines at most this many tile widths apart; the two hands of a
 #: position: at most this many tile widths apart.
 HAND_GAP, HANDS_GAP = 0.6, 2.0
@@ -450,24 +463,31 @@ def _match(places: np.ndarray, cands: np.ndarray, tiles: list[set], radius: floa
     return pairs
 
 
+def _turn_mod90(deg: float) -> float:
+    """An angle in degrees folded into [-45, 45)."""
+    return (deg + 45.0) % 90.0 - 45.0
+
+
 def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0: float,
-               shown: list[bool] | None = None):
+               shown: list[bool] | None = None, square: np.ndarray | None = None):
     """Fit the table model (8, 2) px to candidate position centres (m, 2) px.
 
     Every pairing of two candidates with two model places proposes a similarity (scale 0.5-2,
     turned at most ``MAX_ROTATION``); the most promising are refined on their inliers
     (:func:`_match` within ``FIT_RADIUS`` seat spacings). Returns ``(places (8, 2) px, spacing
-    px, inliers, why)``; places None with ``why`` when the dealer's place and two more do not
-    fit candidates, or a different assignment of candidates to places fits about as well (the
+    px, {candidate: place index} of the inliers, why)``; places None with ``why`` when the
+    dealer's place and ``MIN_FIT - 1`` more do not fit candidates, or a different assignment of candidates to places fits about as well (the
     naming would be a guess), or an unmatched candidate showing faces (``shown``) lies within
-    1.5 seat spacings of an end seat (a picture turned past ``MAX_ROTATION``: the arc then fits
+    1.5 seat spacings of an end seat (a picture turned past the placements tried: the arc then fits
     itself shifted by a seat, with one position left over at an end). The dealer's place must
-    fit.
+    fit, by a candidate whose tiles lie turned like the placement (``square``: float (m,)
+    degrees, each candidate's tile turn modulo 90, NaN when its tiles disagree; within
+    ``DEALER_SQUARE``).
     """
     m = len(cands)
-    if m < 3:
-        return None, 0.0, 0, (f"{m} group(s) that look like a position found; at least 3 are "
-                              "needed to place the seats")
+    if m < MIN_FIT:
+        return None, 0.0, {}, (f"{m} group(s) that look like a position found; at least "
+                               f"{MIN_FIT} are needed to place the seats")
     mz = model[:, 0] + 1j * model[:, 1]
     cz = cands[:, 0] + 1j * cands[:, 1]
     ci, cj = np.triu_indices(m, 1)
@@ -479,7 +499,7 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
           & (np.abs(np.angle(A)) <= np.radians(MAX_ROTATION)))
     A, B = A[ok], B[ok]
     if len(A) == 0:
-        return None, 0.0, 0, "no placement of the table's seats fits the groups found"
+        return None, 0.0, {}, "no placement of the table's seats fits the groups found"
     M = A[:, None] * mz[None] + B[:, None]  # (h, 8)
     D = np.abs(M[:, :, None] - cz[None, None])  # (h, 8, m)
     near_c = D.argmin(2)
@@ -510,16 +530,21 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
         places = np.c_[(a * mz + b).real, (a * mz + b).imag]
         sp = spacing0 * abs(a)
         pairs = _match(places, cands, tiles, FIT_RADIUS * sp)
-        if len(pairs) < 3 or 0 not in pairs.values():  # the dealer is the reference
+        if len(pairs) < MIN_FIT or 0 not in pairs.values():  # the dealer is the reference
             continue
+        if square is not None:
+            dealer = next(c for c, k in pairs.items() if k == 0)
+            turn = float(np.degrees(np.angle(a)))
+            if not abs(_turn_mod90(float(square[dealer]) - turn)) <= DEALER_SQUARE:
+                continue  # NaN (the dealer's tiles disagree) fails too
         key = tuple(sorted(pairs.items()))
         rms = float(np.sqrt(np.mean([np.sum((places[k] - cands[c]) ** 2)
                                      for c, k in pairs.items()]))) / sp
         if key not in results or rms < results[key][1]:
             results[key] = (len(pairs), rms, sp)
     if not results:
-        return None, 0.0, 0, ("no placement of the table's seats fits the dealer's group and "
-                              "two or more others")
+        return None, 0.0, {}, ("no placement of the table's seats fits the dealer's group (its "
+                               f"tiles square to the table) and {MIN_FIT - 1} or more others")
     ranked = sorted(results.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
     best_key, (n_best, rms_best, sp) = ranked[0]
     best = dict(best_key)
@@ -529,7 +554,7 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
             continue
         for c, k in key:  # a different name for tiles the best placement named
             if any(kb != k and place_tiles[kb] & tiles[c] for kb in place_tiles):
-                return None, 0.0, n_best, ("two placements of the seats fit the groups found "
+                return None, 0.0, {}, ("two placements of the seats fit the groups found "
                                            "about as well")
     named = set().union(*(tiles[c] for c in best))
     a, b = _fit_similarity(model[list(best.values())], cands[list(best)])
@@ -538,7 +563,7 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
         if c in best or tiles[c] & named or (shown is not None and not shown[c]):
             continue
         if min(abs(complex(*cands[c]) - e) for e in ends) <= 1.5 * sp:
-            return None, 0.0, n_best, ("a group that looks like a position lies beyond the end "
+            return None, 0.0, {}, ("a group that looks like a position lies beyond the end "
                                        "of the seats (picture turned?)")
     idx = list(best)
     src, dst = model[[best[c] for c in idx]], cands[idx]
@@ -547,7 +572,7 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
     else:
         a, b = _fit_similarity(src, dst)
         places = np.c_[(a * mz + b).real, (a * mz + b).imag]
-    return places, sp, n_best, None
+    return places, sp, best, None
 
 
 def _hands_problem(c: np.ndarray, gaps: np.ndarray, width: float) -> str | None:
@@ -568,6 +593,20 @@ def _hands_problem(c: np.ndarray, gaps: np.ndarray, width: float) -> str | None:
     if gaps[np.ix_((a, b), (e, f))].min() > HANDS_GAP * width:
         return "the two hands lie too far apart to be one position's"
     return None
+
+
+def _widest_link(gaps: np.ndarray) -> float:
+    """The longest edge of the minimum spanning tree of a small group (gaps: (k, k) px): the
+    gap across which the group holds together."""
+    k = len(gaps)
+    joined, widest = {0}, 0.0
+    while len(joined) < k:
+        out = [j for j in range(k) if j not in joined]
+        g = gaps[np.ix_(sorted(joined), out)]
+        i = int(np.argmin(g.min(0)))
+        widest = max(widest, float(g.min(0)[i]))
+        joined.add(out[i])
+    return widest
 
 
 @lru_cache(maxsize=4)
@@ -599,7 +638,16 @@ def _seat_geometry(key: bytes, down: bytes, n: int, frame_size: tuple[float, flo
     cands = np.array([c[g].mean(0) for g in groups]).reshape(-1, 2)
     is_down = np.frombuffer(down, dtype=np.uint8).astype(bool)
     shown = [int((~is_down[g]).sum()) >= 2 for g in groups]
-    places, sp, _, why = _fit_table(cands, [set(g) for g in groups], model, spacing0, shown)
+    # each tile's turn from upright (deg, its long side against the image's y axis), and each
+    # candidate's, modulo 90 (NaN where its tiles disagree by more than DEALER_SQUARE)
+    longer = np.where((side[:, 0] + side[:, 2] >= side[:, 1] + side[:, 3])[:, None],
+                      polys[:, 1] - polys[:, 0], polys[:, 2] - polys[:, 1])
+    turn4 = np.exp(4j * np.arctan2(-longer[:, 0], longer[:, 1]))
+    square = np.array([np.degrees(np.angle(turn4[g].mean())) / 4
+                       if abs(turn4[g].mean()) >= np.cos(np.radians(4 * DEALER_SQUARE)) else np.nan
+                       for g in groups])
+    places, sp, fitted, why = _fit_table(cands, [set(g) for g in groups], model, spacing0, shown,
+                                    square)
     if places is None:
         return why, None, 0.0, {}, {}, [(u, why) for u in units]
     members: dict[str, list[int]] = {}
@@ -618,9 +666,20 @@ def _seat_geometry(key: bytes, down: bytes, n: int, frame_size: tuple[float, flo
                 problems.setdefault(p, []).append(("seat_unclear", why))
         else:
             members.setdefault(names[k1], []).extend(u)
+    fitted_tiles = {names[k]: set(groups[c]) for c, k in fitted.items()}
     for p, idx in members.items():
-        if len(idx) == 4:
+        if len(idx) == 4 and set(idx) != fitted_tiles.get(p):
+            problems.setdefault(p, []).append((
+                "seat_unclear", "its tiles are not the group of two hands the seats were "
+                                "placed by"))
+        elif len(idx) == 4:
             why = _hands_problem(c[idx], gaps[np.ix_(idx, idx)], width)
+            inner = gaps[np.ix_(idx, idx)]
+            rest = np.setdiff1d(np.arange(len(c)), idx)
+            outer = gaps[np.ix_(idx, rest)].min() if len(rest) else np.inf
+            own = _widest_link(inner)  # the gap that joins the group (between its hands)
+            if why is None and outer < own:
+                why = "a tile of another group lies nearer than its own hands do"
             if why:
                 problems.setdefault(p, []).append(("seat_unclear", why))
     return None, places, sp, members, problems, unplaced
