@@ -689,12 +689,12 @@ def group_seats(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = 
                 ) -> SeatGrouping:
     """Name the tiles' groups by where they lie on the table, without a layout.
 
-    Method (module docstring): (1) groups of tiles whose outlines (nearly) touch; (2) the table
-    model :data:`SEAT_MODEL` fitted to the groups that look like a position (four touching
-    tiles, or two hands of two): at least three must fit, and no other assignment of groups to
-    places may fit about as well; (3) each group to the fitted place nearest its centre -- a
-    group far from every place is left out (a chip, a card, the woodpile), a group between two
-    places makes both unclear; (4) a position whose four tiles do not lie as two hands is
+    Method (module docstring, steps 1-4): (1) groups of tiles whose outlines (nearly) touch;
+    (2) the table model :data:`SEAT_MODEL` fitted to the groups that look like a position (the
+    dealer's, its tiles square to the fit, and ``MIN_FIT - 1`` more; no other assignment about
+    as good); (3) each group to the fitted place nearest its centre -- a group far from every
+    place is left out (a chip, a card, the woodpile), a group between two places makes both
+    unclear; (4) a position whose four tiles are not the fitted group lying as two hands is
     unclear. A position's name thus comes from where its tiles lie, never from how many groups
     lie to its right: a spurious or split group cannot shift another seat's number.
 
