@@ -65,7 +65,7 @@ def failure_class(reason: str | None) -> str:
         return "colour"
     if r.startswith("read a:") or "no spots" in r:
         return "spot_count"
-    if "reads disagree" in r or "overlapping" in r:
+    if "disagree" in r or "overlapping" in r:
         return "reads_disagree"
     if r.startswith("read b:") or "not tile-shaped" in r or "crowd the midline" in r:
         return "shape"

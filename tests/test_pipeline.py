@@ -12,6 +12,7 @@ from fakes import GroundTruthDetectors, true_settings
 
 from scoring.errors import InputError
 from scoring.settle import settle_round
+from vision.detections import Detections
 from vision.pipeline import Pipeline, demo, identify, run
 from vision.table import Layout
 
@@ -349,3 +350,25 @@ def test_overlapping_identified_outlines_are_never_both_settled():
     out = resolve_overlapping_reads([a, across])  # only one of the pair identified
     assert [r.face for r in out] == [None, None]
     assert all(r.state == "unknown" and "overlapping outlines" in r.reason for r in out)
+
+
+def test_a_still_tile_taken_for_a_back_is_read_and_a_real_back_stays_face_down():
+    scene = scene_of(SEEDS[1])
+    fake = GroundTruthDetectors([scene])
+    dets = fake.detect(scene.image)
+    up = [i for i in range(len(dets)) if dets.class_id[i] == 0]
+    assert up
+    flipped = dets.class_id.copy()
+    flipped[up[0]] = 1  # the tile model calls a face-up tile a back
+    backs = Detections(dets.xyxy, dets.confidence, flipped, dets.polygon)
+    truth = [t for t in scene.tiles if t.labelled]
+    pipe = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1)
+    reads, _ = pipe.decode(scene.image, backs, use_cache=False)
+    assert reads[up[0]].state == "face_up" and reads[up[0]].face == truth[up[0]].face
+    for i in range(len(dets)):
+        if dets.class_id[i] == 1:  # real backs: no spots, no face
+            assert reads[i].state == "face_down" and reads[i].face is None
+    # video frames keep the tile model's call (the identity cache decides what is decoded)
+    pipe2 = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1)
+    reads2, _ = pipe2.decode(scene.image, backs, use_cache=True)
+    assert reads2[up[0]].state == "face_down"

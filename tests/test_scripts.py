@@ -49,3 +49,60 @@ def test_eval_tables_counts_every_true_tile_once():
     assert t["wrong"] == 0, res["confusions"]
     r = _script("eval_tables.py", "--seed", "5")
     assert r.returncode == 2 and "held out" in r.stderr
+
+
+SCENES = ROOT.parent / "shared" / "scenes"
+
+
+@pytest.mark.skipif(not (SCENES / "truth.jsonl").is_file(), reason="needs ../shared/scenes")
+def test_eval_scenes_on_two_scenes_counts_every_truth_tile_and_seat():
+    r = _script("eval_scenes.py", str(SCENES), "--limit", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    recs = [json.loads(line) for line in (SCENES / "truth.jsonl").read_text().splitlines()[:2]]
+    n_true = sum(1 for rec in recs for s in rec["seats"] for t in s["tiles"] if not t["occluded"])
+    n_seats = sum(len(rec["settlement"]) for rec in recs)
+    allr = res["all"]
+    assert allr["tiles"]["true"] == n_true
+    assert allr["seats"]["seats"] == n_seats
+    t = allr["tiles"]
+    assert t["right"] + t["unknown"] + t["wrong"] == t["found"] <= t["true"]
+    assert sum(allr["failures"].values()) == t["true"] - t["right"] - t["wrong"]
+    assert t["wrong"] == 0 and t["wrong_extra"] == 0 and allr["seats"]["wrong"] == 0
+    assert set(res) == {r["style"].removeprefix("render_") for r in recs} | {"all"}
+
+
+def test_eval_scenes_scoring_classifies_each_outcome():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import eval_scenes as E
+    finally:
+        sys.path.pop(0)
+
+    def quad(x, y, w=20, h=40):
+        return [[x, y], [x + w, y], [x + w, y + h], [x, y + h]]
+
+    rec = {"image": "x.jpg", "seats": [{"seat": "dealer", "tiles": [
+        {"face": "1-2", "polygon": quad(0, 0), "occluded": False},
+        {"face": "3-4", "polygon": quad(100, 0), "occluded": False},
+        {"face": "5-6", "polygon": quad(200, 0), "occluded": False},
+        {"face": "6-6", "polygon": quad(300, 0), "occluded": False},
+        {"face": "1-1", "polygon": quad(400, 0), "occluded": True}]}]}
+    reported = [
+        {"face": "1-2", "state": "face_up", "polygon": quad(1, 1)},                 # right
+        {"face": "3-5", "state": "face_up", "polygon": quad(100, 0)},               # WRONG
+        {"face": None, "state": "unknown", "polygon": quad(200, 0),
+         "reason": "read A: no face has 3 red and 0 white spots"},                   # spot count
+        {"face": None, "state": "unknown", "polygon": quad(300, 25)},              # outline off
+        {"face": "2-2", "state": "face_up", "polygon": quad(600, 0)},               # extra
+    ]
+    out = E.score_tiles(rec, reported)
+    c = out["counts"]
+    assert (c["true"], c["found"], c["right"], c["wrong"], c["unknown"], c["occluded"]) == \
+        (4, 3, 1, 1, 1, 1)
+    assert c["extra"] == 1 and c["wrong_extra"] == 0
+    assert dict(out["fails"]) == {"spot_count": 1, "outline_off": 1}
+    assert E.failure_class("input sizes disagree: 1-5 / 3-5") == "reads_disagree"
+    assert E.failure_class("confidence 0.43 below 0.50 (read 2-2)") == "other"
+    assert E.failure_class("reads disagree: A 2-2 (0 red, 4 white), B 1-3") == "reads_disagree"
+    assert E.failure_class("read B: 2-2 but top half: a 2 must lie across the tile") == "shape"

@@ -290,3 +290,27 @@ def test_render_datasets_pips_only(tmp_path):
     assert stats["pips_train"] + stats["pips_val"] == 5 and stats["pips_val"] == 1
     assert len(list((tmp_path / "pips" / "images").rglob("*.jpg"))) == 5
     assert "path: pips" in (tmp_path / "pips.yaml").read_text()
+
+
+def test_touching_positions_change_only_with_the_option_and_lie_flush():
+    from vision.synth import render_scene
+
+    a = render_scene(123, (640, 360), mode="train")
+    b = render_scene(123, (640, 360), mode="train", touching=0.0)
+    assert np.array_equal(a.image, b.image)          # old seeds render unchanged
+    c = render_scene(123, (640, 360), mode="train", touching=1.0)
+    assert not np.array_equal(a.image, c.image)
+    # every position's hands touch flush: each face-up tile has a neighbour whose outline
+    # lies within 2 % of a tile width (the hand's other tile)
+    ups = [t for t in c.tiles if t.state == "face_up" and t.labelled and t.position]
+    whole = {p for p in {t.position for t in ups} if sum(t.position == p for t in ups) == 4}
+    ups = [t for t in ups if t.position in whole]
+    assert ups
+    import cv2
+
+    for t in ups:
+        w = min(np.linalg.norm(t.polygon[1] - t.polygon[0]), np.linalg.norm(t.polygon[2] - t.polygon[1]))
+        gaps = [cv2.pointPolygonTest(o.polygon.astype(np.float32).reshape(-1, 1, 2),
+                                     tuple(float(v) for v in p), True)
+                for o in ups if o is not t for p in t.polygon]
+        assert max(gaps) > -0.05 * w

@@ -443,8 +443,14 @@ class Pipeline:
                 reads[i] = TileRead(None, "face_down", c, dets.polygon[i].copy(),
                                     dets.xyxy[i].copy(), tile_confidence=c)
         new_cache: list[_Cached] = []
+        backs: set[int] = set()
         if not use_cache:
             todo = list(up)
+            # a still's tile backs are read too: a near-blank face (1-1: two red spots on a
+            # dark face) is taken for a back by the tile model; a back has no spots, so its
+            # reads name no face and it stays face down
+            backs = {i for i in range(n) if int(dets.class_id[i]) == TILE_BACK}
+            todo += sorted(backs)
         else:
             new_tiles: list[int] = []
             retry: list[tuple[int, int, int]] = []   # (last attempt, det index, cache index)
@@ -501,6 +507,8 @@ class Pipeline:
         for i, p, crop in zip(todo, pips, crops):
             r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
                                self.min_confidence, self.allow_diagonal_two, crop=crop)
+            if i in backs and r.state != "face_up":
+                continue  # stays the face-down read
             reads[i] = r
             if use_cache:
                 new_cache.append(_Cached(dets.xyxy[i].copy(), r, self._frame_no,
@@ -713,6 +721,9 @@ def drop_straddlers(dets: Detections) -> Detections:
 
 
 DUPLICATE_OVERLAP = 0.35  # fraction of an outline inside another tile's: not two real tiles
+#: An unknown outline with at least this fraction of its area inside identified tiles (summed
+#: over them) lies across them: a box over two touching tiles of a hand, not a tile.
+COVERED_UNKNOWN = 0.5
 
 
 def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
@@ -725,7 +736,9 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     a 5-6 and its neighbour read "5-5" on a JPEG frame), so:
 
     * an unknown outline inside an identified one is dropped (the identified read is the tile;
-      the duplicate would make its position look like five tiles, never settled);
+      the duplicate would make its position look like five tiles, never settled), and so is
+      one lying at least COVERED_UNKNOWN inside identified tiles taken together (a box across
+      two touching tiles; a real tile is never that much under other real tiles);
     * an identified outline lying that much inside two or more other face-up outlines is a
       straddler and is dropped;
     * otherwise, two identified outlines that overlap that much both become unknown
@@ -745,10 +758,12 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     up = [i for i, r in enumerate(reads) if r.state != "face_down"]
     if len(up) < 2:
         return reads
-    frac = inside_fractions(np.stack([reads[i].polygon for i in up])) >= DUPLICATE_OVERLAP
+    inside = inside_fractions(np.stack([reads[i].polygon for i in up]))
+    frac = inside >= DUPLICATE_OVERLAP
     known = [k for k, i in enumerate(up) if reads[i].state == "face_up"]
     over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
-    drop = {k for k in over if reads[up[k]].state == "unknown" and over[k]}
+    drop = {k for k in over if reads[up[k]].state == "unknown"
+            and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN)}
     drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
     conflict = {x for k in known if k not in drop
                 for m in over[k] if m not in drop for x in (k, m)}

@@ -226,10 +226,14 @@ def _apply(A: np.ndarray, pts: np.ndarray) -> np.ndarray:
     return (pts @ A[:, :2].T + A[:, 2]).astype(np.float32)
 
 
-def _position_tiles(rng, faces, cx, cy, angle, w, aspect, pos, long33, arrangement):
-    """Four tiles of one position as two hands lying together (two pairs)."""
+def _position_tiles(rng, faces, cx, cy, angle, w, aspect, pos, long33, arrangement,
+                    flush: bool = False):
+    """Four tiles of one position as two hands lying together (two pairs); ``flush``: the
+    two tiles of a hand touch exactly (no gap: on flat drawn tiles the seam is invisible)."""
     L = w * aspect
     gap_in = rng.uniform(0.0, 0.08) * w      # inside a hand (touching or nearly)
+    if flush:
+        gap_in = 0.0
     gap_h = rng.uniform(0.25, 1.2) * w       # between the two hands
     ca, sa = math.cos(angle), math.sin(angle)
     out = []
@@ -242,22 +246,27 @@ def _position_tiles(rng, faces, cx, cy, angle, w, aspect, pos, long33, arrangeme
         ys = [(L + gap_h) / 2] * 2 + [-(L + gap_h) / 2] * 2
     for k in range(4):
         jx, jy = rng.normal(0, 0.03 * w, 2)
+        if flush:
+            jx = jy = 0.0
         lx, ly = xs[k] + jx, ys[k] + jy
         tx = cx + lx * ca - ly * sa
         ty = cy + lx * sa + ly * ca
         f = faces[k]
         lo, hi = (int(v) for v in f.split("-"))
         halves = (lo, hi) if rng.random() < 0.5 else (hi, lo)
-        a = angle + rng.normal(0, math.radians(3)) + (math.pi if rng.random() < 0.5 else 0)
+        tilt = rng.normal(0, math.radians(3))
+        a = angle + (0.0 if flush else tilt) + (math.pi if rng.random() < 0.5 else 0)
         out.append(_Tile(f, halves, tx, ty, a, w, pos, k // 2, long33 and f == "3-3",
                          aspect=aspect))
     return out
 
 
 def _table_layout(rng, origin, out_w, out_h, w, zoom, deal, long33, arrangement, spread=1.0,
-                  aspect=2.2):
+                  aspect=2.2, touching: float = 0.0, rng_touch=None):
     """Tiles of dealer + 7 seats placed around an arc (dealer at the top centre; seat 1 at the
-    image right, 7 at the left)."""
+    image right, 7 at the left). With ``touching`` > 0, each position with that probability
+    (drawn from ``rng_touch``, so the main stream and old seeds are unchanged) lies at any
+    angle with its hands' tiles touching flush (hard cases: touching pairs at every angle)."""
     ox, oy = origin
     W, H = out_w * zoom * spread, out_h * zoom * spread
     tiles = []
@@ -275,8 +284,11 @@ def _table_layout(rng, origin, out_w, out_h, w, zoom, deal, long33, arrangement,
         py += rng.normal(0, 0.008 * H)
         ang += rng.normal(0, math.radians(4))
         arr = arrangement if arrangement else ("row" if rng.random() < 0.6 else "column")
+        flush = False
+        if rng_touch is not None and rng_touch.random() < touching:
+            ang, flush = rng_touch.uniform(-math.pi, math.pi), True
         tiles += _position_tiles(rng, deal[pos], ox + px, oy + py, ang, w, aspect, pos,
-                                 long33, arr)
+                                 long33, arr, flush)
     return tiles
 
 
@@ -594,7 +606,7 @@ def _scatter_tiles(rng, H, out_w, out_h, w, st, long33) -> list:
 
 
 def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | None = None,
-                 deal: dict | None = None, tile_long=None) -> TableScene:
+                 deal: dict | None = None, tile_long=None, touching: float = 0.0) -> TableScene:
     """Render one table scene.
 
     Args:
@@ -608,11 +620,14 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
         style: tile style ("black", "ivory", "other", "western") or None for random.
         deal: position -> 4 faces (validated) or None for a random valid deal.
         tile_long: tile long side in output px at the image centre (None: random by mode).
+        touching: probability in [0, 1] that a position lies at any angle with flush-touching
+            hands (drawn from a second generator: 0 renders every old seed unchanged).
 
     Returns:
         :class:`TableScene`.
     """
     rng = np.random.default_rng(seed)
+    rng_touch = np.random.default_rng([seed, 91]) if touching > 0 else None
     out_w, out_h = int(size[0]), int(size[1])
     if style is None and mode == "table":
         style = str(rng.choice(["black", "ivory", "other"], p=[0.65, 0.25, 0.10]))
@@ -653,7 +668,7 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
         arrangement = None if not full else ("row" if rng.random() < 0.7 else "column")
         for _try in range(8):
             tiles = _table_layout(rng, origin, out_w, out_h, w, 1.0, face_deal, long33, arrangement,
-                                  spread, st.aspect)
+                                  spread, st.aspect, touching, rng_touch)
             if not full or not _groups_overlap(tiles, 0.3):
                 break
             w *= 0.9  # positions too crowded for this tile size: smaller tiles
@@ -663,9 +678,20 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
             anchor = np.array([ax, ay])
             if zoom > 1.3:
                 anchor = anchor + (rng.uniform(-0.4, 0.4) * out_w, rng.uniform(-0.35, 0.35) * out_h)
+            # each position moves as a whole: its tiles keep their offsets from its centre, so
+            # the tiles of a hand still touch (zooming every tile centre opened gaps of
+            # (zoom - 1) tile widths inside the hands: the tile model rarely saw touching
+            # tiles up close)
+            centre = {}
             for t in tiles:
-                t.cx = ax + (t.cx - ax) * zoom - (anchor[0] - ax) * (zoom - 1)
-                t.cy = ay + (t.cy - ay) * zoom - (anchor[1] - ay) * (zoom - 1)
+                if t.position:
+                    centre.setdefault(t.position, []).append((t.cx, t.cy))
+            centre = {p: np.mean(v, 0) for p, v in centre.items()}
+            for t in tiles:
+                px, py = centre[t.position] if t.position else (t.cx, t.cy)
+                nx = ax + (px - ax) * zoom - (anchor[0] - ax) * (zoom - 1)
+                ny = ay + (py - ay) * zoom - (anchor[1] - ay) * (zoom - 1)
+                t.cx, t.cy = nx + (t.cx - px), ny + (t.cy - py)
                 t.w = w
             # keep the canvas-visible tiles only
             tiles = [t for t in tiles
@@ -934,7 +960,7 @@ def _scene_seed(seed: int, kind: int, i: int) -> int:
 
 def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fraction: float = 0.1,
                     progress: bool = True, closeup_fraction: float = 0.25,
-                    catalogue: float = 0.0) -> dict:
+                    catalogue: float = 0.0, touching: float = 0.0) -> dict:
     """Render the tile (OBB) and pip (detect) datasets.
 
     Writes ``out/tiles/{images,labels}/{train,val}`` (JPEG frames: table frames 1280 px wide,
@@ -955,6 +981,8 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         closeup_fraction: fraction in [0, 1] of tile-model images that are close-ups.
         catalogue: fraction in [0, 1] of those close-ups that are catalogue pictures
             (:func:`render_closeup`).
+        touching: per-position probability of any angle with flush-touching hands in table
+            frames (see :func:`render_scene`).
 
     Returns:
         dict with counts: tiles_train, tiles_val, tile_labels, tile_back_labels, closeups,
@@ -989,7 +1017,8 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
             stats["closeups"] += 1
         else:
             size = (1280, 720) if rng.random() < 0.75 else (1280, 960)
-            scene = render_scene(s, size, mode="scatter" if rng.random() < 0.15 else "train")
+            scene = render_scene(s, size, mode="scatter" if rng.random() < 0.15 else "train",
+                                 touching=touching)
         lines = obb_label_lines(scene)
         sp = _split(i, n_tiles, val_fraction)
         name = f"t{seed}_{i:06d}"
