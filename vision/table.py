@@ -28,8 +28,8 @@ groups (a chip taken for a tile or a hand split in two must not shift every seat
    a group about as near a second place (``BETWEEN_RATIO``) lies between two positions and
    makes both unclear;
 4. a position is a seat candidate only with exactly four tiles that are the group the table
-   was fitted to at that place, lying as two hands of two, with no other tile nearer to them
-   than their two hands are to each other.
+   was fitted to at that place, lying as two hands of two, with no other tile within
+   ``NEAR_RATIO`` of the gap between their two hands.
 
 Unclear positions carry a ``("seat_unclear", why)`` problem (``build_positions(...,
 problems=)``) and are never settled: the grouping abstains rather than guesses. Callers that
@@ -333,6 +333,9 @@ MAX_ROTATION = 12.0
 #: seats the arc fits itself shifted by a seat after a turn of about 18 degrees (the seats'
 #: own tiles turn with it); the dealer's tiles do not, which keeps the names from sliding.
 DEALER_SQUARE = 12.0
+#: A seat whose tiles come closer to another tile than this fraction of the gap between its
+#: two hands might be holding a neighbour's hand: unclear.
+NEAR_RATIO = 0.6
 #: Groups (the dealer's among them) that must fit the table model before any position is named.
 MIN_FIT = 4
 #: The two tiles of a hand: outlines at most this many tile widths apart; the two hands of a
@@ -678,8 +681,8 @@ def _seat_geometry(key: bytes, down: bytes, n: int, frame_size: tuple[float, flo
             rest = np.setdiff1d(np.arange(len(c)), idx)
             outer = gaps[np.ix_(idx, rest)].min() if len(rest) else np.inf
             own = _widest_link(inner)  # the gap that joins the group (between its hands)
-            if why is None and outer < own:
-                why = "a tile of another group lies nearer than its own hands do"
+            if why is None and outer < NEAR_RATIO * own:
+                why = "a tile of another group lies about as near as its own hands do"
             if why:
                 problems.setdefault(p, []).append(("seat_unclear", why))
     return None, places, sp, members, problems, unplaced
