@@ -1,6 +1,6 @@
 """The referee: exact pai gow tiles rules, house way, settlement and game analysis.
 
-Pure Python + numpy; never imports :mod:`vision`. Sources: ../shared/docs/rules.md and the
+Pure Python + numpy; never imports :mod:`vision`. Sources: docs/rules.md and the
 regulations it cites (NJ 13:69F-10.2, PA 621a.3).
 """
 

@@ -1,6 +1,6 @@
 """Exact game analysis: every deal of player and banker tiles, house way or optimal play.
 
-Sources: rules.md sections 4-5 (settlement; Wizard of Odds reference figures), house-way.md.
+Sources: docs/rules.md sections 4-5 (settlement; Wizard of Odds reference figures), docs/house-way.md.
 
 A deal is the player's 4 tiles out of 32 and the banker's 4 out of the remaining 28:
 35,960 x 20,475 = 736,281,000 deals, all equally likely. Tiles of one pair class are
@@ -25,8 +25,10 @@ from math import comb
 
 import numpy as np
 
-from .rules import PA, RuleProfile, get_profile
+from .errors import InputError
 from .hands import class_key_table
+from .rules import PA, RuleProfile, commission_fraction, get_profile
+from .setting import get_house_way
 
 __all__ = [
     "AnalysisResult",
@@ -82,7 +84,6 @@ def house_way_keys(way="reference", rules: RuleProfile | str = PA) -> tuple[np.n
     Raises:
         UnknownHouseWayError: unknown way name.
     """
-    from .setting import get_house_way
 
     prof = get_profile(rules)
     hw = get_house_way(way)
@@ -248,15 +249,13 @@ def analyze(strategy: str = "house", banking: bool = False, rules: RuleProfile |
     Raises:
         InputError: unknown strategy, bad commission; UnknownHouseWayError, UnknownProfileError.
     """
-    from .errors import InputError
-    from .setting import _commission, get_house_way
 
     t0 = time.perf_counter()
     if strategy not in ("house", "optimal"):
         raise InputError(f"unknown strategy {strategy!r}: choose 'house' or 'optimal'")
     prof = get_profile(rules)
     hw = get_house_way(way)
-    c = _commission(commission, prof)
+    c = commission_fraction(commission, prof)
     cn, cd = c.numerator, c.denominator
     counts, mult, _ = class_sets()
     bh, bl = house_way_keys(hw, prof)

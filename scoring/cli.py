@@ -45,7 +45,7 @@ def register(sub) -> None:
     """Add the scoring sub-commands (hand, set, settle, analyze, poker) to ``sub``, an argparse
     sub-parser collection; each sets ``func`` to a handler ``(args) -> int``."""
     p = sub.add_parser("hand", help="value of a two-tile hand",
-                       description="Value of a two-tile hand [rules.md 2; NJ (b)-(h), PA (c)-(i)].")
+                       description="Value of a two-tile hand [docs/rules.md 2; NJ (b)-(h), PA (c)-(i)].")
     p.add_argument("tiles", nargs="+", help="two tiles, e.g. 1-2 5-6")
     _common(p)
     p.set_defaults(func=cmd_hand)
@@ -64,7 +64,7 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "settle", help="settle a round",
-        description="Settle a round against the banker [rules.md 4]. A position is 'a b / c d' "
+        description="Settle a round against the banker [docs/rules.md 4]. A position is 'a b / c d' "
                     "(high / low) or four tiles (set by the house way).")
     p.add_argument("--banker", "--dealer", dest="banker", required=True,
                    help="the dealer's tiles, e.g. '6-6 4-5 / 1-3 2-2'")
@@ -142,8 +142,10 @@ def cmd_set(args) -> int:
     tiles = _four(_tokens(args.tiles))
     commission = None if args.commission is None else parse_commission(args.commission)
     if args.way.strip().lower() == "optimal":
-        s = st.optimal_setting(tiles, rules=prof, way=args.against, banking=args.banking,
-                               commission=commission)
+        from .strategy import optimal_setting
+
+        s = optimal_setting(tiles, rules=prof, way=args.against, banking=args.banking,
+                            commission=commission)
         way = "optimal"
     else:
         s = st.get_house_way(args.way).set(tiles, prof)

@@ -1,6 +1,6 @@
 """Two-tile hands: pair, wong, gong or points, and a total order as one integer key.
 
-Sources: NJ 13:69F-10.2 (b)-(h), PA 621a.3 (c)-(i), ../shared/docs/rules.md sections 2-3.
+Sources: NJ 13:69F-10.2 (b)-(h), PA 621a.3 (c)-(i), docs/rules.md sections 2-3.
 
 The key of a hand is an ``int`` (fits int16) such that, for two hands under the same profile,
 ``key(a) > key(b)`` exactly when hand a beats hand b, and ``key(a) == key(b)`` exactly when they
@@ -140,7 +140,7 @@ def _evaluate(a: Tile, b: Tile, zero_zero_copy: bool) -> HandValue:
 def evaluate(a: Tile | str, b: Tile | str, rules: RuleProfile | str = PA) -> HandValue:
     """Evaluate the two-tile hand ``a`` + ``b`` under ``rules``.
 
-    Examples (rules.md): 1-1 + 3-3 is 8 points; 5-6 + 1-6 is 8; 2-4 + 1-5 is not a pair and
+    Examples (docs/rules.md): 1-1 + 3-3 is 8 points; 5-6 + 1-6 is 8; 2-4 + 1-5 is not a pair and
     scores 9 (2-4 counted 3); 6-6 + 5-5 scores 2; 1-1 + 4-4 is a Day gong.
 
     Raises:
@@ -219,12 +219,7 @@ def _physical_hands() -> tuple[tuple[Tile, Tile], ...]:
 
 
 PHYSICAL_HANDS: tuple[tuple[Tile, Tile], ...] = _physical_hands()
-"""Every distinct two-tile hand by physical face: 221 of them (rules.md section 1)."""
-
-
-def evaluate_all(rules: RuleProfile | str = PA) -> list[HandValue]:
-    """Values of all 221 physical hands under ``rules``, in :data:`PHYSICAL_HANDS` order."""
-    return [evaluate(a, b, rules) for a, b in PHYSICAL_HANDS]
+"""Every distinct two-tile hand by physical face: 221 of them (docs/rules.md section 1)."""
 
 
 def parse_hand(texts: Sequence[str | Tile]) -> tuple[Tile, Tile]:

@@ -1,6 +1,6 @@
 """Texas hold 'em bonus poker hand ranking.
 
-Source: N.J.A.C. 13:69F-28.5 (../shared/seeds/004_a6970ae1fd9b9ec0.txt); rules.md section 6.
+Source: N.J.A.C. 13:69F-28.5 (docs/README.md, sources); docs/rules.md section 6.
 
 Card ranks, highest first: A K Q J 10 9 8 7 6 5 4 3 2 [(a)]; an ace also plays low, but only in
 the straight (flush) A-2-3-4-5, the lowest one [(a), (b) 2 and 6]; no wraparound (Q-K-A-2-3 is

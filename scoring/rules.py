@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from fractions import Fraction
 
 from .errors import InputError
 
-__all__ = ["RuleProfile", "PA", "NJ", "PROFILES", "get_profile", "UnknownProfileError"]
+__all__ = ["RuleProfile", "PA", "NJ", "PROFILES", "get_profile", "UnknownProfileError",
+           "commission_fraction"]
 
 COMMISSION_ROUNDING = ("exact", "cent", "unit_down", "unit_up")
 MIS_SET_POLICIES = ("house_way", "forfeit")
@@ -94,3 +96,23 @@ def get_profile(name: str | RuleProfile) -> RuleProfile:
     except KeyError:
         raise UnknownProfileError(
             f"unknown rules profile {name!r}: choose one of {', '.join(PROFILES)}") from None
+
+
+def commission_fraction(commission, prof: RuleProfile) -> Fraction:
+    """The commission rate as an exact fraction: ``commission`` (a Decimal, text, int or
+    float) or, when None, the profile's.
+
+    Raises:
+        InputError: not a number, or not in [0, 1).
+    """
+    c = prof.commission if commission is None else commission
+    try:
+        if isinstance(c, float):
+            f = Fraction(str(c))
+        else:
+            f = Fraction(Decimal(c)) if isinstance(c, (Decimal, str)) else Fraction(c)
+    except (ValueError, TypeError, ArithmeticError):
+        raise InputError(f"commission {commission!r} is not a number") from None
+    if not (0 <= f < 1):
+        raise InputError(f"commission {commission!r} is not a fraction in [0, 1)")
+    return f

@@ -1,18 +1,16 @@
 """Setting four tiles into a high (rear) and a low (front) hand.
 
-Sources: rules.md section 4; house-way.md; PA 621a.8(d) for the minimal house way.
+Sources: docs/rules.md section 4; docs/house-way.md; PA 621a.8(d) for the minimal house way.
 
 This module holds the value type :class:`Setting`, the legal splits of four tiles, the
-:class:`HouseWay` interface and the registry of named house ways. The reference house way
-and the optimal setting live here too (see below).
+:class:`HouseWay` interface and the registry of named house ways (docs/house-way.md). The
+optimal setting by exact expected value is :mod:`scoring.strategy`.
 """
 
 from __future__ import annotations
 
 import itertools as _it
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 from typing import Protocol, Sequence
 
 from .errors import InputError
@@ -42,7 +40,7 @@ class Setting:
         high: the two tiles of the high hand (as given; use :meth:`high_value` for its value).
         low: the two tiles of the low hand.
 
-    A setting is *legal* when the high hand does not rank below the low hand (rules.md 4);
+    A setting is *legal* when the high hand does not rank below the low hand (docs/rules.md 4);
     :meth:`is_mis_set` tells the opposite.
     """
 
@@ -111,7 +109,7 @@ def legal_splits(tiles: Sequence[Tile | str], rules: RuleProfile | str = PA) -> 
     """The distinct ways to set four tiles, each oriented so the high hand ranks >= the low hand.
 
     There are three ways to split four tiles into two hands, and two when they hold a pair
-    of equal faces (rules.md 4), also when they hold two such pairs (T T / 10 10 and
+    of equal faces (docs/rules.md 4), also when they hold two such pairs (T T / 10 10 and
     T 10 / T 10).
 
     Returns:
@@ -178,7 +176,7 @@ class HouseWay(Protocol):
 
 
 # ---------------------------------------------------------------------------------------------
-# House ways (house-way.md; PA 621a.8(d)) and the optimal setting.
+# House ways (docs/house-way.md; PA 621a.8(d)) and the optimal setting.
 # ---------------------------------------------------------------------------------------------
 
 __all__ += [
@@ -190,8 +188,6 @@ __all__ += [
     "get_house_way",
     "house_way_setting",
     "is_house_way",
-    "setting_ev",
-    "optimal_setting",
 ]
 
 
@@ -209,7 +205,7 @@ EIGHTS = frozenset({H8, L8})
 FOURS = frozenset({H4, L4})
 SIXES = frozenset({H6, L6})
 SMALL = frozenset({H4, L4, FIVE, H6, L6, GEE})
-"""house-way.md: 'Small tiles' = 4s, 5s, 6s and Gee."""
+"""docs/house-way.md: 'Small tiles' = 4s, 5s, 6s and Gee."""
 ANY = frozenset(range(16))
 #: spot total of each class (Gee: 3 here; hands count it 3 or 6 through the key table)
 CLASS_SPOTS = (3, 12, 2, 8, 4, 10, 6, 4, 11, 10, 7, 6, 9, 8, 7, 5)
@@ -263,13 +259,13 @@ class _Hand4:
         raise AssertionError((i, j))
 
     def pump_up(self):
-        """house-way.md "pump up the high hand": the split with the strongest high hand; the
+        """docs/house-way.md "pump up the high hand": the split with the strongest high hand; the
         key already prefers the higher tile among equal points ("playing the highest tile in
         it"); equal high hands are broken by the stronger low hand."""
         return max(self.splits, key=lambda s: (s[2], s[3]))
 
     def balance(self):
-        """house-way.md "balance": the strongest low hand that stays <= the high hand (every
+        """docs/house-way.md "balance": the strongest low hand that stays <= the high hand (every
         oriented split satisfies that); equal low hands are broken by the stronger high hand."""
         return max(self.splits, key=lambda s: (s[3], s[2]))
 
@@ -345,9 +341,9 @@ class ClassHouseWay:
         return f"<house way {self.name!r}>"
 
 
-# --- the reference way (house-way.md), as data ------------------------------------------------
+# --- the reference way (docs/house-way.md), as data ------------------------------------------------
 
-#: house-way.md section 5, in the order they are tried (the more specific row of two rows that
+#: docs/house-way.md section 5, in the order they are tried (the more specific row of two rows that
 #: overlap first). Each row: (label, four class sets matched to the four tiles, the two
 #: pattern positions that form one hand, no-pair required).
 REFERENCE_EXCEPTIONS: tuple[tuple[str, tuple[frozenset, ...], tuple[int, int], bool], ...] = (
@@ -364,7 +360,7 @@ REFERENCE_EXCEPTIONS: tuple[tuple[str, tuple[frozenset, ...], tuple[int, int], b
 REFERENCE_EXCEPTIONS = tuple((lab, tuple(frozenset(s) for s in pat), hand, np_)
                              for lab, pat, hand, np_ in REFERENCE_EXCEPTIONS)
 
-#: house-way.md section 1: pairs that are never split.
+#: docs/house-way.md section 1: pairs that are never split.
 NEVER_SPLIT = frozenset({H4, L4, FIVE, H6, L6, H10, L10, ELEVEN})
 
 
@@ -377,7 +373,7 @@ def _one_each(x: int, y: int, a: frozenset, b: frozenset) -> bool:
 
 
 class ReferenceHouseWay(ClassHouseWay):
-    """The reference house way of house-way.md, rule for rule (a published Midwest casino way).
+    """The reference house way of docs/house-way.md, rule for rule (a published Midwest casino way).
 
     Order: exceptions table (section 5, overrides everything) -> pairs (section 1) -> no pair
     with T or D (section 2) or without (section 3) -> general guidelines (section 4, applied to
@@ -394,9 +390,10 @@ class ReferenceHouseWay(ClassHouseWay):
     - "Pump up": the split with the strongest high hand (ties: stronger low hand).
       "Balance": the split with the strongest low hand (ties: stronger high hand).
     - Supreme Pair: section 1 splits the Gee Joon pair with 4+6, 5+6, L6+H6, but PA
-      621a.8(d)(1) ("always keep the Supreme Pair") and house-way.md's checks forbid it, so the
-      registered way keeps it; ``ReferenceHouseWay(split_supreme_pair=True)`` applies the
-      published rule (not registered; fails the Supreme-Pair check by design).
+      621a.8(d)(1) ("always keep the Supreme Pair") and docs/house-way.md's checks forbid it, so the
+      default way keeps it; ``ReferenceHouseWay(split_supreme_pair=True)`` applies the
+      published rule (registered as ``reference-split-gee``; fails the Supreme-Pair check by
+      design).
     - "any two of H10, L10, 11, T, D" allows two tiles of one class (so 8-8 + T-T splits).
       Two pairs: the split happens when either pair's rule says so and the other pair is not
       one that is never split (4s, 5s, 6s, 10s, 11s, Gee Joon); so T-T + 9-9 -> two wongs (the
@@ -426,7 +423,7 @@ class ReferenceHouseWay(ClassHouseWay):
     """
 
     name = "reference"
-    description = "reference house way (house-way.md; a published Midwest casino way)"
+    description = "reference house way (docs/house-way.md; a published Midwest casino way)"
 
     def __init__(self, split_supreme_pair: bool = False) -> None:
         super().__init__()
@@ -580,7 +577,7 @@ class ReferenceHouseWay(ClassHouseWay):
 
 
 class PAMinimalHouseWay(ClassHouseWay):
-    """PA 621a.8(d)'s opening rules as a house way (rules.md section 4).
+    """PA 621a.8(d)'s opening rules as a house way (docs/rules.md section 4).
 
     1. Always keep the Supreme Pair [(d)(1)].
     2. Otherwise play a pair, wong or gong when possible [(d)(2)]; of several settings that do,
@@ -611,7 +608,7 @@ class PAMinimalHouseWay(ClassHouseWay):
 HOUSE_WAYS: dict[str, HouseWay] = {
     "reference": ReferenceHouseWay(),
     "pa-minimal": PAMinimalHouseWay(),
-    # house-way.md section 1 as published splits the Gee Joon pair with 4+6, 5+6 or L6+H6;
+    # docs/house-way.md section 1 as published splits the Gee Joon pair with 4+6, 5+6 or L6+H6;
     # the cited PA 621a.8(d)(1) says never. The default follows the regulation; the published
     # text stays available by name.
     "reference-split-gee": ReferenceHouseWay(split_supreme_pair=True),
@@ -638,7 +635,7 @@ def get_house_way(name: "str | HouseWay" = "reference") -> HouseWay:
 
 def house_way_setting(tiles: Sequence[Tile | str], way: "str | HouseWay" = "reference",
                       rules: RuleProfile | str = PA) -> Setting:
-    """The setting the house way ``way`` plays for four tiles (house-way.md).
+    """The setting the house way ``way`` plays for four tiles (docs/house-way.md).
 
     Raises:
         SettingError: not four tiles. TileParseError: a text is not a tile.
@@ -664,70 +661,3 @@ def is_house_way(setting: Setting, way: "str | HouseWay" = "reference",
         return True
     hk, lk = setting.keys(prof)
     return hk == lk and (a[1], a[0]) == b
-
-
-def _commission(commission, prof: RuleProfile) -> Fraction:
-    c = prof.commission if commission is None else commission
-    try:
-        if isinstance(c, float):
-            f = Fraction(str(c))
-        else:
-            f = Fraction(Decimal(c)) if isinstance(c, (Decimal, str)) else Fraction(c)
-    except (ValueError, TypeError, ArithmeticError):
-        raise InputError(f"commission {commission!r} is not a number") from None
-    if not (0 <= f < 1):
-        raise InputError(f"commission {commission!r} is not a fraction in [0, 1)")
-    return f
-
-
-def setting_ev(tiles: Sequence[Tile | str], rules: RuleProfile | str = PA,
-               way: "str | HouseWay" = "reference", banking: bool = False,
-               commission=None) -> dict[Setting, Fraction]:
-    """Exact expected value of each legal split of four tiles, in bet units.
-
-    Against every one of the C(28, 4) = 20,475 deals of the other side from the remaining
-    28 tiles, which is set by the house way ``way``. Non-banking: the player wins when both
-    hands beat the banker's (copies lose); ``banking=True``: the player is the bank (copies
-    win) against an opponent. EV = (1 - c) * P(win) - P(loss), c = ``commission`` or
-    ``rules.commission``.
-
-    Returns:
-        ``{Setting: Fraction}`` in :func:`legal_splits` order.
-    Raises:
-        SettingError, TileParseError, UnknownHouseWayError, InputError (bad commission).
-    """
-    from .analysis import opponent_counts
-
-    prof = get_profile(rules)
-    c = _commission(commission, prof)
-    ts = _tiles4(tiles)
-    splits = legal_splits(ts, prof)
-    counts = [0] * 16
-    for t in ts:
-        counts[t.pair_class] += 1
-    if max(counts) > 2:
-        raise SettingError(f"tiles {' '.join(t.face for t in ts)!r} are not from one set")
-    out: dict[Setting, Fraction] = {}
-    for s in splits:
-        hk, lk = s.keys(prof)
-        w, l, n = opponent_counts(counts, hk, lk, prof, get_house_way(way), banking)
-        out[s] = (1 - c) * Fraction(w, n) - Fraction(l, n)
-    return out
-
-
-def optimal_setting(tiles: Sequence[Tile | str], rules: RuleProfile | str = PA,
-                    way: "str | HouseWay" = "reference", banking: bool = False,
-                    commission=None) -> Setting:
-    """The legal split of four tiles with the highest exact EV (:func:`setting_ev`); on a tie
-    the house way's setting if it is among the best, else the first in legal_splits order.
-
-    Raises: as :func:`setting_ev`.
-    """
-    evs = setting_ev(tiles, rules, way, banking, commission)
-    best = max(evs.values())
-    tied = [s for s, v in evs.items() if v == best]
-    if len(tied) > 1:
-        for s in tied:
-            if is_house_way(s, way, rules):
-                return s
-    return tied[0]

@@ -1,11 +1,11 @@
 """Settling a round: each seat against the banker, money in exact :class:`~decimal.Decimal`.
 
-Sources: ../shared/docs/rules.md section 4; NJ 13:69F-10.2 (c), (h) and PA 621a.3 (d), (i)
+Sources: docs/rules.md section 4; NJ 13:69F-10.2 (c), (h) and PA 621a.3 (d), (i)
 (a copy goes to the banker); PA 621a.3 (g) (zero-zero, through the rule profile);
 PA 621a.8 (the dealer sets by the house way; commission on a winning wager, on the bank's
 net win when a player banks).
 
-A seat against the banker [rules.md 4]:
+A seat against the banker [docs/rules.md 4]:
 
 * **win** when the seat's high hand beats the banker's high hand *and* its low hand beats the
   banker's low hand, each strictly (higher key; an equal key is a copy won by the banker);
@@ -28,7 +28,7 @@ else **the banking seat's own bet amount** (``bets["3"]``, default 1): the house
 action the banking player would otherwise have put up. The dealer pays no commission on a win
 (the commission would go from the house to the house). Every other seat plays against the bank
 and pays commission on its wins. The banking player receives the bank's gross result and pays
-commission on it when it is positive (PA 621a.8; rules.md 4).
+commission on it when it is positive (PA 621a.8; docs/rules.md 4).
 
 ``co_bank=True`` (only with a banking player): the house covers half of the bank's exposure.
 The bank's gross result is split half and half between the banking player and the house; the
@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal, InvalidOperation
+from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
 from typing import Mapping, Sequence
 
 from .errors import InputError
@@ -82,6 +82,7 @@ POSITIONS: tuple[str, ...] = ("dealer", *SEAT_IDS)
 
 RESULTS = ("win", "lose", "push")
 ONE = Decimal(1)
+CENT = Decimal("0.01")
 
 
 # --------------------------------------------------------------------------- value types
@@ -89,7 +90,7 @@ ONE = Decimal(1)
 
 @dataclass(frozen=True)
 class Alert:
-    """Something the referee noticed in a round (see .agents/EVENT_SCHEMA.md).
+    """Something the referee noticed in a round (see docs/round-event.md).
 
     Attributes:
         kind: ``"mis_set"``, ``"house_way_deviation"``, ...
@@ -234,43 +235,82 @@ class RoundResult:
 # --------------------------------------------------------------------------- money helpers
 
 
+#: Largest amount accepted as a bet or other money value (inclusive): a bound far above any
+#: table limit, so a typo or a hostile number is refused instead of overflowing arithmetic.
+MAX_MONEY = Decimal(10_000_000)
+#: The money grammar: ASCII digits, an optional '.', at most two decimals (cents).
+_MONEY_RE = re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,2})?", re.ASCII)
+_MONEY_MAX_CHARS = 32
+
+
 def parse_money(value, what: str = "bet") -> Decimal:
     """A positive exact amount from ``Decimal``, ``int`` or text (``"25"``, ``"2.50"``).
 
+    The one money grammar of the project (bets from the command line, layout files and the
+    API): ASCII digits with an optional ``.`` and at most two decimals, greater than 0 and at
+    most :data:`MAX_MONEY`. Exponents (``1E+3``), signs, underscores (``5_000``), grouping
+    commas, non-ASCII digits (``٣٥``), ``NaN``/``Infinity`` and more than two decimals are
+    refused, so no amount is silently rounded and none can overflow ``Decimal`` arithmetic.
+    A ``Decimal`` or ``int`` argument must satisfy the same bounds and at most two decimals.
+
     Raises:
-        InputError: naming the value when it is not a finite decimal > 0 (``"-5"``, ``"0"``,
-            ``"abc"``), or is a float (binary floats are refused: money is exact).
+        InputError: naming the value when it does not follow the grammar, is not > 0 or is
+            above :data:`MAX_MONEY`, or is a float (binary floats are refused: money is exact).
     """
     if isinstance(value, bool) or isinstance(value, float):
         raise InputError(f"{what} {value!r} is not an exact decimal (write it as text, e.g. '25')")
-    try:
-        d = value if isinstance(value, Decimal) else Decimal(str(value).strip())
-    except (InvalidOperation, ValueError):
-        raise InputError(f"{what} {value!r} is not a decimal amount") from None
-    if not d.is_finite() or d <= 0:
-        raise InputError(f"{what} {value!r} is not a positive amount")
+    if isinstance(value, (Decimal, int)):
+        d = Decimal(value)
+        if not d.is_finite() or d <= 0 or d > MAX_MONEY:
+            raise InputError(f"{what} {_short(value)} is not an amount in (0, {MAX_MONEY}]")
+        if d.as_tuple().exponent < -2 and d != d.quantize(CENT):
+            raise InputError(f"{what} {_short(value)} has more than two decimals")
+        return d
+    text = str(value).strip(" \t\r\n")  # ASCII blanks only
+    if len(text) > _MONEY_MAX_CHARS or not _MONEY_RE.fullmatch(text):
+        raise InputError(f"{what} {_short(value)} is not an amount (ASCII digits, optional '.' "
+                         f"and at most two decimals, e.g. 25 or 2.50)")
+    d = Decimal(text)
+    if d <= 0:
+        raise InputError(f"{what} {_short(value)} is not a positive amount")
+    if d > MAX_MONEY:
+        raise InputError(f"{what} {_short(value)} is above the limit {MAX_MONEY}")
     return d
+
+
+def _short(value, limit: int = 40) -> str:
+    """``repr`` of a value, cut to ``limit`` characters (a bad value may be huge)."""
+    r = repr(value) if not isinstance(value, Decimal) else repr(str(value))
+    return r if len(r) <= limit else r[: limit - 5] + "...'" + f" ({len(str(value))} chars)"
+
+
+#: The commission grammar: ASCII digits, an optional '.', at most 8 decimals, optional '%'.
+_RATE_RE = re.compile(r"(?:[0-9]{1,3}(?:\.[0-9]{0,8})?|\.[0-9]{1,8})%?", re.ASCII)
 
 
 def parse_commission(value) -> Decimal:
     """A commission rate: exact decimal in [0, 1) (``"0.05"``, ``"0.0476"``; ``"5%"`` is read
     as 0.05).
 
+    Text follows a strict grammar like :func:`parse_money`: ASCII digits, an optional ``.``
+    with at most 8 decimals, an optional trailing ``%`` (no exponent, sign, underscore or
+    non-ASCII digit).
+
     Raises:
         InputError: naming the value otherwise.
     """
     if isinstance(value, bool) or isinstance(value, float):
         raise InputError(f"commission {value!r} is not an exact decimal (write it as text)")
-    text = str(value).strip()
-    try:
-        if text.endswith("%"):
-            d = Decimal(text[:-1].strip()) / 100
-        else:
-            d = value if isinstance(value, Decimal) else Decimal(text)
-    except (InvalidOperation, ValueError):
-        raise InputError(f"commission {value!r} is not a decimal rate") from None
+    if isinstance(value, Decimal):
+        d = value
+    else:
+        text = str(value).strip(" \t\r\n")  # ASCII blanks only
+        if not _RATE_RE.fullmatch(text):
+            raise InputError(f"commission {_short(value)} is not a decimal rate (ASCII digits, "
+                             f"optional '.', e.g. 0.05 or 5%)")
+        d = Decimal(text[:-1]) / 100 if text.endswith("%") else Decimal(text)
     if not d.is_finite() or not (Decimal(0) <= d < ONE):
-        raise InputError(f"commission {value!r} is not a rate in [0, 1)")
+        raise InputError(f"commission {_short(value)} is not a rate in [0, 1)")
     return d
 
 
@@ -305,7 +345,7 @@ def _commission_on(win: Decimal, rate: Decimal, mode: str) -> Decimal:
 
 
 def compare_settings(player: Setting, banker: Setting, rules: RuleProfile | str = PA) -> str:
-    """``"win"``, ``"lose"`` or ``"push"`` for ``player`` against ``banker`` [rules.md 4].
+    """``"win"``, ``"lose"`` or ``"push"`` for ``player`` against ``banker`` [docs/rules.md 4].
 
     High hand is compared with high hand, low with low; a hand wins only with a strictly higher
     key, an equal key is a copy won by the banker [NJ (c), (h); PA (d), (i); zero-zero per
@@ -433,7 +473,7 @@ def parse_position(value, where: str = "position") -> Setting | list[Tile]:
 
 def check_faces(tiles_by_position: Mapping[str, Sequence[Tile]]) -> None:
     """Check that no face is used more often than the 32-tile set holds (twice for the civil
-    faces, once for the military ones) [rules.md 1].
+    faces, once for the military ones) [docs/rules.md 1].
 
     Raises:
         InputError: naming the face, its count and the positions holding it (three 6-6 ->

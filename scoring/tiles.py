@@ -1,7 +1,7 @@
 """Pai gow tiles: the 21 faces, the 32-tile set and a strict parser.
 
 Sources: N.J.A.C. 13:69F-10.2 (b) and (g) (NJ); 58 Pa. Code 621a.3 (c) and (h) (PA);
-../shared/docs/rules.md section 1.
+docs/rules.md section 1.
 
 A tile is identified by its *face*: an unordered pair of half values 1..6 written
 ``"low-high"`` (``"1-6"``). Eleven faces come twice in a set (the civil tiles), ten once
@@ -14,7 +14,7 @@ comparison, and so are the two Gee Joon tiles (1-2 and 2-4) when used singly: ea
 class 1 = Teen, ..., class 15 = Chop Ng). Tiles of one class are interchangeable for scoring;
 that is the sense of the encyclopedia's 3,620 distinct four-tile sets and 136 distinct hands.
 
-Spot colours follow usual casino tiles (rules.md section 1): a half showing 1 or 4 has red
+Spot colours follow usual casino tiles (docs/rules.md section 1): a half showing 1 or 4 has red
 spots, and on 6-6 half of the twelve spots are red; all other spots are white.
 """
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """Speed of ``paigow run`` end to end on a 1080p video of a full table round (32 face-up tiles).
 
-Renders a round with the project's renderer (held-out seed, :func:`vision.pipeline.demo_frames`):
+Renders a round with the project's renderer (held-out seed, :func:`vision.demo.demo_frames`):
 ``--deal`` frames of dealing in which the picture changes in every frame (positions appear one
 after another, a hand-shaped occluder moves over the newest), then ``--still`` frames of the
-still table; writes it as an mp4v video, then runs :func:`vision.pipeline.run` on the file --
+still table; writes it as an mp4v video, then runs :func:`vision.session.run` on the file --
 the code behind ``paigow run VIDEO --out DIR`` (capture, detect, decode, table/score, overlay,
 annotated video and events.jsonl written).
 
@@ -61,8 +61,10 @@ def main(argv=None) -> int:
 
     from scoring.errors import InputError
     from vision import pipeline as P
+    from vision.demo import demo_frames
+    from vision.session import run
 
-    frames, scene = P.demo_frames(args.seed, n_deal=args.deal, n_still=args.still)
+    frames, scene = demo_frames(args.seed, n_deal=args.deal, n_still=args.still)
     n_up = sum(1 for t in scene.tiles if t.state == "face_up")
     per_frame: list[float] = []
     orig = P.Pipeline.process
@@ -83,7 +85,7 @@ def main(argv=None) -> int:
         P.Pipeline.process = timed
         try:
             t0 = time.perf_counter()
-            summary = P.run(str(video), out_dir=Path(tmp) / "out", backend=args.backend,
+            summary = run(str(video), out_dir=Path(tmp) / "out", backend=args.backend,
                             progress=False, stdout=open("/dev/null", "w"))
             wall = time.perf_counter() - t0
         except InputError as exc:

@@ -266,7 +266,7 @@ def main(argv=None) -> int:
         from vision.pipeline import Pipeline
 
         if tiles_onnx is not None and Path(tiles_onnx).parent == models:
-            pl = Pipeline(models)
+            pl = Pipeline(models_dir=models)
             frames = [np.roll(image, i * 3, axis=1) for i in range(args.repeat + 1)]
             it = iter(frames)
             st["pipeline_process"], _ = _time(lambda: pl.process(next(it)), args.repeat)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Evaluate the recogniser on the real validation images (../shared/realdata), per folder.
 
-Runs :func:`vision.pipeline.identify` over every image listed in ``labels.jsonl`` (read at run
+Runs :func:`vision.identify.identify` over every image listed in ``labels.jsonl`` (read at run
 time; never copied) and reports, per folder:
 
 * chinese folders (pai gow tiles): faces identified vs labelled, as multisets per image:
@@ -59,8 +59,7 @@ def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onn
              closeups: bool = True) -> dict:
     """Per-folder results (see module docstring) as a JSON-ready dict."""
     from scoring.errors import InputError
-    from vision import MODELS_DIR
-    from vision.pipeline import identify
+    from vision.identify import identify
 
     labels_path = realdata / "labels.jsonl"
     if not labels_path.is_file():
@@ -70,7 +69,7 @@ def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onn
         records = [r for r in records if r.get("tile_style") == "chinese"
                    and len(r.get("tiles") or []) == 1]
     paths = [str(realdata / r["file"]) for r in records]
-    results = identify(paths, models_dir=models_dir or MODELS_DIR, backend=backend,
+    results = identify(paths, models_dir=models_dir, backend=backend,
                        min_confidence=min_confidence, progress=progress, with_reads=True,
                        tile_detector=tile_detector, pip_detector=pip_detector, pad=pad,
                        single=single, closeups=closeups)

@@ -14,7 +14,7 @@ that folder's README) and reports, per style:
   with those counts / no spots), ``colour`` (red / white check), ``reads_disagree``,
   ``shape`` (read B's half shapes or the outline's aspect), ``other``.
 
-Tile outcomes come from :func:`vision.pipeline.identify` (the ``paigow identify`` path); seat
+Tile outcomes come from :func:`vision.identify.identify` (the ``paigow identify`` path); seat
 outcomes from the real command. The data are read at run time and never copied or fitted to.
 
 Usage::
@@ -141,7 +141,8 @@ def score_tiles(rec: dict, reported: list[dict]) -> dict:
     return {"counts": c, "fails": fails, "wrong": wrong}
 
 
-def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path) -> dict:
+def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
+                scales: str | None = None) -> dict:
     """Seat outcomes of one scene from ``paigow run SCENE --layout L --json``."""
     import yaml
 
@@ -151,6 +152,8 @@ def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path) -> dict:
            str(lay), "--json", "--no-progress"]
     if models:
         cmd += ["--models", models]
+    if scales:
+        cmd += ["--scales", scales]
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     events = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
@@ -177,17 +180,18 @@ def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path) -> dict:
 
 
 def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
-             models: str | None = None, progress: bool = True) -> dict:
+             models: str | None = None, progress: bool = True, scales: str | None = None
+             ) -> dict:
     """Per-style tile and seat figures (see module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
-    from vision import MODELS_DIR
-    from vision.pipeline import identify
+    from vision.identify import identify
 
     recs = load_truth(folder)[:limit]
     paths = [folder / r["image"] for r in recs]
-    reads = identify(paths, models_dir=models or MODELS_DIR, with_reads=True,
-                     progress=progress)
+    sizes = None if not scales else [int(v) for v in scales.split(",") if v.strip()]
+    reads = identify(paths, models_dir=models, with_reads=True, progress=progress,
+                     scales=sizes)
     styles: dict[str, dict] = defaultdict(lambda: {"tiles": Counter(), "fails": Counter(),
                                                    "seats": Counter(), "seat_reasons": Counter(),
                                                    "wrong": []})
@@ -199,7 +203,7 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
             st["fails"].update(t["fails"])
             st["wrong"] += t["wrong"]
             if seats:
-                s = score_seats(rec, folder, models, Path(td))
+                s = score_seats(rec, folder, models, Path(td), scales)
                 st["seats"].update(s["counts"])
                 st["seat_reasons"].update(s["reasons"])
                 st["wrong"] += s["wrong"]
@@ -255,13 +259,15 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N scenes only")
     ap.add_argument("--no-seats", action="store_true", help="tiles only (no paigow run)")
     ap.add_argument("--models", default=None, help="models folder (default: models/)")
+    ap.add_argument("--scales", default=None,
+                    help="tile-model input sizes, comma-separated (default: the product's)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
 
     try:
         res = evaluate(args.folder, args.limit, not args.no_seats, args.models,
-                       progress=not args.json)
+                       progress=not args.json, scales=args.scales)
     except InputError as exc:
         if args.json:
             print(json.dumps({"error": str(exc)}))

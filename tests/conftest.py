@@ -15,3 +15,43 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("project")
+
+
+# --------------------------------------------------------------------------- round events
+# Every round event the code under test produces (vision.schema.RoundEvent.to_dict: run,
+# serve, demo, unsettled rounds, scripted events) is checked against the JSON Schema in docs/;
+# a test during which an invalid event was produced fails, naming the first error. Events
+# produced by child processes are checked where the tests read them (fakes.assert_valid_event).
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _every_round_event_matches_the_schema(monkeypatch):
+    from fakes import event_errors
+
+    from vision.schema import RoundEvent
+
+    bad: list[str] = []
+    plain = RoundEvent.to_dict
+
+    def checked(self):
+        d = plain(self)
+        errors = event_errors(d)
+        if errors:
+            bad.append(f"round {d.get('round_id')}: {errors[0]}")
+        _seen[0] += 1
+        return d
+
+    monkeypatch.setattr(RoundEvent, "to_dict", checked)
+    yield
+    assert not bad, f"{len(bad)} round event(s) break docs/round-event.schema.json: {bad[0]}"
+
+
+_seen = [0]
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _seen[0]:
+        terminalreporter.write_line(f"round events checked against docs/round-event.schema.json: "
+                                    f"{_seen[0]}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from typing import Any, Iterable, Mapping
 
 import cv2
 import numpy as np
@@ -19,6 +20,7 @@ from scoring.hands import hand_key
 from scoring.setting import make_setting
 from vision.detections import PIP_RED, PIP_WHITE, Detections
 from vision.geometry import rectify
+from vision.web.hub import LiveFeed
 
 TILE_CONFIDENCE = 0.95
 PIP_CONFIDENCE = 0.9
@@ -170,3 +172,80 @@ class GroundTruthDetectors:
             k = int(np.argmin(d)) if len(d) else -1
             out.append(self.pips[k] if k >= 0 and d[k] <= MAX_LOOK_DIFF else Detections.empty())
         return out
+
+
+class FakeFeed(LiveFeed):
+    """A scripted feed for tests and demos.
+
+    Args:
+        steps: played in order by the thread, each a mapping with any of ``"frame"`` (BGR
+            array or JPEG bytes), ``"positions"`` (live view dicts), ``"alerts"``, ``"event"``
+            (a settled round event) and ``"delay"`` (seconds to wait after the step, default
+            ``interval_s``).
+        interval_s: default pause between steps, seconds.
+        loop: replay the steps until stopped.
+        **kw: :class:`LiveFeed` arguments.
+
+    Without steps the thread only waits; drive it with :meth:`publish_frame` and
+    :meth:`publish_event` (deterministic tests). ``resets`` counts control resets.
+    """
+
+    def __init__(self, steps: Iterable[Mapping] = (), *, interval_s: float = 0.05,
+                 loop: bool = False, **kw: Any) -> None:
+        kw.setdefault("source", "fake")
+        super().__init__(**kw)
+        self.steps = [dict(s) for s in steps]
+        self.interval_s = float(interval_s)
+        self.loop = bool(loop)
+        self.resets = 0
+
+    def _run(self) -> None:
+        if not self.steps:
+            self.stopping.wait()
+            return
+        while not self.stopping.is_set():
+            for i, step in enumerate(self.steps):
+                if self.stopping.is_set():
+                    return
+                if any(k in step for k in ("frame", "positions", "alerts")):
+                    self.publish_frame(step.get("frame"), frame_index=step.get("frame_index", i),
+                                       positions=step.get("positions"), alerts=step.get("alerts"))
+                if step.get("event") is not None:
+                    self.publish_event(step["event"])
+                if self.stopping.wait(float(step.get("delay", self.interval_s))):
+                    return
+            if not self.loop:
+                return
+
+    def _reset(self) -> dict:
+        self.resets += 1
+        return {"resets": self.resets}
+
+
+# --------------------------------------------------------------------------- round events
+
+_VALIDATOR = None
+
+
+def event_errors(event) -> list[str]:
+    """Why ``event`` (a round event's JSON form) breaks docs/round-event.schema.json (empty
+    list: it is valid)."""
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        import json
+
+        import jsonschema
+
+        from vision.schema import SCHEMA_FILE
+
+        schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+        jsonschema.Draft202012Validator.check_schema(schema)
+        _VALIDATOR = jsonschema.Draft202012Validator(schema)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+            for e in _VALIDATOR.iter_errors(event)]
+
+
+def assert_valid_event(event) -> None:
+    """Assert that a round event's JSON form matches docs/round-event.schema.json."""
+    errors = event_errors(event)
+    assert not errors, f"round {event.get('round_id')}: {errors[0]}"

@@ -1,6 +1,6 @@
 """The close-up proposal of `identify`: a one-tile picture's own outline as a tile candidate
-(vision.pipeline.picture_candidate) and how its read combines with the tile model's reads
-(vision.pipeline.merge_picture_read)."""
+(vision.closeup.picture_candidate) and how its read combines with the tile model's reads
+(vision.closeup.merge_picture_read)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from vision.decode import TileRead
 from vision.detections import TILE, Detections
-from vision.pipeline import (PICTURE_OUTLINE_CONFIDENCE, merge_picture_read, picture_candidate)
+from vision.closeup import (PICTURE_OUTLINE_CONFIDENCE, merge_picture_read, picture_candidate)
 
 
 def _picture(w=120, h=260, border=20, angle=0.0):

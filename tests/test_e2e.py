@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes import true_settings
+from fakes import assert_valid_event, true_settings
 
 from scoring.settle import settle_round
 
@@ -34,7 +34,8 @@ def paigow(*args, timeout=300):
 
 def assert_never_wrong(ev, deal):
     """Each settled position has the true hands and the result scoring gives; returns the
-    number of seats settled."""
+    number of seats settled. The event (printed by a child process) matches the JSON Schema."""
+    assert_valid_event(ev)
     want = true_settings(deal)
     settled = [p for p, e in ev["positions"].items()
                if e.get("result") != "not_settled" and e.get("high") is not None]
@@ -107,7 +108,7 @@ def test_identify_json_on_rendered_table(rendered):
 
 
 def test_demo_is_exact_or_not_settled(tmp_path):
-    from vision.pipeline import DEMO_SEED, demo_deal
+    from vision.demo import DEMO_SEED, demo_deal
 
     r = paigow("demo", "--out", tmp_path / "demo", "--json", timeout=600)
     assert r.returncode == 0, r.stderr

@@ -12,8 +12,11 @@ from fakes import GroundTruthDetectors, true_settings
 
 from scoring.errors import InputError
 from scoring.settle import settle_round
+from vision.demo import demo
 from vision.detections import Detections
-from vision.pipeline import Pipeline, demo, identify, run
+from vision.identify import identify
+from vision.pipeline import Pipeline
+from vision.session import run
 from vision.table import Layout
 
 synth = pytest.importorskip("vision.synth")
@@ -208,7 +211,7 @@ def test_run_on_images_writes_outputs(tmp_path):
 
 
 def test_demo_with_fake_detectors(tmp_path):
-    from vision.pipeline import DEMO_SEED, demo_frames
+    from vision.demo import DEMO_SEED, demo_frames
 
     frames, scene = demo_frames(DEMO_SEED)
     fake = GroundTruthDetectors([scene])
@@ -302,7 +305,7 @@ def test_a_tile_that_changes_in_place_is_decoded_again():
 
 def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
     from vision.detections import Detections
-    from vision.pipeline import drop_straddlers
+    from vision.overlaps import drop_straddlers
 
     a = [[100, 100], [150, 100], [150, 200], [100, 200]]
     b = [[150, 100], [200, 100], [200, 200], [150, 200]]
@@ -318,7 +321,7 @@ def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
 
 def test_unknown_duplicates_of_identified_tiles_are_dropped():
     from vision.decode import TileRead
-    from vision.pipeline import resolve_overlapping_reads
+    from vision.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2, state=None):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -337,7 +340,7 @@ def test_unknown_duplicates_of_identified_tiles_are_dropped():
 
 def test_overlapping_identified_outlines_are_never_both_settled():
     from vision.decode import TileRead
-    from vision.pipeline import resolve_overlapping_reads
+    from vision.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)

@@ -6,7 +6,7 @@ losslessly (FFV1 .avi; MJPG when this OpenCV cannot write FFV1). The pipeline ru
 process that is SIGKILLed after it has printed k >= 2 round events; the store must then verify
 and hold every printed round plus at most the one in progress.
 
-Two children: a tiny script calling ``vision.pipeline.run(...)`` with fake detectors built from
+Two children: a tiny script calling ``vision.session.run(...)`` with fake detectors built from
 the renderer's ground truth (the CLI's code path apart from the detectors, so the test means
 something whatever the models' quality), and the real ``paigow run`` CLI (skipped when
 models/tiles.onnx or models/pips.onnx is absent).
@@ -29,7 +29,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from fakes import GroundTruthDetectors, true_settings
+from fakes import GroundTruthDetectors, assert_valid_event, true_settings
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, verify
@@ -103,7 +103,7 @@ CHILD = textwrap.dedent("""
     import pickle, sys
     sys.path.insert(0, {tests!r})
     import fakes  # noqa: F401  (the pickled GroundTruthDetectors)
-    from vision.pipeline import run
+    from vision.session import run
     with open({fake!r}, "rb") as f:
         fake = pickle.load(f)
     run({video!r}, out_dir={out!r}, json_events=True, n_stable={n_stable}, audit={db!r},
@@ -147,6 +147,8 @@ def _crash_run(cmd: list[str], k: int = 2, timeout: float = 90.0):
         err = errf.read()
         errf.close()
     printed += [json.loads(x) for x in rest.splitlines() if x.strip()]
+    for ev in printed:  # printed by a child process: checked against the schema here
+        assert_valid_event(ev)
     if timed_out.is_set():
         status = "timeout"
     elif killed:
@@ -196,7 +198,7 @@ def test_sigkill_mid_video_loses_at_most_the_round_in_progress(small_video, tmp_
 
 
     # a restart on the same store continues the chain and the round numbers
-    from vision.pipeline import run
+    from vision.session import run
 
     with open(small_video["fake"], "rb") as f:
         fake = pickle.load(f)
@@ -273,7 +275,7 @@ def test_full_run_then_verify_and_check_payouts_cli(small_video, tmp_path, capsy
 
 
 def test_bad_or_foreign_audit_store_refused_before_any_frame(small_video, tmp_path, capsys):
-    from vision.pipeline import run
+    from vision.session import run
 
     class Counting(GroundTruthDetectors):
         def __init__(self, other):
@@ -332,7 +334,7 @@ def test_no_audit_import_without_audit(small_video):
                     raise ImportError("vision.audit imported without --audit")
 
         sys.meta_path.insert(0, Block())
-        from vision.pipeline import run
+        from vision.session import run
         with open({str(small_video["fake"])!r}, "rb") as f:
             fake = pickle.load(f)
         fake.delay = 0.0

@@ -20,8 +20,10 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from vision.cli import main  # noqa: E402
 from vision.web.app import MJPEG_BOUNDARY, create_app  # noqa: E402
-from vision.web.feed import (FakeFeed, PipelineFeed, event_from_deal,  # noqa: E402
-                             positions_view)
+from fakes import FakeFeed  # noqa: E402
+from vision.events import event_from_deal  # noqa: E402
+from vision.views import positions_view  # noqa: E402
+from vision.web.feed import PipelineFeed  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -425,5 +427,6 @@ def test_serve_command_serves_the_display_until_stopped(still, monkeypatch):
             made["server"].stop()
         t.join(20)
     assert rc == {"rc": 0}
-    assert made["kw"]["backend"] == "ultralytics" and made["kw"]["loop"] is True
-    assert made["kw"]["layout"] is None and made["kw"]["realtime"] is True
+    cfg = made["kw"]["config"]
+    assert cfg.pipeline.recognition.backend == "ultralytics" and made["kw"]["loop"] is True
+    assert cfg.pipeline.layout is None and made["kw"]["realtime"] is True

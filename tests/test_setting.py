@@ -12,8 +12,8 @@ from scoring.errors import InputError
 from scoring.rules import PA
 from scoring.setting import (
     Setting, SettingError, house_way_setting, is_house_way, legal_splits, make_setting,
-    optimal_setting, setting_ev,
 )
+from scoring.strategy import optimal_setting, setting_ev
 from scoring.tiles import STANDARD_SET, parse_tiles
 
 

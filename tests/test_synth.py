@@ -12,7 +12,7 @@ import pytest
 
 from scoring.errors import InputError
 from scoring.tiles import STANDARD_SET, TILES_BY_FACE
-from vision import synth
+from vision import synth, synth_dataset
 from vision import synth_draw as D
 from vision.geometry import CROP_H, CROP_W
 
@@ -39,7 +39,7 @@ def test_same_seed_identical_bytes_and_different_seed_differs():
     s1 = synth.render_scene(12345, (640, 360), mode="train")
     s2 = synth.render_scene(12345, (640, 360), mode="train")
     assert s1.image.tobytes() == s2.image.tobytes()
-    assert synth.obb_label_lines(s1) == synth.obb_label_lines(s2)
+    assert synth_dataset.obb_label_lines(s1) == synth_dataset.obb_label_lines(s2)
 
 
 def test_full_table_is_a_valid_deal(table):
@@ -98,7 +98,7 @@ def test_spot_colours_follow_the_scoring_colour_rule(fixture, request):
 
 def test_pip_crop_labels_count_every_spot_of_unoccluded_tiles(table):
     for t in table.tiles:
-        crop, boxes = synth.pip_crop(table.image, t)
+        crop, boxes = synth_dataset.pip_crop(table.image, t)
         assert crop.shape == (CROP_H, CROP_W, 3)
         tile = TILES_BY_FACE[t.face]
         assert len(boxes) == tile.spots, t.face
@@ -108,7 +108,7 @@ def test_pip_crop_labels_count_every_spot_of_unoccluded_tiles(table):
             assert 0.03 < w < 0.6 and 0.015 < h < 0.3  # a spot, not the whole tile
     # a jittered crop still keeps the labels inside the crop
     rng = np.random.default_rng(0)
-    crop, boxes = synth.pip_crop(table.image, table.tiles[0], rng, 0.05)
+    crop, boxes = synth_dataset.pip_crop(table.image, table.tiles[0], rng, 0.05)
     assert all(0 <= v <= 1 for b in boxes for v in b[1:])
 
 
@@ -116,7 +116,7 @@ def test_pip_crop_labels_count_every_spot_of_unoccluded_tiles(table):
 def test_training_frame_labels_inside_image_and_match_polygons(seed):
     sc = synth.render_scene(seed, (800, 450), mode="train")
     h, w = sc.image.shape[:2]
-    lines = synth.obb_label_lines(sc)
+    lines = synth_dataset.obb_label_lines(sc)
     labelled = [t for t in sc.tiles if t.labelled]
     assert len(lines) == len(labelled) > 0
     for ln, t in zip(lines, labelled):
@@ -167,7 +167,7 @@ def test_both_3_3_layouts_are_drawn():
 
 
 def test_render_datasets_writes_both_datasets(tmp_path):
-    stats = synth.render_datasets(tmp_path, n_tiles=8, n_pips=12, seed=7, val_fraction=0.25,
+    stats = synth_dataset.render_datasets(tmp_path, n_tiles=8, n_pips=12, seed=7, val_fraction=0.25,
                                   progress=False)
     imgs = sorted((tmp_path / "tiles" / "images").rglob("*.jpg"))
     assert len(imgs) == 8 == stats["tiles_train"] + stats["tiles_val"]
@@ -275,7 +275,7 @@ def test_flat_and_photo_closeups_are_deterministic_and_labelled():
         t = a.tiles[0]
         if t.face is not None and t.labelled and t.visible > 0.999:
             tile = TILES_BY_FACE[t.face]
-            crop, boxes = synth.pip_crop(a.image, t)
+            crop, boxes = synth_dataset.pip_crop(a.image, t)
             assert len(boxes) == tile.spots
             assert sum(1 for bx in boxes if bx[0] == 0) == tile.red
         if seen == {"flat", "photo"}:
@@ -284,7 +284,7 @@ def test_flat_and_photo_closeups_are_deterministic_and_labelled():
 
 
 def test_render_datasets_pips_only(tmp_path):
-    stats = synth.render_datasets(tmp_path, n_tiles=0, n_pips=5, seed=3, val_fraction=0.2,
+    stats = synth_dataset.render_datasets(tmp_path, n_tiles=0, n_pips=5, seed=3, val_fraction=0.2,
                                   progress=False)
     assert stats["tiles_train"] == stats["tiles_val"] == 0
     assert stats["pips_train"] + stats["pips_val"] == 5 and stats["pips_val"] == 1

@@ -1,6 +1,6 @@
 """Camera to verdict: capture -> detect -> decode -> table -> overlay, one stage per module.
 
-See ../shared/docs/architecture.md. Heavy libraries (torch, ultralytics) are imported lazily.
+See docs/architecture.md. Heavy libraries (torch, ultralytics) are imported lazily.
 """
 
 import os as _os

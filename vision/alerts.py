@@ -1,8 +1,9 @@
-"""Integrity alerts of one settled round, computed from its round event (plain dicts).
+"""Integrity alerts of one round, computed from its round event (a
+:class:`vision.schema.RoundEvent` or its JSON form).
 
-Sources: rules.md section 1 (a 32-tile set holds each civil face twice, each military face
-once), PA 621a.8 (d) (the dealer sets by the house way), rules.md section 4 (a hand is mis-set
-when the low hand ranks above the high hand). Event shape: .agents/EVENT_SCHEMA.md.
+Sources: docs/rules.md section 1 (a 32-tile set holds each civil face twice, each military face
+once), PA 621a.8 (d) (the dealer sets by the house way), docs/rules.md section 4 (a hand is mis-set
+when the low hand ranks above the high hand). Event shape: docs/round-event.md.
 
 Kinds written here:
 
@@ -25,13 +26,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from scoring.errors import InputError
+from scoring.settle import POSITIONS
 from scoring.tiles import TILES_BY_FACE, Tile, parse_tile
+
+from .schema import RoundEvent
 
 __all__ = ["round_alerts", "duplicate_faces", "house_way_alerts", "mis_set_alerts",
            "merge_alerts", "ALERT_KINDS"]
 
 ALERT_KINDS = ("duplicate_face", "house_way_deviation", "mis_set")
-_ORDER = ("dealer", "1", "2", "3", "4", "5", "6", "7")
 _SKIP = {None, "", "unknown", "?", "none"}
 
 
@@ -39,7 +42,8 @@ def _positions(event: Mapping) -> list[tuple[str, dict]]:
     pos = event.get("positions") or {}
     if not isinstance(pos, Mapping):
         raise InputError(f"round {event.get('round_id')!r}: positions is not an object")
-    keys = sorted(pos, key=lambda k: (_ORDER.index(str(k)) if str(k) in _ORDER else 99, str(k)))
+    keys = sorted(pos, key=lambda k: (POSITIONS.index(str(k)) if str(k) in POSITIONS else 99,
+                                      str(k)))
     return [(str(k), pos[k]) for k in keys if isinstance(pos[k], Mapping)]
 
 
@@ -174,12 +178,12 @@ def house_way_alerts(event: Mapping) -> list[dict]:
              "detail": f"dealer set {s}; the house way {way!r} sets {hw}"}]
 
 
-def round_alerts(event: Mapping) -> list[dict]:
+def round_alerts(event: RoundEvent | Mapping) -> list[dict]:
     """Every integrity alert of a round event: duplicate faces, then the dealer's house-way
     deviation, then mis-set hands.
 
     Args:
-        event: a round event dict (.agents/EVENT_SCHEMA.md); uses ``positions`` (``tiles``,
+        event: a round event or its JSON form (docs/round-event.md); uses ``positions`` (``tiles``,
             ``high``, ``low``, ``mis_set``, ``is_house_way``), ``tiles``, ``rules``,
             ``house_way``.
 
@@ -189,6 +193,8 @@ def round_alerts(event: Mapping) -> list[dict]:
     Raises:
         InputError: for a face text that is not a pai gow face or an unknown rules profile.
     """
+    if isinstance(event, RoundEvent):
+        event = event.to_dict()
     return duplicate_faces(event) + house_way_alerts(event) + mis_set_alerts(event)
 
 

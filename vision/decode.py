@@ -1,6 +1,6 @@
 """Decode: tile detections + frame -> :class:`TileRead` (face or unknown, with the evidence).
 
-Design: .agents/VISION_DESIGN.md section 3. Each face-up tile is rectified to the canonical
+Design: docs/architecture.md (the decode stage). Each face-up tile is rectified to the canonical
 upright crop (:func:`vision.geometry.rectify`, CROP_W x CROP_H = 96 x 192 px, long axis
 vertical, a CROP_MARGIN border), the pip model finds its spots (red / white) in crop pixels, and
 two independent reads of those spots must agree before a face is accepted:
@@ -217,7 +217,7 @@ SPLIT_RANGE: float = 0.2
 MIN_SPLIT_GAP: float = 0.04
 
 
-#: Red spots a half showing n spots has on casino tiles (rules.md 1): 1 and 4 are red; a 6 is
+#: Red spots a half showing n spots has on casino tiles (docs/rules.md 1): 1 and 4 are red; a 6 is
 #: white except on the Teen (6-6), whose halves are half red.
 _HALF_RED: dict[int, tuple[int, ...]] = {1: (1,), 2: (0,), 3: (0,), 4: (4,), 5: (0,), 6: (0, 3)}
 

@@ -33,6 +33,8 @@ __all__ = [
     "obb_to_polygon",
     "obb_to_polygons",
     "polygon_to_xyxy",
+    "iou_matrix",
+    "inside_fractions",
 ]
 
 #: Width of the canonical tile crop in pixels (the tile's short side).
@@ -186,3 +188,51 @@ def polygon_to_xyxy(poly) -> np.ndarray:
     """Bounding boxes of polygons: (..., k, 2) -> float32 (..., 4) ``x1, y1, x2, y2`` px."""
     p = np.asarray(poly, dtype=np.float32)
     return np.concatenate([p.min(-2), p.max(-2)], -1)
+
+
+def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Intersection over union of axis-aligned boxes.
+
+    Args:
+        a: (n, 4) xyxy px; b: (m, 4) xyxy px.
+
+    Returns:
+        float64 (n, m).
+    """
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros((len(a), len(b)))
+    a = np.asarray(a, np.float64)[:, None]
+    b = np.asarray(b, np.float64)[None]
+    iw = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+    ih = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
+    inter = iw * ih
+    area_a = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
+    area_b = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
+    return inter / np.maximum(area_a + area_b - inter, 1e-9)
+
+
+def inside_fractions(polygons: np.ndarray) -> np.ndarray:
+    """How much of each tile outline lies inside each other one.
+
+    Args:
+        polygons: float (n, 4, 2) convex outlines, px.
+
+    Returns:
+        float64 (n, n): ``[i, j]`` = area of (i intersect j) / area of i (0 on the diagonal);
+        exact polygon intersection (``cv2.intersectConvexConvex``) for pairs whose bounding
+        boxes overlap, 0 for the others.
+    """
+    polys = np.asarray(polygons, np.float32).reshape(-1, 4, 2)
+    n = len(polys)
+    out = np.zeros((n, n))
+    if n < 2:
+        return out
+    lo, hi = polys.min(1), polys.max(1)
+    touch = ((lo[:, None, 0] < hi[None, :, 0]) & (lo[None, :, 0] < hi[:, None, 0])
+             & (lo[:, None, 1] < hi[None, :, 1]) & (lo[None, :, 1] < hi[:, None, 1]))
+    np.fill_diagonal(touch, False)
+    areas = np.array([max(float(cv2.contourArea(p)), 1e-6) for p in polys])
+    for i, j in zip(*np.nonzero(np.triu(touch))):
+        inter = float(cv2.intersectConvexConvex(polys[i], polys[j])[0])
+        out[i, j], out[j, i] = inter / areas[i], inter / areas[j]
+    return out

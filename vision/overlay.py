@@ -3,8 +3,9 @@
 :func:`draw_round` is a pure function of ``(frame, view)``: the same inputs always give the same
 pixels, so a live display does not flicker as long as the round view is stable.
 
-The view is a plain dict in the shape of the round event (.agents/EVENT_SCHEMA.md), so this
-module depends on no other vision stage:
+The view is a plain dict (:func:`vision.views.round_view`) built from the round event
+(docs/round-event.md) and the frame's live positions, so this module depends on no other
+vision stage:
 
 * ``view["tiles"]``: list of ``{"face": "6-6" | None, "state": "face_up" | "face_down" |
   "unknown", "polygon": [[x, y] x 4] (px), "position": "1" | None, "confidence": float}``;
@@ -20,7 +21,7 @@ module depends on no other vision stage:
   polygon (px), drawn as outlines; ``view["banker_position"]``; ``view["round_id"]``.
 
 Drawing is done with OpenCV (``cv2.polylines``, ``cv2.rectangle``, ``cv2.putText``) rather than
-supervision's annotators: supervision's ``PolygonAnnotator`` draws from per-detection masks (a
+supervision's annotators, so supervision is not a dependency: its ``PolygonAnnotator`` draws from per-detection masks (a
 full-frame boolean mask per tile, ~2 MB each at 1080p, slow to build for 32 tiles) and its
 ``LabelAnnotator`` colours labels by class or track, not by a settlement result; the few OpenCV
 calls here are faster, deterministic and give each label the colour of its result.

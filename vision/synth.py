@@ -35,34 +35,36 @@ Conventions and choices (documented for the consumers):
   sometimes a thin light outline, in close-ups often on a black or grey background), "photo"
   (large glossy spots with a strong highlight and glare, light bevel rim); tile aspect 1.9-2.9
   (the original 1.9-2.45 for most).
-* Tile-model frames (render_datasets): 25% close-ups (1-3 tiles filling 40-100% of a
+* Tile-model frames (:func:`vision.synth_dataset.render_datasets`): 25% close-ups (1-3 tiles filling 40-100% of a
   50-600 px image), ~11% scattered loose tiles / chains (larger tiles), the rest partial or
   full tables (tile long side 60-200 px at 1920 wide, saved 1280 wide), with face-down
   positions, the woodpile, chips, cards and arms as distractors/occluders.
 
 Public API: :class:`SceneTile`, :class:`TableScene`, :func:`render_table`,
-:func:`render_closeup`, :func:`render_scene`, :func:`pip_crop`, :func:`obb_label_lines`,
-:func:`render_datasets`.
+:func:`render_closeup`, :func:`render_scene`. The renderer's other modules:
+:mod:`vision.synth_deal` (deals, camera), :mod:`vision.synth_draw` (tile styles, spots,
+sprites), :mod:`vision.synth_scenery` (backgrounds, distractors, camera effects) and
+:mod:`vision.synth_dataset` (labels, pip crops and :func:`vision.synth_dataset.render_datasets`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import cv2
 import numpy as np
 
 from scoring.errors import InputError
-from scoring.tiles import STANDARD_SET, TILES_BY_FACE
+from scoring.settle import POSITIONS
+from scoring.tiles import STANDARD_SET
 from vision import synth_draw as D
-from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, order_polygon, rectify
+from vision import synth_scenery as S
+from vision.synth_deal import camera_homography, check_deal, random_deal
 
 __all__ = ["SceneTile", "TableScene", "render_table", "render_closeup", "render_scene",
-           "render_datasets", "pip_crop", "obb_label_lines", "POSITIONS", "HELD_OUT_SEED"]
+           "POSITIONS", "HELD_OUT_SEED", "TILE_CLASSES", "PIP_CLASSES"]
 
-POSITIONS: tuple[str, ...] = ("dealer", "1", "2", "3", "4", "5", "6", "7")
 HELD_OUT_SEED = 1_000_000
 TILE_CLASSES = ("tile", "tile_back")
 PIP_CLASSES = ("pip_red", "pip_white")
@@ -121,78 +123,6 @@ class TableScene:
     deal: dict
     style: str = ""
     kind: str = "table"
-
-
-# ----------------------------------------------------------------------------------------------
-# Deals
-
-def _random_deal(rng: np.random.Generator) -> dict[str, list[str]]:
-    faces = [t.face for t in STANDARD_SET]
-    order = rng.permutation(len(faces))
-    return {p: [faces[order[4 * i + k]] for k in range(4)] for i, p in enumerate(POSITIONS)}
-
-
-def _check_deal(deal: dict) -> dict[str, list[str]]:
-    """Validate a deal dict; raises InputError naming the bad value."""
-    if not isinstance(deal, dict):
-        raise InputError(f"deal must be a dict position -> 4 faces, got {deal!r}")
-    counts: dict[str, int] = {}
-    out = {}
-    for pos, faces in deal.items():
-        if str(pos) not in POSITIONS:
-            raise InputError(f"deal: unknown position {pos!r} (expected one of {POSITIONS})")
-        if not isinstance(faces, (list, tuple)) or len(faces) != 4:
-            raise InputError(f"deal: position {pos!r} must have 4 faces, got {faces!r}")
-        norm = []
-        for f in faces:
-            key = str(f).strip()
-            parts = key.replace("/", "-").split("-")
-            if len(parts) == 2 and all(p.isdigit() for p in parts):
-                key = "-".join(str(v) for v in sorted(int(p) for p in parts))
-            if key not in TILES_BY_FACE:
-                raise InputError(f"deal: position {pos!r}: not a pai gow face: {f!r}")
-            counts[key] = counts.get(key, 0) + 1
-            if counts[key] > TILES_BY_FACE[key].copies:
-                raise InputError(f"deal: face {key!r} appears more often than the set holds "
-                                 f"({TILES_BY_FACE[key].copies})")
-            norm.append(key)
-        out[str(pos)] = norm
-    return out
-
-
-# ----------------------------------------------------------------------------------------------
-# Camera
-
-def _camera(rng: np.random.Generator, out_w: int, out_h: int, max_tilt: float,
-            max_roll: float, yaw: float = 0.0):
-    """Camera homography from a table canvas to the output image.
-
-    Returns ``(H, canvas_w, canvas_h, origin, down, tilt)``: H float64 (3, 3) canvas px -> output
-    px; the canvas covers every output pixel; ``origin`` the canvas point that maps to the output
-    centre (scale about 1 there); ``down`` unit vector in the canvas toward the camera (the
-    side of a tile seen under tilt); ``tilt`` in degrees.
-    """
-    tilt = rng.uniform(0, max_tilt)
-    k = math.tan(math.radians(tilt)) * 0.36  # perspective strength over half the height
-    c = math.cos(math.radians(tilt)) * 0.25 + 0.75  # foreshortening (mild: zoom compensates)
-    p = -k / (out_h / 2)
-    roll = math.radians(rng.uniform(-max_roll, max_roll))
-    yw = math.radians(yaw)
-    P = np.array([[1, 0, 0], [0, c, 0], [0, p, 1]], np.float64)
-    Ry = np.array([[math.cos(yw), -math.sin(yw), 0], [math.sin(yw), math.cos(yw), 0], [0, 0, 1]])
-    Rr = np.array([[math.cos(roll), -math.sin(roll), 0], [math.sin(roll), math.cos(roll), 0], [0, 0, 1]])
-    Tout = np.array([[1, 0, out_w / 2], [0, 1, out_h / 2], [0, 0, 1]], np.float64)
-    H0 = Tout @ Rr @ P @ Ry  # centred canvas coords -> output
-    corners = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], np.float32)[None]
-    inv = cv2.perspectiveTransform(corners, np.linalg.inv(H0))[0]
-    lo = np.floor(inv.min(0)) - 4
-    hi = np.ceil(inv.max(0)) + 4
-    T = np.array([[1, 0, lo[0]], [0, 1, lo[1]], [0, 0, 1]], np.float64)
-    H = H0 @ T
-    cw, ch = int(hi[0] - lo[0]), int(hi[1] - lo[1])
-    origin = (-lo[0], -lo[1])
-    down = np.array([math.sin(yw), math.cos(yw)])  # canvas direction of output "down"
-    return H, cw, ch, origin, down, tilt
 
 
 # ----------------------------------------------------------------------------------------------
@@ -407,7 +337,7 @@ def _compose(rng, st: D.TileStyle, tiles: list, canvas: np.ndarray, down: np.nda
     image = cv2.warpPerspective(canvas, H, (out_w, out_h), flags=cv2.INTER_LINEAR,
                                 borderMode=cv2.BORDER_REFLECT)
     if effects > 0:
-        image = D.camera_effects(image, rng, effects)
+        image = S.camera_effects(image, rng, effects)
     # labels
     scene_tiles = []
     frame = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], np.float32)
@@ -457,50 +387,6 @@ def _compose(rng, st: D.TileStyle, tiles: list, canvas: np.ndarray, down: np.nda
             labelled=bool(labelled), visible=float(vis_total),
             layout="long" if t.long33 else "standard", spots=spots_o))
     return image, scene_tiles
-
-
-# ----------------------------------------------------------------------------------------------
-# Occluder factories
-
-def _occluders(rng, cw, ch, tiles, n_chips, n_cards, n_hands, avoid_tiles: bool):
-    """Closures drawing distractors on the canvas (and their footprint into the occlusion
-    mask). With ``avoid_tiles`` they are kept off the tiles (render_table)."""
-    fns = []
-    centres = np.array([[t.cx, t.cy] for t in tiles]) if tiles else np.zeros((0, 2))
-    wmed = float(np.median([t.w for t in tiles])) if tiles else 40.0
-
-    def free(p, rad):
-        if not avoid_tiles or len(centres) == 0:
-            return True
-        return bool(np.min(np.linalg.norm(centres - p, axis=1)) > rad + wmed * 1.6)
-
-    for _ in range(n_chips):
-        for _try in range(10):
-            p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
-            rad = wmed * rng.uniform(0.6, 1.1)
-            if free(p, rad):
-                stack = int(rng.integers(1, 8))
-                fns.append(lambda c, m, p=p, rad=rad, stack=stack, s=int(rng.integers(1 << 30)):
-                           D.draw_chip(c, m, p, rad, np.random.default_rng(s), stack))
-                break
-    for _ in range(n_cards):
-        for _try in range(10):
-            p = np.array([rng.uniform(0, cw), rng.uniform(0, ch)])
-            size = wmed * rng.uniform(2.0, 3.5)
-            if free(p, size * 0.6):
-                ang = rng.uniform(0, math.pi)
-                fns.append(lambda c, m, p=p, size=size, ang=ang, s=int(rng.integers(1 << 30)):
-                           D.draw_card(c, m, p, size, ang, np.random.default_rng(s)))
-                break
-    for _ in range(n_hands):
-        if avoid_tiles:
-            break
-        tgt = None
-        if len(centres) and rng.random() < 0.7:
-            tgt = centres[int(rng.integers(len(centres)))] + rng.normal(0, wmed, 2)
-        fns.append(lambda c, m, tgt=tgt, s=int(rng.integers(1 << 30)):
-                   D.draw_hand(c, m, np.random.default_rng(s), tgt))
-    return fns
 
 
 # ----------------------------------------------------------------------------------------------
@@ -644,14 +530,14 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
         else:
             tile_long = math.exp(rng.uniform(math.log(60), math.log(200))) * scale
     w = tile_long / st.aspect
-    H, cw, ch, origin, down, tilt = _camera(
+    H, cw, ch, origin, down, tilt = camera_homography(
         rng, out_w, out_h, max_tilt=25 if full else 40, max_roll=4 if full else 12,
         yaw=rng.normal(0, 3) if full else (rng.uniform(-25, 25) if rng.random() < 0.75
                                            else rng.uniform(-180, 180)))
     if deal is None:
-        deal = _random_deal(rng)
+        deal = random_deal(rng)
     else:
-        deal = _check_deal(deal)
+        deal = check_deal(deal)
     long33 = rng.random() < 0.4
     if mode == "scatter":
         tiles = _scatter_tiles(rng, H, out_w, out_h, w, st, long33)
@@ -751,10 +637,10 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
                         t.halves = (a, b)
                         t.face = f"{min(a, b)}-{max(a, b)}"
                         t.long33 = False
-    background = D.felt_background(rng, cw, ch, "felt" if full else None)
+    background = S.felt_background(rng, cw, ch, "felt" if full else None)
     if not full and st.extra.get("flat") and st.extra.get("flat_bg", 1.0) < 0.25:
         background[:] = int(rng.uniform(0, 14))  # black tiles on black: no visible edge
-    occ = _occluders(rng, cw, ch, tiles, n_chips=int(rng.integers(0, 8)),
+    occ = S.occluders(rng, cw, ch, tiles, n_chips=int(rng.integers(0, 8)),
                      n_cards=int(rng.integers(0, 3)) if not full else 0,
                      n_hands=(int(rng.random() < 0.3) + int(rng.random() < 0.1)) if not full else 0,
                      avoid_tiles=full or rng.random() < 0.5)
@@ -831,7 +717,7 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
     if horizontal:
         iw, ih = ih, iw
     out_w, out_h = iw, ih
-    bg = D.felt_background(rng, out_w + 8, out_h + 8,
+    bg = S.felt_background(rng, out_w + 8, out_h + 8,
                            str(rng.choice(["flat", "felt", "cloth", "wood"], p=[0.55, 0.2, 0.15, 0.1])))
     flat = bool(st.extra.get("flat"))
     if flat:
@@ -869,202 +755,3 @@ def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = No
                              shadow=rng.random() < (0.15 if flat else 0.5))
     return TableScene(image=image, tiles=stiles, layout={"table_id": f"synth-{seed}", "rules": "pa",
                       "commission": "0.05", "positions": {}}, deal={}, style=st.name, kind="closeup")
-
-
-# ----------------------------------------------------------------------------------------------
-# Labels and crops
-
-def obb_label_lines(scene: TableScene) -> list[str]:
-    """YOLO OBB label lines ``class x1 y1 x2 y2 x3 y3 x4 y4`` (normalised to [0, 1]) for the
-    labelled tiles of a scene (class 0 tile, 1 tile_back)."""
-    h, w = scene.image.shape[:2]
-    lines = []
-    for t in scene.tiles:
-        if not t.labelled:
-            continue
-        p = order_polygon(t.polygon).astype(np.float64)
-        p[:, 0] = np.clip(p[:, 0] / w, 0, 1)
-        p[:, 1] = np.clip(p[:, 1] / h, 0, 1)
-        cls = 0 if t.state == "face_up" else 1
-        lines.append(f"{cls} " + " ".join(f"{v:.6f}" for v in p.reshape(-1)))
-    return lines
-
-
-def pip_crop(image: np.ndarray, tile: SceneTile, rng: np.random.Generator | None = None,
-             jitter: float = 0.0) -> tuple[np.ndarray, list[tuple[int, float, float, float, float]]]:
-    """The pip-model crop of one tile and its spot boxes.
-
-    The tile polygon gets random corner jitter (``jitter`` x tile width, gaussian sigma) and is
-    rectified with :func:`vision.geometry.rectify` (CROP_MARGIN), exactly like inference.
-
-    Returns:
-        ``(crop uint8 (CROP_H, CROP_W, 3), boxes)``: boxes as ``(cls, cx, cy, w, h)`` normalised
-        YOLO detect values (cls 0 pip_red, 1 pip_white), clipped to the crop; spots hidden by
-        occluders or mostly outside the crop are left out.
-    """
-    poly = np.asarray(tile.polygon, np.float64)
-    if jitter > 0 and rng is not None:
-        side = min(np.linalg.norm(poly[1] - poly[0]), np.linalg.norm(poly[2] - poly[1]))
-        poly = poly + rng.normal(0, jitter * side, poly.shape)
-        poly = poly + rng.normal(0, jitter * side * 0.5, (1, 2))
-    crop, M = rectify(image, poly.astype(np.float32), CROP_MARGIN)
-    boxes = []
-    for pts, cls, visible in tile.spots:
-        if not visible:
-            continue
-        q = cv2.perspectiveTransform(np.asarray(pts, np.float32)[None], M)[0]
-        x1, y1 = q.min(0)
-        x2, y2 = q.max(0)
-        full = max((x2 - x1) * (y2 - y1), 1e-6)
-        cx1, cy1 = max(x1, 0), max(y1, 0)
-        cx2, cy2 = min(x2, CROP_W), min(y2, CROP_H)
-        if cx2 <= cx1 or cy2 <= cy1 or (cx2 - cx1) * (cy2 - cy1) < 0.5 * full:
-            continue
-        boxes.append((int(cls), (cx1 + cx2) / 2 / CROP_W, (cy1 + cy2) / 2 / CROP_H,
-                      (cx2 - cx1) / CROP_W, (cy2 - cy1) / CROP_H))
-    return crop, boxes
-
-
-# ----------------------------------------------------------------------------------------------
-# Datasets
-
-def _split(i: int, n: int, val_fraction: float) -> str:
-    if val_fraction <= 0:
-        return "train"
-    return "val" if math.floor((i + 1) * val_fraction) > math.floor(i * val_fraction) else "train"
-
-
-def _write_yaml(path: Path, root: str, names: tuple[str, ...]) -> None:
-    """Write a data YAML, leaving an existing one alone when it already says the same (so the
-    committed recipes datasets/tiles.yaml, datasets/pips.yaml keep their comments)."""
-    if path.is_file():
-        import yaml
-
-        try:
-            old = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError:
-            old = {}
-        if (old.get("path") == root and old.get("train") == "images/train"
-                and old.get("val") == "images/val"
-                and old.get("names") == {i: n for i, n in enumerate(names)}):
-            return
-    lines = [f"# generated by vision.synth.render_datasets (paigow render)",
-             f"path: {root}", "train: images/train", "val: images/val", "names:"]
-    lines += [f"  {i}: {n}" for i, n in enumerate(names)]
-    path.write_text("\n".join(lines) + "\n")
-
-
-def _scene_seed(seed: int, kind: int, i: int) -> int:
-    return (seed * 1_000_003 + kind * 500_009 + i * 7) % HELD_OUT_SEED
-
-
-def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fraction: float = 0.1,
-                    progress: bool = True, closeup_fraction: float = 0.25,
-                    catalogue: float = 0.0, touching: float = 0.0) -> dict:
-    """Render the tile (OBB) and pip (detect) datasets.
-
-    Writes ``out/tiles/{images,labels}/{train,val}`` (JPEG frames: table frames 1280 px wide,
-    16:9 or 4:3, plus ``closeup_fraction`` close-ups; labels ``class x1 y1 .. x4 y4``
-    normalised), ``out/pips/{images,labels}/{train,val}`` (96x192 crops from table scenes with
-    larger tiles and from close-ups; labels ``class cx cy w h``), ``out/tiles.yaml`` and
-    ``out/pips.yaml`` (``path: tiles`` / ``path: pips``, relative to the YAML's folder: the
-    project's trainer resolves it so) and absolute-path copies ``out/tiles/data.yaml``,
-    ``out/pips/data.yaml`` for plain ultralytics.
-
-    Args:
-        out: output folder (created).
-        n_tiles: number of tile-model images (>= 0).
-        n_pips: number of pip crops (>= 0).
-        seed: dataset seed (>= 0); scene seeds derived from it stay below 1_000_000.
-        val_fraction: fraction in [0, 0.5] of images put in val (interleaved).
-        progress: show tqdm progress bars.
-        closeup_fraction: fraction in [0, 1] of tile-model images that are close-ups.
-        catalogue: fraction in [0, 1] of those close-ups that are catalogue pictures
-            (:func:`render_closeup`).
-        touching: per-position probability of any angle with flush-touching hands in table
-            frames (see :func:`render_scene`).
-
-    Returns:
-        dict with counts: tiles_train, tiles_val, tile_labels, tile_back_labels, closeups,
-        pips_train, pips_val, pip_red, pip_white, seconds, and the YAML paths.
-
-    Raises:
-        InputError: negative counts or seed, val_fraction outside [0, 0.5].
-    """
-    import time
-
-    from tqdm import tqdm
-
-    for name, v in (("n_tiles", n_tiles), ("n_pips", n_pips), ("seed", seed)):
-        if not isinstance(v, (int, np.integer)) or v < 0:
-            raise InputError(f"{name} must be an integer >= 0, got {v!r}")
-    if not (0.0 <= float(val_fraction) <= 0.5):
-        raise InputError(f"val_fraction must be in [0, 0.5], got {val_fraction!r}")
-    out = Path(out)
-    t0 = time.time()
-    for ds in ("tiles", "pips"):
-        for sub in ("images", "labels"):
-            for sp in ("train", "val"):
-                (out / ds / sub / sp).mkdir(parents=True, exist_ok=True)
-    stats = dict(tiles_train=0, tiles_val=0, tile_labels=0, tile_back_labels=0, closeups=0,
-                 pips_train=0, pips_val=0, pip_red=0, pip_white=0)
-    rng = np.random.default_rng([seed, 17])
-    bar = tqdm(total=n_tiles, desc="tiles", disable=not progress, unit="img")
-    for i in range(n_tiles):
-        s = _scene_seed(seed, 0, i)
-        if rng.random() < closeup_fraction:
-            scene = render_closeup(s, catalogue=catalogue)
-            stats["closeups"] += 1
-        else:
-            size = (1280, 720) if rng.random() < 0.75 else (1280, 960)
-            scene = render_scene(s, size, mode="scatter" if rng.random() < 0.15 else "train",
-                                 touching=touching)
-        lines = obb_label_lines(scene)
-        sp = _split(i, n_tiles, val_fraction)
-        name = f"t{seed}_{i:06d}"
-        cv2.imwrite(str(out / "tiles" / "images" / sp / f"{name}.jpg"), scene.image,
-                    [cv2.IMWRITE_JPEG_QUALITY, 93])
-        (out / "tiles" / "labels" / sp / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
-        stats[f"tiles_{sp}"] += 1
-        stats["tile_labels"] += sum(1 for ln in lines if ln.startswith("0 "))
-        stats["tile_back_labels"] += sum(1 for ln in lines if ln.startswith("1 "))
-        bar.update(1)
-    bar.close()
-    bar = tqdm(total=n_pips, desc="pips", disable=not progress, unit="crop")
-    j = 0
-    k = 0
-    while j < n_pips:
-        s = _scene_seed(seed, 1, k)
-        k += 1
-        if rng.random() < 0.3:
-            scene = render_closeup(s)
-        else:
-            size = (960, 720) if rng.random() < 0.5 else (1280, 720)
-            scene = render_scene(s, size, mode="scatter" if rng.random() < 0.2 else "pips")
-        cands = [t for t in scene.tiles if t.labelled and (t.state == "face_up" or rng.random() < 0.05)]
-        rng.shuffle(cands)
-        for t in cands[:12]:
-            if j >= n_pips:
-                break
-            jit = rng.uniform(0.0, 0.04) if rng.random() < 0.85 else rng.uniform(0.04, 0.08)
-            crop, boxes = pip_crop(scene.image, t, rng, jit)
-            sp = _split(j, n_pips, val_fraction)
-            name = f"p{seed}_{j:06d}"
-            cv2.imwrite(str(out / "pips" / "images" / sp / f"{name}.jpg"), crop,
-                        [cv2.IMWRITE_JPEG_QUALITY, 95])
-            (out / "pips" / "labels" / sp / f"{name}.txt").write_text(
-                "".join(f"{c} {x:.6f} {y:.6f} {w:.6f} {h:.6f}\n" for c, x, y, w, h in boxes))
-            stats[f"pips_{sp}"] += 1
-            stats["pip_red"] += sum(1 for b in boxes if b[0] == 0)
-            stats["pip_white"] += sum(1 for b in boxes if b[0] == 1)
-            j += 1
-            bar.update(1)
-    bar.close()
-    _write_yaml(out / "tiles.yaml", "tiles", TILE_CLASSES)
-    _write_yaml(out / "pips.yaml", "pips", PIP_CLASSES)
-    _write_yaml(out / "tiles" / "data.yaml", str((out / "tiles").resolve()), TILE_CLASSES)
-    _write_yaml(out / "pips" / "data.yaml", str((out / "pips").resolve()), PIP_CLASSES)
-    stats["seconds"] = round(time.time() - t0, 1)
-    stats["tiles_yaml"] = str(out / "tiles.yaml")
-    stats["pips_yaml"] = str(out / "pips.yaml")
-    return stats

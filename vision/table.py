@@ -1,6 +1,7 @@
 """Table: tile reads -> positions (two hands each) -> rounds settled by :mod:`scoring.settle`.
 
-Design: .agents/VISION_DESIGN.md section 4; event schema .agents/EVENT_SCHEMA.md.
+Design: docs/architecture.md (the table stage); the rounds it produces become round events
+(docs/round-event.md) in :mod:`vision.events`.
 
 Positions
 ---------
@@ -58,6 +59,11 @@ A face read more often than a set holds (a misread somewhere) excludes every pos
 emitted until the banker's position is stably cleared or stably shows another setting for
 ``n_stable`` frames; then a new round opens (an occlusion of the banker's tiles, however long,
 does not open a new round, so the same round is never emitted twice). For still images use ``n_stable=1``.
+
+Every round is accounted for: a round that showed tiles but never settled (the banker's tiles
+unreadable or covered until the table was cleared) is emitted as an unsettled round (``result``
+None, each position's reason) when the table has been empty for ``n_stable`` frames, or by
+:meth:`RoundTracker.flush` when the source ends (or, for still images, before the next image).
 """
 
 from __future__ import annotations
@@ -65,7 +71,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -220,7 +225,7 @@ def _exact_text(value) -> str:
         raise InputError(f"amount {value!r} is not a decimal")
     if isinstance(value, float):
         return repr(value)
-    return str(value).strip()
+    return str(value).strip(" \t\r\n")  # ASCII blanks only: the money grammar is ASCII
 
 
 def load_layout(path: str | Path) -> Layout:
@@ -871,7 +876,9 @@ class SettledRound:
         not_settled: position -> reason, for every position seen but not settled.
         alerts: ``[{"kind", "position", "detail"}]`` from the table and from settlement.
         banker: the banking position; rules, commission, house_way as used.
-        frame: what the caller passed to :meth:`RoundTracker.update` (index, time, source...).
+        frame: what the caller passed to :meth:`RoundTracker.update` (index, time, source...)
+            for the round's frame (for an unsettled round: the last frame that showed tiles).
+        reason: why nothing was settled (None when ``result`` is not None).
     """
 
     positions: dict[str, PositionState]
@@ -885,6 +892,7 @@ class SettledRound:
     house_way: str
     bets: dict[str, str]
     frame: dict
+    reason: str | None = None
 
 
 class RoundTracker:
@@ -927,6 +935,8 @@ class RoundTracker:
         self._streak: dict[str, tuple[tuple, int]] = {}
         self._banker_final_for = 0
         self._settled_sig: tuple | None = None  # banker signature of the last settled round
+        #: (positions, frame) of the last frame that showed tiles while the round was open
+        self._pending: tuple[dict, dict] | None = None
         self.rounds = 0
 
     # -- state ---------------------------------------------------------------------------
@@ -950,7 +960,8 @@ class RoundTracker:
     def update(self, positions: Mapping[str, PositionState], frame: Mapping | None = None
                ) -> SettledRound | None:
         """Feed one frame's positions; returns the :class:`SettledRound` on the frame that
-        settles a round, else None."""
+        settles a round, or that finds the table cleared of a round that never settled
+        (``result`` None), else None."""
         self._observe(positions)
         b = self._streak.get(self.banker)
         if self._settled_sig is not None:
@@ -961,6 +972,11 @@ class RoundTracker:
                 self._banker_final_for = 0
             else:
                 return None
+        if positions:
+            self._pending = (dict(positions), dict(frame or {}))
+        elif self._pending is not None and all(
+                sig == ("empty",) and n >= self.n_stable for sig, n in self._streak.values()):
+            return self._unsettled("table cleared before the round settled")
         if not self.is_final(self.banker):
             self._banker_final_for = 0
             return None
@@ -970,7 +986,25 @@ class RoundTracker:
             return None
         self._settled_sig = self._streak[self.banker][0]
         self.rounds += 1
+        self._pending = None
         return self._settle(dict(positions), dict(frame or {}))
+
+    def flush(self) -> SettledRound | None:
+        """End of the source (or of one still image): the open round that showed tiles but
+        did not settle, as an unsettled :class:`SettledRound` (None when there is none)."""
+        if self._pending is None or self._settled_sig is not None:
+            return None
+        return self._unsettled("source ended before the round settled")
+
+    def _unsettled(self, why: str) -> SettledRound:
+        positions, frame = self._pending
+        self._pending = None
+        self.rounds += 1
+        rnd = self._settle(positions, frame)
+        if rnd.result is not None:  # settleable after all (flush right on the settling frame)
+            return rnd
+        rnd.reason = f"{why}: {rnd.reason}" if rnd.reason else why
+        return rnd
 
     # -- settlement ----------------------------------------------------------------------
     def _settle(self, positions: dict[str, PositionState], frame: dict) -> SettledRound:
@@ -1003,16 +1037,20 @@ class RoundTracker:
                         final.remove(p)
                         not_settled[p] = f"duplicate face {face}"
         result = None
+        reason = None
         if self.banker not in final:
             why = not_settled.get(self.banker, "banker position empty")
+            not_settled.setdefault(self.banker, why)
+            reason = f"banker {self.banker} not settled ({why})"
             for p in final:
-                not_settled[p] = f"banker {self.banker} not settled ({why})"
+                not_settled[p] = reason
             final = []
         else:
             others = [p for p in final if p != self.banker]
             if not others:
                 final = []
-                not_settled.setdefault(self.banker, "no other position settled")
+                reason = "no other position settled"
+                not_settled.setdefault(self.banker, reason)
             else:
                 bets = {p: v for p, v in self.bets.items() if p in final}
                 if self.banker == "dealer":
@@ -1025,15 +1063,12 @@ class RoundTracker:
         order = {p: i for i, p in enumerate(POSITIONS)}
         final.sort(key=order.get)
         return SettledRound(positions, final, result, not_settled, alerts, self.banker,
-                            self.rules, self.commission, self.house_way, dict(self.bets), frame)
+                            self.rules, self.commission, self.house_way, dict(self.bets), frame,
+                            reason)
 
     def reset(self) -> None:
-        """Forget all state (a new source)."""
+        """Forget all state (a new source); call :meth:`flush` first to keep an open round."""
         self._streak.clear()
         self._banker_final_for = 0
         self._settled_sig = None
-
-
-def commission_text(value) -> str:
-    """Exact decimal text of a commission rate (for events)."""
-    return str(Decimal(str(value)))
+        self._pending = None

@@ -13,12 +13,6 @@ _GROUPS = ("render", "train", "run", "audit", "export", "serve", "layout")
 
 
 def register(sub) -> None:
-    """Add every available vision command group to the argparse sub-parser collection."""
+    """Add every vision command group to the argparse sub-parser collection."""
     for name in _GROUPS:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue  # group not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(sub)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-from scoring.errors import InputError
 
 
 def register(sub) -> None:
@@ -27,7 +26,8 @@ def register(sub) -> None:
                         help="compare a payout CSV (round_id|time, seat, amount_paid) with the "
                              "stored nets")
     c.add_argument("db", help="audit store")
-    c.add_argument("payouts", help="CSV with columns round_id or time, seat, amount_paid")
+    c.add_argument("payouts", help="CSV with columns round_id or time, seat, amount_paid "
+                                   "(docs/payouts.md)")
     c.add_argument("--report-unknown", action="store_true",
                    help="list rounds missing from the store as differences (default: exit 2)")
     c.add_argument("--json", action="store_true", help="print the differences as JSON")

@@ -34,7 +34,8 @@ def register(sub) -> None:
                    help="identify results JSON (`paigow identify --json` output) to export "
                         "instead of running the models on IMAGES")
     e.add_argument("--models", default=None, metavar="DIR",
-                   help="models folder for identify and the model version (default: models/)")
+                   help="models folder for identify and the model version (default: "
+                        "$PAIGOW_MODELS, else the repository's models/)")
     e.add_argument("--model-version", default=None, metavar="VERSION",
                    help="model version written in Label Studio predictions and COCO info "
                         "(default: the results' model_version, else the models' version "
@@ -129,17 +130,16 @@ def _run(args) -> int:
         if not args.images:
             raise InputError("no images given (IMAGES... or --results FILE)")
         paths = _images(args.images)
-        from vision.pipeline import identify  # lazy: loads the models
+        from vision.identify import identify  # lazy: loads the models
 
-        results = identify(paths, progress=not args.json,
-                           **({"models_dir": args.models} if args.models else {}))
+        results = identify(paths, progress=not args.json, models_dir=args.models)
     model_version = args.model_version or next(
         (r.get("model_version") for r in results
          if isinstance(r, dict) and r.get("model_version")), None)
     if model_version is None:
-        from vision.pipeline import model_version as models_version
+        from vision.models import model_version as models_version
 
-        model_version = models_version(*([args.models] if args.models else []))
+        model_version = models_version(args.models)
     image_root = args.image_root or default_image_root(
         [str(r.get("image")) for r in results if isinstance(r, dict) and r.get("image")])
     written = export(results, args.out, formats, model_version=model_version,

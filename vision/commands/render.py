@@ -52,7 +52,7 @@ def _run(args) -> int:
     if out.exists() and not out.is_dir():
         raise InputError(f"--out is not a folder: {str(out)!r}")
 
-    from vision.synth import render_datasets
+    from vision.synth_dataset import render_datasets
 
     stats = render_datasets(out, args.n, n_pips, args.seed, val_fraction=args.val_fraction,
                             progress=not args.no_progress and not args.json,

@@ -13,33 +13,10 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from scoring.errors import InputError
 
-
-def _common(p) -> None:
-    p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
-                   help="inference backend (default onnx: onnxruntime on CPU)")
-    p.add_argument("--models", default=None, metavar="DIR",
-                   help="folder with tiles.onnx and pips.onnx (default: the repository's models/)")
-    p.add_argument("--scales", default=None, metavar="PX,PX,...",
-                   help="tile-model input sizes a still image is read at and fused (multiples "
-                        "of 32; default 832,960,1216; 640 = one pass at the model's size)")
-
-
-def _scales(args):
-    """The --scales option as a tuple of ints (None: the default)."""
-    if args.scales is None:
-        return None
-    try:
-        sizes = tuple(int(v) for v in args.scales.split(",") if v.strip())
-    except ValueError:
-        sizes = ()
-    if not sizes or any(v < 32 or v % 32 or v > 4096 for v in sizes):
-        raise InputError(f"--scales must be multiples of 32 px up to 4096, comma-separated, "
-                         f"got {args.scales!r}")
-    return sizes
+from .common import add_model_options, add_session_options, parse_scales, run_config
 
 
 def register(sub) -> None:
@@ -59,38 +36,18 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--min-confidence", type=float, default=0.5,
                    help="faces below this confidence are unknown (default 0.5)")
-    _common(p)
+    add_model_options(p)
     p.set_defaults(func=_identify)
 
     p = sub.add_parser("run", help="run the table pipeline on a camera, video, stream or images",
                        description="Detect, read, group, track and settle rounds; writes an "
-                                   "annotated video (or images) and events.jsonl into --out.")
-    p.add_argument("source", metavar="SOURCE",
-                   help="camera index (0), video file, rtsp/http URL, image, folder or glob")
-    p.add_argument("--layout", default=None, metavar="FILE",
-                   help="layout YAML (positions, rules, commission, table_id); default: "
-                        "automatic grouping, dealer = group nearest the top centre")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="output folder for the annotated video/images and events.jsonl")
+                                   "annotated video (or images) and events.jsonl into --out. "
+                                   "Every round is reported, settled or not (with reasons).")
+    add_session_options(p)
     p.add_argument("--show", action="store_true", help="show the annotated frames in a window")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON line per settled round on stdout")
-    p.add_argument("--stable", type=int, default=None, metavar="N",
-                   help="frames a position must stay identical to be final (default 10 for "
-                        "video; images are independent tables)")
-    p.add_argument("--banker", default=None, metavar="POS",
-                   help="banking position: dealer (default) or a seat id 1..7")
-    p.add_argument("--table-id", default=None, metavar="ID", help="table id written in events")
-    p.add_argument("--audit", default=None, metavar="DB",
-                   help="append every settled round to this audit store (SQLite file, created "
-                        "when missing; key frames in DB.frames/) as soon as it settles; check "
-                        "it with 'paigow audit verify DB'")
-    p.add_argument("--min-confidence", type=float, default=0.5,
-                   help="faces below this confidence are unknown (default 0.5)")
     p.add_argument("--max-frames", type=int, default=None, metavar="N",
                    help="stop after N frames")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    _common(p)
     p.set_defaults(func=_run)
 
     p = sub.add_parser("demo", help="render a table round and run the full pipeline on it",
@@ -99,32 +56,21 @@ def register(sub) -> None:
                                    "events.jsonl and prints the settlement table.")
     p.add_argument("--out", default="demo_out", metavar="DIR", help="output folder (demo_out)")
     p.add_argument("--json", action="store_true", help="print the round events as JSON lines")
-    _common(p)
+    add_model_options(p, scales=False)
     p.set_defaults(func=_demo)
 
 
-def _models(args):
-    from vision import MODELS_DIR
-
-    return Path(args.models) if args.models else MODELS_DIR
-
-
-def _check_conf(value: float) -> None:
-    from scoring.errors import InputError
-
-    if not 0.0 <= value <= 1.0:
-        raise InputError(f"--min-confidence must be in [0, 1], got {value}")
-
-
 def _identify(args) -> int:
-    from vision.pipeline import identify
+    from vision.identify import identify
 
-    _check_conf(args.min_confidence)
+    if not 0.0 <= args.min_confidence <= 1.0:
+        raise InputError(f"--min-confidence must be in [0, 1], got {args.min_confidence}")
     if not 0.0 <= args.pad <= 2.0:
         raise InputError(f"--pad must be a fraction in [0, 2], got {args.pad}")
-    res = identify(args.images, models_dir=_models(args), backend=args.backend,
+    res = identify(args.images, models_dir=args.models, backend=args.backend,
                    min_confidence=args.min_confidence, progress=not args.json, pad=args.pad,
-                   single=args.single, closeups=not args.no_closeups, scales=_scales(args))
+                   single=args.single, closeups=not args.no_closeups,
+                   scales=parse_scales(args.scales))
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -134,46 +80,51 @@ def _identify(args) -> int:
     return 0
 
 
-def _run(args) -> int:
-    from scoring.errors import InputError
-    from vision.pipeline import run, settlement_table
+def report(summary: dict, as_json: bool) -> None:
+    """Print a session's rounds (settlement tables, unless they went out as JSON lines) and
+    its one-line summary (on stderr under ``--json``)."""
+    from vision.views import settlement_table
 
-    _check_conf(args.min_confidence)
-    if args.stable is not None and args.stable < 1:
-        raise InputError(f"--stable must be >= 1, got {args.stable}")
-    if args.max_frames is not None and args.max_frames < 1:
-        raise InputError(f"--max-frames must be >= 1, got {args.max_frames}")
-    if args.banker is not None:
-        from scoring.settle import POSITIONS
-
-        if args.banker.strip().lower() not in POSITIONS:
-            raise InputError(f"--banker {args.banker!r} is not 'dealer' or a seat id 1..7")
-    summary = run(args.source, layout=args.layout, out_dir=args.out, show=args.show,
-                  json_events=args.json, models_dir=_models(args), backend=args.backend,
-                  n_stable=args.stable, banker=args.banker, table_id=args.table_id,
-                  progress=not args.no_progress and not args.json,
-                  max_frames=args.max_frames, min_confidence=args.min_confidence,
-                  audit=args.audit, scales=_scales(args))
-    out = sys.stderr if args.json else sys.stdout
-    if not args.json:
+    out = sys.stderr if as_json else sys.stdout
+    if not as_json:
         for ev in summary["events"]:
             print(settlement_table(ev), file=out)
-    ms = summary["ms_per_frame"]
-    print(f"{summary['frames']} frame(s), {summary['rounds']} round(s); ms/frame "
+    settled = sum(1 for e in summary["events"] if e.get("settled", True))
+    ms = summary.get("ms_per_frame") or {}
+    cs = summary.get("capture_stats") or {}
+    skipped, gaps = cs.get("skipped_corrupt", 0), cs.get("gaps", 0)
+    print(f"{summary.get('frames', 0)} frame(s), {summary.get('rounds', 0)} round(s) "
+          f"({settled} settled, {len(summary['events']) - settled} not settled)"
+          + (f", {skipped} unreadable frame(s) skipped" if skipped else "")
+          + (f", {gaps} feed gap(s) totalling {cs.get('gaps_s', 0.0):.1f} s" if gaps else "")
+          + "; ms/frame "
           + ", ".join(f"{k} {v}" for k, v in ms.items())
-          + f"; pipeline {summary['fps_pipeline']} fps, wall {summary.get('fps_wall')} fps"
+          + f"; pipeline {summary.get('fps_pipeline')} fps, wall {summary.get('fps_wall')} fps"
           + (f"; output {summary['output']}, events {summary['events_path']}"
-             if summary["events_path"] else ""), file=out)
+             if summary.get("events_path") else ""), file=out)
     if "audit" in summary:
         a = summary["audit"]
         print(f"audit store {a['store']}: {a['appended']} round(s) appended, head "
               f"{a['head_hash'] or '-'}", file=out)
+
+
+def _run(args) -> int:
+    from vision.session import Session
+
+    if args.max_frames is not None and args.max_frames < 1:
+        raise InputError(f"--max-frames must be >= 1, got {args.max_frames}")
+    cfg = run_config(args, progress=not args.no_progress and not args.json, show=args.show,
+                     max_frames=args.max_frames)
+    report(Session(cfg).run(), args.json)
     return 0
 
 
 def _demo(args) -> int:
-    from vision.pipeline import demo
+    from vision.demo import demo
+    from vision.outputs import check_out_dir
 
-    demo(out_dir=args.out, models_dir=_models(args), backend=args.backend,
+    check_out_dir(args.out)
+
+    demo(out_dir=args.out, models_dir=args.models, backend=args.backend,
          json_events=args.json)
     return 0

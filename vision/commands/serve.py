@@ -1,6 +1,9 @@
 """``paigow serve SOURCE``: the dealer display (live picture, hands, results, alerts) over HTTP.
 
-Binds to 127.0.0.1 unless ``--host`` says otherwise. The port is bound here, before uvicorn
+Takes the session options of ``paigow run`` (layout, config, out, json, stable, banker,
+table id, audit, models) and runs the same frame loop (:class:`vision.session.Session`), so
+``--audit DB`` stores every round before the page shows it. Binds to 127.0.0.1 unless
+``--host`` says otherwise. The port is bound here, before uvicorn
 starts, so a port in use is an :class:`scoring.errors.InputError` naming it (exit code 2); the
 bound socket is handed to uvicorn. Control endpoints (``POST /api/control/reset``) need
 ``--token`` or the ``PAIGOW_TOKEN`` environment variable; without one they are disabled.
@@ -12,9 +15,12 @@ import errno
 import logging
 import os
 import socket
+import sys
 import threading
 
 from scoring.errors import InputError
+
+from .common import add_session_options, run_config
 
 TOKEN_ENV = "PAIGOW_TOKEN"
 
@@ -23,21 +29,17 @@ def register(sub) -> None:
     """Add ``serve`` to the sub-parser collection."""
     p = sub.add_parser("serve", help="dealer display: live picture, hands, results and alerts "
                                      "in a browser",
-                       description="Run the recognition pipeline on SOURCE and serve the dealer "
-                                   "display (vision/web/): GET / (page), /video.mjpeg, "
-                                   "/api/state, /api/events (server-sent events).")
-    p.add_argument("source", help="camera index, rtsp/http URL, video file, image, folder or glob")
-    p.add_argument("--layout", help="table layout YAML (position polygons); default: automatic "
-                                    "grouping")
+                       description="Run the recognition pipeline on SOURCE (the same frame "
+                                   "loop and options as 'paigow run') and serve the dealer "
+                                   "display (docs/web-api.md): GET / (page), /video.mjpeg, "
+                                   "/api/state, /api/events (server-sent events). With --audit "
+                                   "every round shown is stored first.")
+    add_session_options(p)
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)")
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     p.add_argument("--token", default=None,
                    help=f"control token (default: env {TOKEN_ENV}; none: control disabled)")
-    p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
-                   help="inference backend (default onnx)")
-    p.add_argument("--models-dir", default=None,
-                   help="folder with tiles/pips models (default: the repository's models/)")
     p.add_argument("--loop", action="store_true", help="replay a file source when it ends")
     p.add_argument("--no-realtime", action="store_true",
                    help="process file sources as fast as possible instead of at their frame rate")
@@ -103,32 +105,34 @@ def _serve(args) -> int:
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
     from vision.capture import open_source
 
-    # cheap checks first: the source, then the port; the models last
+    # cheap checks first: the settings and the source, then the port; the models last
+    cfg = run_config(args)
     open_source(args.source).close()
-    if args.layout is not None:
-        from vision.table import load_layout
-
-        load_layout(args.layout)
     sock = bind_socket(args.host, args.port)
     try:
+        from vision.web import feed as feed_mod
         from vision.web.app import create_app
-        from vision.web.feed import PipelineFeed
 
-        feed = PipelineFeed(args.source, layout=args.layout, models_dir=args.models_dir,
-                            backend=args.backend, loop=args.loop,
-                            realtime=not args.no_realtime)
+        feed = feed_mod.PipelineFeed(args.source, config=cfg, loop=args.loop,
+                                     realtime=not args.no_realtime)
         app = create_app(feed, token=token)
         server = make_server(app, feed, args.log_level)
         host = sock.getsockname()[0]
         shown = f"[{host}]" if ":" in host else host
         logging.getLogger("vision.web").setLevel(args.log_level.upper())
         print(f"paigow serve: dealer display on http://{shown}:{sock.getsockname()[1]}/ "
-              f"(control {'enabled' if token else 'disabled'}); Ctrl-C to stop", flush=True)
+              f"(control {'enabled' if token else 'disabled'}); Ctrl-C to stop", flush=True,
+              file=sys.stderr if args.json else sys.stdout)
         feed.start()
         try:
             server.run(sockets=[sock])
         finally:
             feed.stop()
+        summary = getattr(feed, "summary", None)
+        if summary:
+            from .run import report
+
+            report(summary, args.json)
     finally:
         sock.close()
     return 0

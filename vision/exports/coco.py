@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from . import CLASS_NAMES
+from .common import CLASS_NAMES
 
 __all__ = ["write", "dataset", "results"]
 

@@ -33,7 +33,7 @@ from typing import Sequence
 
 from scoring.errors import InputError
 
-from . import CLASS_NAMES
+from .common import CLASS_NAMES
 
 __all__ = ["write", "document"]
 

@@ -1,19 +1,19 @@
 """Dealer display: a small read-only web app showing the live annotated picture, each
-position's hands, results and alerts, and pushing every settled round to the browser.
+position's hands, results and alerts, and pushing every round to the browser (docs/web-api.md).
 
-- :mod:`vision.web.feed`: :class:`~vision.web.feed.LiveFeed` (background thread publishing the
-  latest annotated JPEG, the current positions view and settled round events), with
-  :class:`~vision.web.feed.FakeFeed` (scripted, for tests and demos) and
-  :class:`~vision.web.feed.PipelineFeed` (frames from :func:`vision.capture.open_source`
-  through :class:`vision.pipeline.Pipeline`).
-- :mod:`vision.web.app`: :func:`~vision.web.app.create_app` (FastAPI).
+- :mod:`vision.web.hub`: :class:`~vision.web.hub.LiveFeed` (publish/subscribe: the latest
+  annotated JPEG, the current view, round events).
+- :mod:`vision.web.feed`: :class:`~vision.web.feed.PipelineFeed` (the session's frame loop,
+  :mod:`vision.session`, publishing to the hub).
+- :mod:`vision.web.app`: :func:`~vision.web.app.create_app` (FastAPI routers).
 
-The CLI is ``paigow serve`` (:mod:`vision.commands.serve`).
+The views themselves (the page's and the overlay's) are :mod:`vision.views`. The CLI is
+``paigow serve`` (:mod:`vision.commands.serve`).
 """
 
 from __future__ import annotations
 
-__all__ = ["create_app", "LiveFeed", "FakeFeed", "PipelineFeed"]
+__all__ = ["create_app", "LiveFeed", "PipelineFeed"]
 
 
 def __getattr__(name: str):  # lazy: importing the package loads neither FastAPI nor OpenCV
@@ -21,8 +21,12 @@ def __getattr__(name: str):  # lazy: importing the package loads neither FastAPI
         from .app import create_app
 
         return create_app
-    if name in ("LiveFeed", "FakeFeed", "PipelineFeed"):
-        from . import feed
+    if name == "LiveFeed":
+        from .hub import LiveFeed
 
-        return getattr(feed, name)
+        return LiveFeed
+    if name == "PipelineFeed":
+        from .feed import PipelineFeed
+
+        return PipelineFeed
     raise AttributeError(name)

@@ -7,10 +7,10 @@ Routes (all read-only except ``/api/control/*``):
 ``GET /video.mjpeg``              MJPEG stream (``multipart/x-mixed-replace``) of the annotated
                                   picture; ``?frames=N`` ends after N pictures (0: endless)
 ``GET /snapshot.jpg``             the latest picture (503 before the first)
-``GET /api/state``                :meth:`vision.web.feed.LiveFeed.state` as JSON, plus
+``GET /api/state``                :meth:`vision.web.hub.LiveFeed.state` as JSON, plus
                                   ``"control"`` (whether control endpoints are enabled)
 ``GET /api/events``               server-sent events: ``event: round`` with each settled round
-                                  event (EVENT_SCHEMA JSON) as ``data``, ``id`` = round_id;
+                                  event (docs/round-event.md) as ``data``, ``id`` = round_id;
                                   ``?replay=N`` first sends the last N rounds already settled,
                                   ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
                                   (browser reconnect) replays the rounds settled after that id
@@ -32,11 +32,11 @@ import time
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-from .feed import LiveFeed
+from .hub import LiveFeed
 
 __all__ = ["create_app", "MJPEG_BOUNDARY"]
 
@@ -56,10 +56,10 @@ def _sse(event: dict, name: str = "round") -> bytes:
 
 def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float = 10.0,
                max_fps: float = 15.0, title: str = "Pai gow dealer display") -> FastAPI:
-    """Build the dealer display app over a running (or to-be-started) feed.
+    """Build the dealer display app over a running (or to-be-started) feed (docs/web-api.md).
 
     Args:
-        feed: the :class:`vision.web.feed.LiveFeed` to show. The app neither starts nor stops
+        feed: the :class:`vision.web.hub.LiveFeed` to show. The app neither starts nor stops
             it (the caller owns its lifetime; ``paigow serve`` does both).
         token: control token (None or empty: control endpoints disabled).
         heartbeat_s: seconds between keep-alive comments on the event stream (and picture
@@ -74,7 +74,6 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.feed = feed
     app.state.control_enabled = token is not None
-    min_interval = 1.0 / max_fps if max_fps and max_fps > 0 else 0.0
 
     @app.middleware("http")
     async def _headers(request: Request, call_next):
@@ -85,68 +84,95 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
         return resp
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(page_router(feed, title, token is not None))
+    app.include_router(picture_router(feed, heartbeat_s, max_fps))
+    app.include_router(event_router(feed, heartbeat_s))
+    app.include_router(control_router(feed, token))
+    return app
 
-    @app.get("/", include_in_schema=False)
+
+def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
+    """``GET /``, ``/healthz``, ``/api/state``."""
+    r = APIRouter()
+
+    @r.get("/", include_in_schema=False)
     async def index() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html",
                             headers=_NO_STORE)
 
-    @app.get("/healthz")
+    @r.get("/healthz")
     async def healthz() -> dict:
         return {"ok": True, "status": feed.state()["status"]}
 
-    @app.get("/api/state")
+    @r.get("/api/state")
     async def api_state() -> JSONResponse:
         st = feed.state()
-        st["control"] = app.state.control_enabled
+        st["control"] = control_enabled
         st["title"] = title
         return JSONResponse(st, headers=_NO_STORE)
 
-    @app.get("/snapshot.jpg")
+    return r
+
+
+def picture_router(feed: LiveFeed, heartbeat_s: float, max_fps: float) -> APIRouter:
+    """``GET /snapshot.jpg`` and ``GET /video.mjpeg``."""
+    r = APIRouter()
+    min_interval = 1.0 / max_fps if max_fps and max_fps > 0 else 0.0
+
+    @r.get("/snapshot.jpg")
     async def snapshot() -> Response:
         jpg = feed.latest_jpeg()
         if jpg is None:
             raise HTTPException(503, "no picture yet")
         return Response(jpg, media_type="image/jpeg", headers=_NO_STORE)
 
-    @app.get("/video.mjpeg")
+    @r.get("/video.mjpeg")
     async def video(frames: int = Query(0, ge=0, description="end after N pictures (0: endless)")
                     ) -> StreamingResponse:
-        part_head = f"--{MJPEG_BOUNDARY}\r\nContent-Type: image/jpeg\r\n\r\n".encode()
-        last_tail = f"\r\n--{MJPEG_BOUNDARY}--\r\n".encode()
-
-        async def parts() -> AsyncIterator[bytes]:
-            # Each picture is followed at once by the next part's boundary and headers: Chrome
-            # shows a part only when the next part's headers arrive. No Content-Length (the
-            # length of the next picture is not known yet); the boundary delimits the parts.
-            sent = 0
-            last: bytes | None = None
-            last_sent_at = 0.0
-            version = -1
-            while True:
-                version, jpg = feed.latest_frame()
-                now = time.monotonic()
-                if jpg is not None and (jpg is not last or now - last_sent_at >= heartbeat_s):
-                    wait = min_interval - (now - last_sent_at)
-                    if wait > 0:
-                        await asyncio.sleep(wait)
-                        version, jpg = feed.latest_frame()
-                    sent += 1
-                    final = bool(frames) and sent >= frames
-                    yield (b"" if sent > 1 else part_head) + jpg + \
-                        (last_tail if final else b"\r\n" + part_head)
-                    last, last_sent_at = jpg, time.monotonic()
-                    if final:
-                        return
-                if feed.closed:
-                    return
-                await feed.next_frame(version, timeout=heartbeat_s)
-
         return StreamingResponse(
-            parts(), media_type=f"multipart/x-mixed-replace; boundary={MJPEG_BOUNDARY}",
+            _mjpeg_parts(feed, frames, heartbeat_s, min_interval),
+            media_type=f"multipart/x-mixed-replace; boundary={MJPEG_BOUNDARY}",
             headers={**_NO_STORE, "X-Accel-Buffering": "no"})
 
-    @app.get("/api/events")
+    return r
+
+
+async def _mjpeg_parts(feed: LiveFeed, frames: int, heartbeat_s: float, min_interval: float
+                       ) -> AsyncIterator[bytes]:
+    # Each picture is followed at once by the next part's boundary and headers: Chrome shows a
+    # part only when the next part's headers arrive. No Content-Length (the length of the next
+    # picture is not known yet); the boundary delimits the parts.
+    part_head = f"--{MJPEG_BOUNDARY}\r\nContent-Type: image/jpeg\r\n\r\n".encode()
+    last_tail = f"\r\n--{MJPEG_BOUNDARY}--\r\n".encode()
+    sent = 0
+    last: bytes | None = None
+    last_sent_at = 0.0
+    version = -1
+    while True:
+        version, jpg = feed.latest_frame()
+        now = time.monotonic()
+        if jpg is not None and (jpg is not last or now - last_sent_at >= heartbeat_s):
+            wait = min_interval - (now - last_sent_at)
+            if wait > 0:
+                await asyncio.sleep(wait)
+                version, jpg = feed.latest_frame()
+            sent += 1
+            final = bool(frames) and sent >= frames
+            yield (b"" if sent > 1 else part_head) + jpg + \
+                (last_tail if final else b"\r\n" + part_head)
+            last, last_sent_at = jpg, time.monotonic()
+            if final:
+                return
+        if feed.closed:
+            return
+        await feed.next_frame(version, timeout=heartbeat_s)
+
+
+def event_router(feed: LiveFeed, heartbeat_s: float) -> APIRouter:
+    """``GET /api/events`` (server-sent round events)."""
+    r = APIRouter()
+
+    @r.get("/api/events")
     async def events(request: Request,
                      replay: int = Query(0, ge=0, le=100,
                                          description="first send the last N settled rounds"),
@@ -162,36 +188,45 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
                 backlog = history[ids.index(last_id) + 1:]
         elif replay:
             backlog = history[-replay:]
-
-        async def stream() -> AsyncIterator[bytes]:
-            sent = 0
-            try:
-                yield b"retry: 2000\n: connected\n\n"
-                seen = set()
-                for ev in backlog:
-                    seen.add(ev.get("round_id"))
-                    yield _sse(ev)
-                    sent += 1
-                    if limit and sent >= limit:
-                        return
-                while True:
-                    ev = await sub.aget(timeout=heartbeat_s)
-                    if ev is None:
-                        if sub.closed or feed.closed:
-                            return
-                        yield b": ping\n\n"
-                        continue
-                    if ev.get("round_id") in seen:  # already sent from the backlog
-                        continue
-                    yield _sse(ev)
-                    sent += 1
-                    if limit and sent >= limit:
-                        return
-            finally:
-                sub.close()
-
-        return StreamingResponse(stream(), media_type="text/event-stream",
+        return StreamingResponse(_event_stream(feed, sub, backlog, limit, heartbeat_s),
+                                 media_type="text/event-stream",
                                  headers={**_NO_STORE, "X-Accel-Buffering": "no"})
+
+    return r
+
+
+async def _event_stream(feed: LiveFeed, sub, backlog: list[dict], limit: int,
+                        heartbeat_s: float) -> AsyncIterator[bytes]:
+    sent = 0
+    try:
+        yield b"retry: 2000\n: connected\n\n"
+        seen = set()
+        for ev in backlog:
+            seen.add(ev.get("round_id"))
+            yield _sse(ev)
+            sent += 1
+            if limit and sent >= limit:
+                return
+        while True:
+            ev = await sub.aget(timeout=heartbeat_s)
+            if ev is None:
+                if sub.closed or feed.closed:
+                    return
+                yield b": ping\n\n"
+                continue
+            if ev.get("round_id") in seen:  # already sent from the backlog
+                continue
+            yield _sse(ev)
+            sent += 1
+            if limit and sent >= limit:
+                return
+    finally:
+        sub.close()
+
+
+def control_router(feed: LiveFeed, token: str | None) -> APIRouter:
+    """``POST /api/control/reset``, guarded by the token (module docstring)."""
+    r = APIRouter()
 
     def require_token(request: Request) -> None:
         if token is None:
@@ -208,8 +243,8 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
         if not hmac.compare_digest(given.encode(), token.encode()):
             raise HTTPException(403, "wrong token")
 
-    @app.post("/api/control/reset", dependencies=[Depends(require_token)])
+    @r.post("/api/control/reset", dependencies=[Depends(require_token)])
     async def control_reset() -> dict[str, Any]:
         return feed.reset()
 
-    return app
+    return r

@@ -1,0 +1,77 @@
+"""Append-only, hash-chained audit store of rounds (SQLite by default).
+
+One record per round, settled or not (a round event, docs/round-event.md): the event itself as
+canonical JSON -- every position's tiles, high and low hands, results and net amounts, the
+dealer's setting and whether it is the house way, rules profile, model version, per-tile
+confidence -- plus the integrity alerts of :mod:`vision.alerts`, an optional key frame (JPEG)
+and two hashes that chain the records:
+
+* ``payload``: the event as canonical JSON (``sort_keys=True``, separators ``,`` and ``:``,
+  UTF-8, no NaN); its ``alerts`` list is the event's own alerts merged with
+  :func:`vision.alerts.round_alerts` (one per ``(kind, position)``).
+* ``frame_sha256``: SHA-256 (hex) of the key-frame JPEG bytes, or ``""`` when none.
+* ``hash = SHA-256(prev_hash + payload + frame_sha256)`` over the UTF-8 bytes of the plain
+  concatenation (both hashes are 64 lower-case hex digits or empty, the payload ends in ``}``, so
+  the concatenation is unambiguous). ``prev_hash`` is the previous record's ``hash``; the first
+  record's is 64 zeros (:data:`GENESIS_HASH`).
+
+:func:`verify` recomputes the chain and names the first broken record and why. What the chain
+does not see by itself: removing the *last* records (truncation) leaves a valid shorter chain;
+keep :attr:`VerifyResult.head_hash` and :attr:`VerifyResult.rounds` outside the store (a daily
+report, a log line) to detect it.
+
+Storage
+-------
+SQLite (standard library): one database file; key frames in the folder ``<db>.frames/`` beside
+it (e.g. ``audit.db`` -> ``audit.db.frames/00000042_<sha16>.jpg``; the record stores the file
+name, so database and folder move together). Settings, chosen for crash safety:
+
+* ``journal_mode=WAL``: a crash (process killed, power lost) never leaves a half-written
+  transaction visible; readers (verify, payout checks) do not block the writer.
+* ``synchronous=FULL``: the WAL is fsynced at every commit, so a round reported as appended
+  survives a power loss too (``NORMAL`` with WAL is corruption-safe but may lose the last commits
+  on power loss; an audit log should not). The cost is one fsync per round (see
+  scripts/bench_audit.py).
+* ``PRAGMA application_id`` = :data:`APPLICATION_ID` and the table ``paigow_audit_meta`` with
+  ``magic`` = :data:`MAGIC` mark the file as ours; ``paigow_audit_schema`` holds the schema
+  version.
+* Append-only: triggers abort every ``UPDATE`` and ``DELETE`` on the three tables.
+* ``seq INTEGER PRIMARY KEY`` is the SQLite rowid: verify reads the chain in storage order.
+
+Each :meth:`AuditStore.append` is one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``): the key
+frame is written to a temporary name, fsynced, renamed into place and the folder fsynced *before*
+the row commits; a crash in between leaves at most an orphan frame file (never referenced, and
+overwritten by nothing: names carry the hash) and never a row without its frame.
+
+PostgreSQL: pass a URL (``postgresql://user@host/db``); the same SQL runs through a thin DB-API
+adapter over ``psycopg`` (version 3, if installed; not a dependency). Key frames then go to
+``frames_dir`` (required when a frame is appended). The PostgreSQL path is written to the same
+portable SQL but only SQLite is tested.
+
+Modules: :mod:`~vision.audit.chain` (canonical JSON, hashes, record types),
+:mod:`~vision.audit.backends` (SQLite, PostgreSQL), :mod:`~vision.audit.store`
+(:class:`AuditStore`), :mod:`~vision.audit.verification` (:func:`verify`),
+:mod:`~vision.audit.payouts` (:func:`check_payouts`, docs/payouts.md).
+"""
+
+from __future__ import annotations
+
+from .chain import (APPLICATION_ID, GENESIS_HASH, MAGIC, SCHEMA_VERSION, AuditRecord,
+                    VerifyResult, canonical_json, parse_time, record_hash)
+from .payouts import check_payouts
+from .store import AuditStore, verify
+
+__all__ = [
+    "AuditStore",
+    "AuditRecord",
+    "VerifyResult",
+    "verify",
+    "canonical_json",
+    "record_hash",
+    "GENESIS_HASH",
+    "MAGIC",
+    "SCHEMA_VERSION",
+    "APPLICATION_ID",
+    "check_payouts",
+    "parse_time",
+]

@@ -1,0 +1,197 @@
+"""Storage backends of the audit store: SQLite (standard library, the default) and
+PostgreSQL (``psycopg`` 3 when installed), behind one small adapter running the same portable
+SQL."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from scoring.errors import InputError
+
+from .chain import APPLICATION_ID
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+# Portable SQL (SQLite and PostgreSQL): "?" placeholders are rewritten per backend.
+_TABLES = (
+    """CREATE TABLE paigow_audit_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL)""",
+    """CREATE TABLE paigow_audit_schema (
+        version INTEGER PRIMARY KEY,
+        applied_at TEXT NOT NULL)""",
+    """CREATE TABLE paigow_rounds (
+        seq INTEGER PRIMARY KEY,
+        round_id TEXT NOT NULL,
+        table_id TEXT NOT NULL,
+        time TEXT NOT NULL,
+        rules TEXT,
+        model_version TEXT,
+        alert_kinds TEXT NOT NULL,
+        frame_file TEXT NOT NULL,
+        frame_sha256 TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        UNIQUE (table_id, round_id, time))""",
+    "CREATE INDEX paigow_rounds_round_id ON paigow_rounds (round_id)",
+    "CREATE INDEX paigow_rounds_time ON paigow_rounds (time)",
+)
+_GUARDED = ("paigow_audit_meta", "paigow_audit_schema", "paigow_rounds")
+_COLUMNS = ("seq, round_id, table_id, time, rules, model_version, alert_kinds, frame_file, "
+            "frame_sha256, payload, prev_hash, hash")
+
+
+
+
+
+class _SQLiteBackend:
+    name = "sqlite"
+
+    def __init__(self, path: Path, create: bool):
+        self.path = path
+        self.label = str(path)
+        exists = path.exists()
+        if exists:
+            if path.is_dir():
+                raise InputError(f"audit store {str(path)!r} is a folder, not a database file")
+            try:
+                with open(path, "rb") as f:
+                    head = f.read(len(_SQLITE_HEADER))
+            except OSError as exc:
+                raise InputError(f"cannot read audit store {str(path)!r}: {exc}") from None
+            if head and head != _SQLITE_HEADER:
+                raise InputError(f"{str(path)!r} is not an audit store (not an SQLite database)")
+            if not head and not create:
+                raise InputError(f"{str(path)!r} is not an audit store (empty file)")
+        elif not create:
+            raise InputError(f"audit store {str(path)!r} does not exist")
+        else:
+            if not path.parent.exists():
+                raise InputError(f"folder of audit store {str(path)!r} does not exist")
+        try:
+            # check_same_thread=False: a session opens its store before the loop starts (to
+            # reject a bad store before the models load) and the dealer display's loop then
+            # runs in the feed thread; a store is used by one thread at a time.
+            self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0,
+                                        check_same_thread=False)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"cannot open audit store {str(path)!r}: {exc}") from None
+        self.frames_default = Path(str(path) + ".frames")
+
+    def configure(self) -> None:
+        """Crash-safety settings; called once the file is known to be ours (a foreign file is
+        never modified)."""
+        mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise InputError(f"audit store {self.label!r}: cannot enable WAL mode (got {mode!r})")
+        self.conn.execute("PRAGMA synchronous=FULL")
+
+    def sql(self, text: str) -> str:
+        return text
+
+    def execute(self, text: str, params=()):
+        return self.conn.execute(text, params)
+
+    def table_names(self) -> set[str]:
+        rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+        return {r[0] for r in rows}
+
+    def begin_write(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def begin_read(self) -> None:
+        self.conn.execute("BEGIN")
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def create_extra(self) -> None:
+        self.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        for t in _GUARDED:
+            for op in ("UPDATE", "DELETE"):
+                self.conn.execute(
+                    f"CREATE TRIGGER {t}_no_{op.lower()} BEFORE {op} ON {t} BEGIN "
+                    f"SELECT RAISE(ABORT, 'paigow audit store is append-only: {op} refused'); "
+                    "END")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    errors = (sqlite3.DatabaseError,)
+    integrity_errors = (sqlite3.IntegrityError,)
+
+
+class _PostgresBackend:  # pragma: no cover - needs a server; written to the same portable SQL
+    name = "postgresql"
+
+    def __init__(self, url: str, create: bool):
+        try:
+            import psycopg
+        except ImportError:
+            raise InputError(f"audit store URL {url!r} needs psycopg (pip install psycopg)") \
+                from None
+        self.label = re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
+        try:
+            self.conn = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            raise InputError(f"cannot connect to audit store {self.label!r}: {exc}") from None
+        self.frames_default = None
+        self.errors = (psycopg.Error,)
+        self.integrity_errors = (psycopg.IntegrityError,)
+
+    def configure(self) -> None:
+        pass
+
+    def sql(self, text: str) -> str:
+        return text.replace("?", "%s")
+
+    def execute(self, text: str, params=()):
+        return self.conn.execute(self.sql(text), params)
+
+    def table_names(self) -> set[str]:
+        rows = self.conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema()").fetchall()
+        return {r[0] for r in rows}
+
+    def begin_write(self) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.execute("LOCK TABLE paigow_rounds IN EXCLUSIVE MODE")
+
+    def begin_read(self) -> None:
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self.conn.execute("ROLLBACK")
+
+    def create_extra(self) -> None:
+        self.conn.execute(
+            "CREATE OR REPLACE FUNCTION paigow_append_only() RETURNS trigger AS $$ BEGIN "
+            "RAISE EXCEPTION 'paigow audit store is append-only: % refused', TG_OP; END; "
+            "$$ LANGUAGE plpgsql")
+        for t in _GUARDED:
+            self.conn.execute(
+                f"CREATE TRIGGER {t}_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON {t} "
+                "FOR EACH STATEMENT EXECUTE FUNCTION paigow_append_only()")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _open_backend(path_or_url, create: bool):
+    s = str(path_or_url)
+    if re.match(r"^postgres(ql)?://", s):
+        return _PostgresBackend(s, create)
+    if "://" in s:
+        raise InputError(f"audit store {s!r}: unsupported URL (a file path or postgresql://...)")
+    return _SQLiteBackend(Path(s), create)

@@ -1,0 +1,163 @@
+"""Checking a payout log (CSV, docs/payouts.md) against the nets of the stored rounds."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+
+from scoring.errors import InputError
+from scoring.settle import POSITIONS
+
+from .chain import parse_time
+from .store import AuditStore
+
+
+
+
+def _seat_id(text: str, where: str) -> str:
+    s = str(text).strip().lower()
+    if s.startswith("seat"):
+        s = s[4:].strip()
+    if s in ("d", "dealer", "house"):
+        return "dealer"
+    if s.isdigit() and str(int(s)) in POSITIONS:
+        return str(int(s))
+    raise InputError(f"{where}: seat {text!r} is not 'dealer' or a seat id 1..7")
+
+
+def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathLike, *,
+                  unknown: str = "error") -> list[dict]:
+    """Compare a payout log with the nets computed for the stored rounds (exact Decimal).
+
+    The CSV (UTF-8, header row) needs ``seat``, ``amount_paid`` and a round reference:
+    ``round_id`` (the event's round id; it must name one stored round) or ``time`` (ISO-8601,
+    compared as an instant: ``...Z``, an offset, or naive = UTC). Other columns are ignored.
+    ``amount_paid`` is a signed decimal from the player's side: ``0.95`` paid to the player,
+    ``-1`` collected from the player, ``0`` a push. Several rows for the same round and seat
+    add up. A seat's computed amount is its ``net`` in the stored event (positions with a
+    ``net``; the bank has none).
+
+    Differences (dicts with keys ``kind``, ``round_id``, ``time``, ``seq``, ``seat``, ``paid``,
+    ``computed``, ``difference`` = paid - computed, amounts as exact decimal text or None):
+
+    * ``amount``: both sides have the seat and the amounts differ;
+    * ``seat_not_in_round``: paid for a seat the stored round did not settle;
+    * ``not_paid``: a settled seat with a non-zero net and no CSV row (a zero net needs no
+      payment; nor does the ``dealer`` position, whose net -- the house bank's, as the
+      pipeline's events carry it -- is the house's own result: a ``dealer`` row, when given,
+      is compared like any other); every stored round is checked, including rounds absent
+      from the CSV;
+    * ``round_not_in_store``: only with ``unknown="report"``.
+
+    Order: store order (record id), seats dealer, 1..7; then rounds missing from the store.
+
+    Raises:
+        InputError: naming the file for a missing column (named), a non-numeric amount or a
+            bad seat / time (named with its line number), a round id naming several stored
+            rounds, and (with ``unknown="error"``, the default) a round that is not in the
+            store (named with its line number).
+    """
+    import csv
+
+    if unknown not in ("error", "report"):
+        raise InputError(f"unknown={unknown!r} is not 'error' or 'report'")
+    own = not isinstance(db, AuditStore)
+    store = AuditStore(db, create=False) if own else db
+    try:
+        records = list(store.rounds())
+    finally:
+        if own:
+            store.close()
+    by_id: dict[str, list] = {}
+    by_time: dict[datetime, list] = {}
+    for r in records:
+        by_id.setdefault(r.round_id, []).append(r)
+        by_time.setdefault(parse_time(r.time, f"stored time of record {r.seq}"), []).append(r)
+
+    name = str(csv_path)
+    try:
+        f = open(csv_path, newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"cannot read payouts file {name!r}: {exc}") from None
+    paid: dict[tuple[int, str], Decimal] = {}
+    paid_line: dict[tuple[int, str], int] = {}
+    missing_rounds: dict[tuple[str, str], dict] = {}
+    with f:
+        reader = csv.DictReader(f)
+        header = [h.strip().lower() for h in (reader.fieldnames or [])]
+        reader.fieldnames = header
+        key_col = "round_id" if "round_id" in header else ("time" if "time" in header else None)
+        missing = [c for c in ("seat", "amount_paid") if c not in header]
+        if key_col is None:
+            missing.insert(0, "round_id or time")
+        if missing:
+            raise InputError(f"payouts file {name!r} lacks column(s): {', '.join(missing)} "
+                             f"(header: {', '.join(header) or 'none'})")
+        for row in reader:
+            line = reader.line_num
+            if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+                continue
+            where = f"{name}: line {line}"
+            ref = (row.get(key_col) or "").strip()
+            if not ref:
+                raise InputError(f"{where}: empty {key_col}")
+            seat = _seat_id(row.get("seat") or "", where)
+            text = (row.get("amount_paid") or "").strip()
+            try:
+                amount = Decimal(text)
+            except (InvalidOperation, ValueError):
+                amount = None
+            if amount is None or not amount.is_finite():
+                raise InputError(f"{where}: amount_paid {text!r} is not a decimal number")
+            if key_col == "round_id":
+                found = by_id.get(ref, [])
+            else:
+                found = by_time.get(parse_time(ref, f"{where}: time"), [])
+            if len(found) > 1:
+                raise InputError(f"{where}: {key_col} {ref!r} names {len(found)} stored rounds "
+                                 f"(records {', '.join(str(r.seq) for r in found)}); use "
+                                 f"{'time' if key_col == 'round_id' else 'round_id'}")
+            if not found:
+                if unknown == "error":
+                    raise InputError(f"{where}: unknown round {ref!r} (not in the audit store)")
+                d = missing_rounds.setdefault((ref, seat), {
+                    "kind": "round_not_in_store", "seq": None,
+                    "round_id": ref if key_col == "round_id" else None,
+                    "time": ref if key_col == "time" else None, "seat": seat,
+                    "paid": Decimal(0), "computed": None, "difference": None})
+                d["paid"] += amount
+                continue
+            k = (found[0].seq, seat)
+            paid[k] = paid.get(k, Decimal(0)) + amount
+            paid_line.setdefault(k, line)
+
+    out: list[dict] = []
+    for r in records:
+        positions = r.payload.get("positions") or {}
+        nets = {}
+        for pos, p in positions.items():
+            if isinstance(p, dict) and p.get("net") is not None:
+                nets[str(pos)] = Decimal(str(p["net"]))
+        seats = [s for s in POSITIONS if s in nets or (r.seq, s) in paid]
+        seats += sorted({s for (q, s) in paid if q == r.seq} - set(seats))
+        for s in seats:
+            got = paid.get((r.seq, s))
+            want = nets.get(s)
+            base = {"seq": r.seq, "round_id": r.round_id, "time": r.time, "seat": s}
+            if want is None:
+                out.append({"kind": "seat_not_in_round", **base, "paid": got,
+                            "computed": None, "difference": None})
+            elif got is None:
+                if want != 0 and s != "dealer":
+                    out.append({"kind": "not_paid", **base, "paid": None, "computed": want,
+                                "difference": -want})
+            elif got != want:
+                out.append({"kind": "amount", **base, "paid": got, "computed": want,
+                            "difference": got - want})
+    out.extend(missing_rounds.values())
+    for d in out:
+        for k in ("paid", "computed", "difference"):
+            if d[k] is not None:
+                d[k] = str(d[k])
+    return out

@@ -1,0 +1,110 @@
+"""Options shared by the vision commands, and the one place a :class:`vision.config.RunConfig`
+is built from them (``paigow run``, ``serve`` and ``demo`` take the same session options)."""
+
+from __future__ import annotations
+
+from scoring.errors import InputError
+
+
+def add_model_options(p, scales: bool = True) -> None:
+    """``--backend``, ``--models`` (docs/configuration.md: models) and, for commands that read
+    still images, ``--scales``."""
+    p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
+                   help="inference backend (default onnx: onnxruntime on CPU)")
+    p.add_argument("--models", "--models-dir", dest="models", default=None, metavar="DIR",
+                   help="folder with tiles.onnx and pips.onnx (default: $PAIGOW_MODELS, else "
+                        "the repository's models/)")
+    if not scales:
+        return
+    p.add_argument("--scales", default=None, metavar="PX,PX,...",
+                   help="tile-model input sizes a still image is read at and fused (multiples "
+                        "of 32; default 832,960,1216; 640 = one pass at the model's size)")
+
+
+def parse_scales(text: str | None) -> tuple[int, ...] | None:
+    """The --scales option as a tuple of ints (None: the default).
+
+    Raises:
+        InputError: not comma-separated multiples of 32 up to 4096 (naming the value).
+    """
+    if text is None:
+        return None
+    try:
+        sizes = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        sizes = ()
+    if not sizes or any(v < 32 or v % 32 or v > 4096 for v in sizes):
+        raise InputError(f"--scales must be multiples of 32 px up to 4096, comma-separated, "
+                         f"got {text!r}")
+    return sizes
+
+
+def add_session_options(p) -> None:
+    """The options of one session (source, layout, table, outputs, audit store)."""
+    p.add_argument("source", metavar="SOURCE",
+                   help="camera index (0), video file, rtsp/http URL, image, folder or glob")
+    p.add_argument("--layout", default=None, metavar="FILE",
+                   help="layout YAML (positions, rules, commission, table_id; docs/layout.md); "
+                        "default: automatic grouping, dealer = group nearest the top centre")
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="config file (YAML; docs/configuration.md) with sections recognition, "
+                        "gate, cache, table, output")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output folder for the annotated video/images and events.jsonl")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON line per round on stdout (docs/round-event.md)")
+    p.add_argument("--stable", type=int, default=None, metavar="N",
+                   help="frames a position must stay identical to be final (default 10 for "
+                        "video; images are independent tables)")
+    p.add_argument("--banker", default=None, metavar="POS",
+                   help="banking position: dealer (default) or a seat id 1..7")
+    p.add_argument("--table-id", default=None, metavar="ID", help="table id written in events")
+    p.add_argument("--audit", default=None, metavar="DB",
+                   help="append every round to this audit store (SQLite file, created when "
+                        "missing; key frames in DB.frames/) before it is reported; check it "
+                        "with 'paigow audit verify DB'")
+    p.add_argument("--min-confidence", type=float, default=None,
+                   help="faces below this confidence are unknown (default 0.5)")
+    add_model_options(p)
+
+
+def run_config(args, *, progress: bool = False, show: bool = False,
+               max_frames: int | None = None):
+    """The :class:`vision.config.RunConfig` of parsed session options (validated once).
+
+    Precedence: an option given on the command line, the config file, the layout file, the
+    defaults.
+
+    Raises:
+        InputError: a bad value (named); an output folder that is an existing file or cannot
+            be written (:func:`vision.outputs.check_out_dir`).
+    """
+    from vision.config import OutputConfig, PipelineConfig, RunConfig, load_config_file
+
+    file = load_config_file(args.config)
+    if args.stable is not None and args.stable < 1:
+        raise InputError(f"--stable must be >= 1, got {args.stable}")
+    if args.min_confidence is not None and not 0.0 <= args.min_confidence <= 1.0:
+        raise InputError(f"--min-confidence must be in [0, 1], got {args.min_confidence}")
+    options: dict = {}
+    for sec in ("recognition", "gate", "cache", "table"):
+        options.update(file.get(sec, {}))
+    given = {"n_stable": args.stable, "banker": args.banker, "table_id": args.table_id,
+             "min_confidence": args.min_confidence,
+             "models_dir": args.models, "backend": args.backend,
+             "scales": parse_scales(args.scales)}
+    options.update({k: v for k, v in given.items() if v is not None})
+    pcfg = PipelineConfig.build(layout=args.layout, source=str(args.source), **options)
+    out = dict(file.get("output", {}))
+    out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit}.items()
+                if v is not None})
+    if out.get("out_dir") is not None:  # a file or an unwritable place: one line, before work
+        from vision.outputs import check_out_dir
+
+        check_out_dir(out["out_dir"], "--out" if args.out is not None else "output.out_dir")
+    out["json_events"] = bool(args.json) or bool(out.get("json_events", False))
+    out["show"] = show or bool(out.get("show", False))
+    out.setdefault("progress", progress)
+    if max_frames is not None:
+        out["max_frames"] = max_frames
+    return RunConfig(str(args.source), pcfg, OutputConfig(**out))

@@ -1,0 +1,363 @@
+"""One configuration object, validated once (docs/configuration.md).
+
+Everything a run of the table pipeline needs is a frozen dataclass here, built once from the
+command line, the layout file and an optional config file (YAML, ``--config FILE``), and then
+handed down whole: :class:`PipelineConfig` to :class:`vision.pipeline.Pipeline`,
+:class:`RunConfig` to :class:`vision.session.Session` (``paigow run``, ``serve`` and
+``demo``). Each dataclass checks its own values in ``__post_init__`` and raises
+:class:`scoring.errors.InputError` naming the offending value, so a bad setting stops the
+command before any model is loaded and no stage checks a setting again.
+
+Precedence, highest first: an explicit command-line option, the config file, the layout file
+(table settings), the defaults below.
+
+Models are found through one documented setting (:func:`default_models_dir`): the ``--models``
+option, else the environment variable ``PAIGOW_MODELS``, else the repository's ``models/``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from scoring.errors import InputError
+from scoring.settle import POSITIONS
+
+__all__ = ["MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
+           "CacheConfig", "TableConfig", "PipelineConfig", "OutputConfig", "RunConfig",
+           "load_config_file", "BACKENDS"]
+
+#: Environment variable naming the models folder (docs/configuration.md).
+MODELS_ENV = "PAIGOW_MODELS"
+#: Inference backends of :mod:`vision.detect`.
+BACKENDS = ("onnx", "ultralytics")
+
+
+def default_models_dir() -> Path:
+    """The models folder: ``$PAIGOW_MODELS`` when set and not empty, else the repository's
+    ``models/`` (``vision.MODELS_DIR``)."""
+    env = os.environ.get(MODELS_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    from . import MODELS_DIR
+
+    return MODELS_DIR
+
+
+def _check(cond: bool, msg: str) -> None:
+    if not cond:
+        raise InputError(msg)
+
+
+def _fraction(name: str, v: float, low_open: bool = False) -> float:
+    v = float(v)
+    ok = (0.0 < v <= 1.0) if low_open else (0.0 <= v <= 1.0)
+    _check(ok, f"{name} must be in {'(0, 1]' if low_open else '[0, 1]'}, got {v!r}")
+    return v
+
+
+def _at_least_one(name: str, v: int) -> None:
+    _check(isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+           f"{name} must be an integer >= 1, got {v!r}")
+
+
+@dataclass(frozen=True)
+class RecognitionConfig:
+    """Detectors and reads.
+
+    Attributes:
+        models_dir: folder with ``tiles.onnx`` / ``pips.onnx`` (``.pt`` for ultralytics);
+            None: :func:`default_models_dir`.
+        backend: ``"onnx"`` (onnxruntime, default) or ``"ultralytics"``.
+        min_confidence: faces read below this confidence (0..1) are unknown.
+        tile_conf, pip_conf: detector confidence thresholds (None: the detector's default).
+        allow_diagonal_two: accept diagonal 2s (:func:`vision.decode.half_shape_ok`).
+        scales: tile-model input sizes (px, multiples of 32) at which a *still image* is read
+            and fused (:mod:`vision.scales`); None: :data:`vision.scales.STILL_SCALES` with
+            the trained models, one pass with injected detectors; ``()`` or one size: a single
+            pass. Video frames use the model's own size.
+    """
+
+    models_dir: Path | None = None
+    backend: str = "onnx"
+    min_confidence: float = 0.5
+    tile_conf: float | None = None
+    pip_conf: float | None = None
+    allow_diagonal_two: bool = False
+    scales: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.scales is not None:
+            sizes = tuple(int(v) for v in self.scales)
+            _check(all(v >= 32 and v % 32 == 0 for v in sizes),
+                   f"scales must be multiples of 32 px, got {list(sizes)!r}")
+            object.__setattr__(self, "scales", sizes)
+        _check(self.backend in BACKENDS,
+               f"unknown backend {self.backend!r}: choose onnx or ultralytics")
+        _fraction("min confidence", self.min_confidence)
+        for name in ("tile_conf", "pip_conf"):
+            if getattr(self, name) is not None:
+                _fraction(name, getattr(self, name))
+        if self.models_dir is not None and not isinstance(self.models_dir, Path):
+            object.__setattr__(self, "models_dir", Path(self.models_dir))
+
+    @property
+    def models(self) -> Path:
+        """The models folder in effect."""
+        return self.models_dir if self.models_dir is not None else default_models_dir()
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """The motion gate in front of the tile detector (:class:`vision.gate.MotionGate`).
+
+    Attributes:
+        motion_threshold: grey levels (0-255) of mean block difference that count as motion;
+            0 disables the gate (the detector runs on every frame).
+        redetect_every: run the detector at least every this many frames.
+        motion_detect_every: while the picture changes, run it on every this many frames;
+            frames in between are drawn with the previous detections and not counted.
+        thumb_size: (w, h) of the grey thumbnail compared, px; blocks: (columns, rows) of
+            blocks it is cut into (each block must divide the thumbnail evenly).
+    """
+
+    motion_threshold: float = 8.0
+    redetect_every: int = 10
+    motion_detect_every: int = 2
+    thumb_size: tuple[int, int] = (192, 108)
+    blocks: tuple[int, int] = (32, 18)
+
+    def __post_init__(self) -> None:
+        _check(float(self.motion_threshold) >= 0,
+               f"motion_threshold must be >= 0, got {self.motion_threshold!r}")
+        _at_least_one("redetect_every", self.redetect_every)
+        _at_least_one("motion_detect_every", self.motion_detect_every)
+        (w, h), (bx, by) = self.thumb_size, self.blocks
+        _check(bx >= 1 and by >= 1 and w % bx == 0 and h % by == 0,
+               f"gate blocks {self.blocks} must divide the thumbnail {self.thumb_size}")
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """The identity cache in front of the pip model (:class:`vision.identity.IdentityCache`).
+
+    Attributes:
+        cache_iou: IoU above which a tile counts as not moved (0, 1].
+        reverify_every: frames after which a cached identity is decoded again.
+        reverify_budget: most re-verifications per frame.
+        look_threshold: mean grey-level difference (0-255) of a tile's box thumbnail from its
+            look when decoded above which it is decoded again (0: off).
+        decode_budget: most tiles decoded by the pip model per frame.
+    """
+
+    cache_iou: float = 0.9
+    reverify_every: int = 150
+    reverify_budget: int = 1
+    look_threshold: float = 12.0
+    decode_budget: int = 8
+
+    def __post_init__(self) -> None:
+        _fraction("cache IoU", self.cache_iou, low_open=True)
+        _at_least_one("reverify_every", self.reverify_every)
+        _at_least_one("reverify_budget", self.reverify_budget)
+        _at_least_one("decode_budget", self.decode_budget)
+        _check(float(self.look_threshold) >= 0,
+               f"look_threshold must be >= 0, got {self.look_threshold!r}")
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """The table's settlement settings (the layout file's, overridden by options).
+
+    Attributes:
+        table_id: the table's name in events.
+        rules: rule profile (``"pa"``, ``"nj"``; docs/rules.md).
+        commission: rate as exact decimal text, or None for the profile's.
+        house_way: house way name (docs/house-way.md).
+        banker: the banking position (``"dealer"`` or ``"1".."7"``).
+        bets: position -> wager, exact decimal text (default 1 each).
+        co_bank: the house co-banks with a banking player.
+        n_stable: frames a position must stay identical to be final (None: 10 for video and
+            live sources, 1 for still images, each its own table).
+    """
+
+    table_id: str = "table-1"
+    rules: str = "pa"
+    commission: str | None = None
+    house_way: str = "reference"
+    banker: str = "dealer"
+    bets: Mapping[str, str] = field(default_factory=dict)
+    co_bank: bool = False
+    n_stable: int | None = None
+
+    def __post_init__(self) -> None:
+        from scoring.rules import get_profile
+        from scoring.setting import get_house_way
+        from scoring.settle import parse_commission, parse_money
+
+        banker = str(self.banker).strip().lower()
+        _check(banker in POSITIONS, f"banker {self.banker!r} is not 'dealer' or a seat id 1..7")
+        object.__setattr__(self, "banker", banker)
+        get_profile(self.rules)
+        get_house_way(self.house_way)
+        if self.commission is not None:
+            parse_commission(self.commission)
+        for pos, bet in self.bets.items():
+            parse_money(str(bet), what=f"bet for position {pos}")
+        if self.n_stable is not None:
+            _at_least_one("stable frame count", self.n_stable)
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Everything :class:`vision.pipeline.Pipeline` needs.
+
+    Attributes:
+        recognition, gate, cache, table: the parts above.
+        layout: a :class:`vision.table.Layout` (None: automatic grouping).
+        draw: produce annotated frames.
+        source: the source name written into events.
+    """
+
+    recognition: RecognitionConfig = field(default_factory=RecognitionConfig)
+    gate: GateConfig = field(default_factory=GateConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    table: TableConfig = field(default_factory=TableConfig)
+    layout: Any = None
+    draw: bool = True
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        lay = self.layout
+        if lay is not None:
+            if isinstance(lay, (str, os.PathLike)):
+                from .table import load_layout
+
+                lay = load_layout(lay)
+                object.__setattr__(self, "layout", lay)
+            _check(self.table.banker in lay.positions,
+                   f"banker {self.table.banker!r} is not a position of the layout "
+                   f"({', '.join(lay.positions)})")
+
+    @classmethod
+    def build(cls, layout=None, **options: Any) -> "PipelineConfig":
+        """Build from flat option names (the fields of the parts, e.g. ``n_stable=3``,
+        ``motion_threshold=0``, ``banker="2"``); table settings not given come from the
+        layout. An unknown name is an InputError."""
+        if isinstance(layout, (str, os.PathLike)):
+            from .table import load_layout
+
+            layout = load_layout(layout)
+        parts: dict[str, dict] = {"recognition": {}, "gate": {}, "cache": {}, "table": {}}
+        owner = {f.name: part for part, kind in (("recognition", RecognitionConfig),
+                                                 ("gate", GateConfig), ("cache", CacheConfig),
+                                                 ("table", TableConfig))
+                 for f in fields(kind)}
+        top: dict[str, Any] = {}
+        for k, v in options.items():
+            if k in ("draw", "source"):
+                top[k] = v
+            elif k in owner:
+                if v is not None or owner[k] == "recognition":
+                    parts[owner[k]][k] = v
+            else:
+                raise InputError(f"unknown pipeline setting {k!r}")
+        if layout is not None:
+            for k in ("table_id", "rules", "commission", "house_way", "banker", "bets",
+                      "co_bank"):
+                parts["table"].setdefault(k, getattr(layout, k))
+        return cls(RecognitionConfig(**parts["recognition"]), GateConfig(**parts["gate"]),
+                   CacheConfig(**parts["cache"]), TableConfig(**parts["table"]), layout,
+                   **top)
+
+    def with_table(self, **changes: Any) -> "PipelineConfig":
+        """A copy with table settings changed (validated again)."""
+        return replace(self, table=replace(self.table, **changes))
+
+
+@dataclass(frozen=True)
+class OutputConfig:
+    """Where a session reports (the sinks of :mod:`vision.session`).
+
+    Attributes:
+        out_dir: folder for ``annotated.mp4`` (or ``annotated/*.jpg``) and ``events.jsonl``.
+        json_events: print one JSON line per round on stdout.
+        show: show the annotated frames in a window.
+        audit: audit store path or ``postgresql://`` URL (every round stored before it is
+            reported), or None.
+        progress: a progress bar on stderr for files.
+        max_frames: stop after this many frames (None: the whole source).
+    """
+
+    out_dir: Path | None = None
+    json_events: bool = False
+    show: bool = False
+    audit: Any = None
+    progress: bool = True
+    max_frames: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_frames is not None:
+            _at_least_one("max frames", self.max_frames)
+        if self.out_dir is not None and not isinstance(self.out_dir, Path):
+            object.__setattr__(self, "out_dir", Path(self.out_dir))
+        a = self.audit
+        if a is not None and isinstance(a, (str, os.PathLike)):
+            _check(bool(str(a).strip()), f"audit store must be a path, got {a!r}")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One session: a source, the pipeline, the outputs.
+
+    Attributes:
+        source: camera index, video file, stream URL, image, folder or glob.
+        pipeline: :class:`PipelineConfig`.
+        output: :class:`OutputConfig`.
+    """
+
+    source: str
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
+    output: OutputConfig = field(default_factory=OutputConfig)
+
+
+def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
+    """Read a config file (YAML): sections ``recognition``, ``gate``, ``cache``, ``table``
+    and ``output``, each mapping field names of the dataclass of that name to values.
+
+    Returns:
+        section -> {field: value} (empty without a path).
+
+    Raises:
+        InputError: missing file, bad YAML, an unknown section or field (named).
+    """
+    if path is None:
+        return {}
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"config file not found: {p}")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"config file {p} is not valid YAML: {str(exc).splitlines()[0]}") \
+            from None
+    kinds = {"recognition": RecognitionConfig, "gate": GateConfig, "cache": CacheConfig,
+             "table": TableConfig, "output": OutputConfig}
+    _check(isinstance(data, Mapping), f"config file {p}: expected sections "
+                                      f"{', '.join(kinds)}")
+    out: dict[str, dict] = {}
+    for sec, values in data.items():
+        _check(sec in kinds, f"config file {p}: unknown section {sec!r} "
+                             f"(allowed: {', '.join(kinds)})")
+        _check(isinstance(values, Mapping), f"config file {p}: section {sec!r} must be a "
+                                            f"mapping")
+        names = {f.name for f in fields(kinds[sec])}
+        for k in values:
+            _check(k in names, f"config file {p}: unknown setting {sec}.{k} "
+                               f"(allowed: {', '.join(sorted(names))})")
+        out[sec] = dict(values)
+    return out

@@ -1,0 +1,100 @@
+"""Tile outlines that overlap as two real tiles never do: straddlers and duplicates.
+
+Two face-up tiles on a table share at most an edge. The tile model sometimes adds a box across
+two touching tiles of a hand, or a second box on one tile; these functions remove or neutralise
+them before the table stage, so that a position never looks like five tiles and no face is read
+from the halves of two tiles. Overlap is measured with
+:func:`vision.geometry.inside_fractions` (exact convex polygon intersection).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .decode import TileRead
+from .detections import Detections
+from .geometry import inside_fractions
+
+__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "drop_straddlers",
+           "resolve_overlapping_reads"]
+
+#: A tile outline that has at least this fraction of its area inside each of two other tile
+#: outlines is a straddler: the tile model's box across two touching tiles of a hand.
+STRADDLE_OVERLAP: float = 0.25
+
+
+def drop_straddlers(dets: Detections) -> Detections:
+    """Remove tile outlines lying across two other detected tiles.
+
+    Two tiles of a hand lie side by side, touching; a weakly trained tile model sometimes
+    adds one box centred on their shared edge. Such a box reads as unknown (it never gives a
+    wrong face: decode checks the outline's shape and spots), but it makes a position look like
+    five tiles, so nothing there settles. A box is dropped when at least
+    :data:`STRADDLE_OVERLAP` of its area lies inside each of two other boxes
+    (:func:`inside_fractions`).
+
+    Args:
+        dets: tile detections with polygons (n, 4, 2) px.
+
+    Returns:
+        The detections without straddlers (same order).
+    """
+    if len(dets) < 3:
+        return dets
+    keep = (inside_fractions(dets.polygon) >= STRADDLE_OVERLAP).sum(1) < 2
+    return dets[keep] if not keep.all() else dets
+
+
+DUPLICATE_OVERLAP = 0.35  # fraction of an outline inside another tile's: not two real tiles
+#: An unknown outline with at least this fraction of its area inside identified tiles (summed
+#: over them) lies across them: a box over two touching tiles of a hand, not a tile.
+COVERED_UNKNOWN = 0.5
+
+
+def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
+    """Resolve tile outlines that overlap as two real tiles never do.
+
+    Two face-up tiles on a table share at most an edge; an outline with at least
+    DUPLICATE_OVERLAP of its area inside another face-up outline is a second box on one tile,
+    or a box across two touching tiles of a hand (at angles :func:`drop_straddlers` misses).
+    Such a box can read a valid face from the halves of two tiles (seen: the lower halves of
+    a 5-6 and its neighbour read "5-5" on a JPEG frame), so:
+
+    * an unknown outline inside an identified one is dropped (the identified read is the tile;
+      the duplicate would make its position look like five tiles, never settled), and so is
+      one lying at least COVERED_UNKNOWN inside identified tiles taken together (a box across
+      two touching tiles; a real tile is never that much under other real tiles);
+    * an identified outline lying that much inside two or more other face-up outlines is a
+      straddler and is dropped;
+    * otherwise, two identified outlines that overlap that much both become unknown
+      ("overlapping outlines"): which one is the tile is not known, and nothing is settled
+      from a guess.
+
+    Face-down tiles (stacks) are left alone. If a real tile were dropped, its position would
+    have three tiles and would not settle.
+
+    Args:
+        reads: decoded reads of one frame (image px polygons).
+
+    Returns:
+        the reads to report (same order; changed reads are new :class:`TileRead` objects).
+    """
+    reads = list(reads)
+    up = [i for i, r in enumerate(reads) if r.state != "face_down"]
+    if len(up) < 2:
+        return reads
+    inside = inside_fractions(np.stack([reads[i].polygon for i in up]))
+    frac = inside >= DUPLICATE_OVERLAP
+    known = [k for k, i in enumerate(up) if reads[i].state == "face_up"]
+    over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
+    drop = {k for k in over if reads[up[k]].state == "unknown"
+            and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN)}
+    drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
+    conflict = {x for k in known if k not in drop
+                for m in over[k] if m not in drop for x in (k, m)}
+    gone = {up[k] for k in drop}
+    changed = {up[k] for k in conflict}
+    return [r.as_unknown(f"overlapping outlines (read {r.face})") if i in changed else r
+            for i, r in enumerate(reads) if i not in gone]

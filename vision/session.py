@@ -1,0 +1,293 @@
+"""The frame loop: source -> pipeline -> sinks, one loop for ``paigow run``, ``serve`` and
+``demo`` (docs/architecture.md).
+
+:class:`Session` opens the source, the audit store and the pipeline (in that order: cheap and
+decisive checks before the models are loaded), then, frame by frame, runs
+:meth:`vision.pipeline.Pipeline.process` and hands the annotated picture to every sink and each
+round to the audit store and then to every sink. **Stored before reported** (:meth:`Session._emit`):
+a round is appended to the audit store (one durable transaction, alerts merged in) *before* it
+is written to ``events.jsonl``, stdout or the dealer display, so a crash loses at most the
+round in progress and the store never holds fewer rounds than were reported; what the sinks
+get is the stored event. Round ids continue from the store's last ``r<number>`` of the table.
+
+Every round is accounted for: when the source ends (or the session is stopped) the round still
+open is flushed (:meth:`vision.pipeline.Pipeline.flush`) and, if it showed tiles, emitted as an
+unsettled round with its reasons; for still images (each its own table) that happens before
+each next image.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .config import OutputConfig, PipelineConfig, RunConfig
+from .identify import progress_bar
+from .pipeline import Pipeline
+from .schema import RoundEvent
+from .sinks import AnnotatedOutput, AuditSink, EventsFile, EventStream, Sink, Window
+
+__all__ = ["Session", "run"]
+
+
+class Session:
+    """One source through one pipeline into sinks.
+
+    Args:
+        config: :class:`vision.config.RunConfig`.
+        frames: iterate these :class:`vision.capture.Frame` s instead of opening the source
+            (the demo and tests).
+        pipeline: an already built object with ``process(frame) -> (image, result)`` (tests);
+            no models are loaded then.
+        sinks: more sinks (the dealer display's feed).
+        tile_detector, pip_detector: inject detectors into the pipeline (tests).
+        stdout: stream for ``json_events`` (default ``sys.stdout``).
+        pace: play file sources at their own frame rate (the dealer display).
+        loop: replay a file source from the start when it ends.
+
+    Raises:
+        InputError: bad source, audit store, layout or models; ``show`` without a GUI.
+    """
+
+    def __init__(self, config: RunConfig, *, frames: Iterable | None = None, pipeline=None,
+                 sinks: Sequence[Sink] = (), tile_detector=None, pip_detector=None,
+                 stdout=None, pace: bool = False, loop: bool = False) -> None:
+        from .capture import open_source
+
+        self.config = config
+        out: OutputConfig = config.output
+        self.pace, self.loop = bool(pace), bool(loop)
+        self._stop = threading.Event()
+        self._reset = threading.Event()
+        self.src = None
+        self.audit: AuditSink | None = None
+        self.sinks: list[Sink] = []
+        self.events: list[dict] = []
+        self._frames = frames
+        kind, fps = "video", None
+        try:
+            if frames is None:
+                self.src = open_source(config.source)
+                kind, fps = self.src.kind, self.src.fps
+            pcfg: PipelineConfig = config.pipeline
+            self.stills = kind in ("image", "images") and pcfg.table.n_stable is None
+            if out.audit is not None:
+                self.audit = AuditSink(out.audit)
+            if pipeline is None:
+                pcfg = pcfg.with_table(n_stable=1 if self.stills else (pcfg.table.n_stable or 10))
+                pipeline = Pipeline(pcfg, tile_detector=tile_detector, pip_detector=pip_detector)
+                pipeline.still_images = self.stills
+            self.pipeline = pipeline
+            if self.audit is not None:
+                pipeline.round_base = self.audit.attach(pipeline.table_id)
+            self.output = None
+            if out.out_dir is not None:
+                self.output = AnnotatedOutput(out.out_dir, kind, fps)
+                self.sinks += [self.output, EventsFile(out.out_dir / "events.jsonl")]
+            if out.json_events:
+                self.sinks.append(EventStream(stdout or sys.stdout))
+            if out.show:
+                self.sinks.append(Window())
+            self.sinks += list(sinks)
+        except BaseException:
+            self.close()
+            raise
+        self.frames = 0
+        self.capture_s = 0.0
+        self.wall_s = 0.0
+
+    # -- control (thread-safe) ----------------------------------------------------------------
+    def stop(self) -> None:
+        """End the loop after the current frame (a live source blocked on a camera is closed,
+        which ends its iteration)."""
+        self._stop.set()
+        if self.src is not None and getattr(self.src, "live", False):
+            self.src.close()
+
+    def request_reset(self) -> None:
+        """Forget the current round before the next frame (dealer display control)."""
+        self._reset.set()
+
+    # -- the loop -------------------------------------------------------------------------------
+    def run(self) -> dict:
+        """Process the source to its end (or ``max_frames``, a stop, a closed window) and
+        return :meth:`summary`. Closes every sink and the source."""
+        out = self.config.output
+        total = self.src.frame_count if self.src is not None else None
+        bar = progress_bar(total, out.progress and total is not None and total > 1, "run")
+        t_start = time.perf_counter()
+        try:
+            self._loop(bar)
+        finally:
+            self.wall_s = time.perf_counter() - t_start
+            if bar is not None:
+                bar.close()
+            self.close()
+        return self.summary()
+
+    def _loop(self, bar) -> None:
+        max_frames = self.config.output.max_frames
+        while not self._stop.is_set():
+            frames = self._frames if self._frames is not None else self.src
+            live = bool(getattr(frames, "live", False))
+            it = iter(frames)
+            t0 = first_ts = None
+            while not self._stop.is_set():
+                tc = time.perf_counter()
+                try:
+                    fr = next(it)
+                except StopIteration:
+                    break
+                self.capture_s += time.perf_counter() - tc
+                if self.pace and not live:  # play a file at its own frame rate
+                    if t0 is None:
+                        t0, first_ts = time.monotonic(), float(fr.timestamp)
+                    wait = (float(fr.timestamp) - first_ts) - (time.monotonic() - t0)
+                    if wait > 0 and self._stop.wait(wait):
+                        return
+                if self._reset.is_set():
+                    self._reset.clear()
+                    self._restart()
+                elif self.stills and self.frames:
+                    self._restart()  # each image is its own table
+                if not self._step(fr):
+                    return
+                if bar is not None:
+                    bar.update(1)
+                if max_frames is not None and self.frames >= max_frames:
+                    return
+            if not self.loop or live or self._frames is not None:
+                return
+            self.src.close()
+            from .capture import open_source
+
+            self.src = open_source(self.config.source)
+            self._restart()
+
+    def _restart(self) -> None:
+        """Flush the open round (it is accounted for), then forget the table state."""
+        self._flush()
+        reset = getattr(self.pipeline, "reset", None)
+        if callable(reset):
+            reset()
+
+    def _step(self, fr) -> bool:
+        annotated, res = self.pipeline.process(fr)
+        self.frames += 1
+        event = _round_of(res)
+        if event is not None:
+            self._emit(event, getattr(res, "key_frame", None)
+                       if getattr(res, "key_frame", None) is not None else annotated)
+        keep = True
+        for s in self.sinks:
+            keep = s.frame(annotated, fr, res) is not False and keep
+        return keep
+
+    def _flush(self) -> None:
+        flush = getattr(self.pipeline, "flush", None)
+        res = flush() if callable(flush) else None
+        if res is not None and res.round is not None:
+            self._emit(res.round, res.key_frame)
+
+    def _emit(self, event: RoundEvent, key_frame) -> None:
+        """Stored before reported: the audit store first, then every sink the stored event."""
+        if self.audit is not None:
+            event = self.audit.store_round(event, key_frame)
+        self.events.append(event.to_dict())
+        for s in self.sinks:
+            s.round(event)
+
+    def close(self) -> None:
+        """Flush the open round, close sinks, the store and the source (idempotent)."""
+        if getattr(self, "pipeline", None) is not None and not getattr(self, "_closed", False):
+            try:
+                self._flush()
+            finally:
+                self._closed = True
+                self._close_all()
+        else:
+            self._closed = True
+            self._close_all()
+
+    def _close_all(self) -> None:
+        for s in self.sinks:
+            s.close()
+        self.sinks = []
+        if self.audit is not None:
+            self.audit.close()
+        if self.src is not None:
+            self.src.close()
+
+    def summary(self) -> dict:
+        """``{"source", "frames", "rounds", "ms_per_frame": {stage: ms}, "fps_pipeline",
+        "fps_wall", "events": [event dicts], "output", "events_path", "capture_stats",
+        "model_version"}`` plus, with an audit store, ``"audit": {"store", "appended",
+        "head_hash"}``."""
+        pipe = self.pipeline
+        s = pipe.summary(self.capture_s, self.wall_s) if hasattr(pipe, "summary") else {}
+        out_dir = self.config.output.out_dir
+        s.update({
+            "source": str(self.config.source),
+            "events": self.events,
+            "output": self.output.output if self.output is not None else None,
+            "events_path": str(out_dir / "events.jsonl") if out_dir is not None else None,
+            "capture_stats": self.src.stats().to_dict() if self.src is not None else None,
+            "model_version": getattr(pipe, "model_version", None),
+        })
+        if self.audit is not None:
+            s["audit"] = self.audit.summary()
+        return s
+
+
+def _round_of(res) -> RoundEvent | None:
+    """The round of a frame's result: a FrameResult's ``round``, or (scripted pipelines) an
+    ``event`` dict."""
+    rnd = getattr(res, "round", None)
+    if isinstance(rnd, RoundEvent):
+        return rnd
+    ev = getattr(res, "event", None)
+    return RoundEvent.from_dict(ev) if ev else None
+
+
+def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool = False,
+        json_events: bool = False, models_dir: str | Path | None = None,
+        backend: str = "onnx", n_stable: int | None = None, banker: str | None = None,
+        table_id: str | None = None, progress: bool = True, tile_detector=None,
+        pip_detector=None, frames: Iterable | None = None, stdout=None,
+        max_frames: int | None = None, audit=None, config: RunConfig | None = None,
+        **pipeline_kw: Any) -> dict:
+    """Run the whole pipeline on a source (``paigow run``): a :class:`Session` over a
+    :class:`vision.config.RunConfig` built once from these settings (or given as ``config``).
+
+    Args:
+        source: camera index, video file, stream URL, image file, folder or glob.
+        layout: layout YAML path or :class:`vision.table.Layout` (None: automatic grouping).
+        out_dir: folder for ``annotated.mp4`` (or ``annotated/*.jpg``) and ``events.jsonl``.
+        show: display frames in a window; json_events: one JSON line per round on stdout.
+        n_stable: frames for a position to be final (None: 10 for video and live sources;
+            image files are each their own table, N = 1).
+        banker, table_id, models_dir, backend: override the layout's / the defaults.
+        frames: iterate these frames instead of opening ``source``.
+        max_frames: stop after this many frames.
+        audit: audit store path / URL / open :class:`vision.audit.AuditStore` (see
+            :mod:`vision.session`: stored before reported).
+        pipeline_kw: more :meth:`vision.config.PipelineConfig.build` settings.
+
+    Returns:
+        :meth:`Session.summary`.
+
+    Raises:
+        InputError: bad source, layout, models, settings or audit store (before any frame is
+            processed); ``show`` without a GUI.
+    """
+    if config is None:
+        pcfg = PipelineConfig.build(layout=layout, models_dir=models_dir, backend=backend,
+                                    n_stable=n_stable, banker=banker, table_id=table_id,
+                                    source=str(source), **pipeline_kw)
+        config = RunConfig(str(source), pcfg,
+                           OutputConfig(out_dir, json_events, show, audit, progress, max_frames))
+    return Session(config, frames=frames, tile_detector=tile_detector,
+                   pip_detector=pip_detector, stdout=stdout).run()

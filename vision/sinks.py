@@ -1,0 +1,221 @@
+"""Where a session's frames and rounds go: one class per output (docs/architecture.md).
+
+A sink sees every processed frame (:meth:`Sink.frame`) and every round
+(:meth:`Sink.round`, a :class:`vision.schema.RoundEvent`); the session
+(:mod:`vision.session`) calls them in its one frame loop. The audit store is not a sink like
+the others: :class:`AuditSink` *stores* a round before any sink *reports* it (the order is
+written once, in :meth:`vision.session.Session._emit`).
+
+Sinks here: :class:`AnnotatedOutput` (annotated video or images), :class:`EventsFile`
+(``events.jsonl``, fsynced per round), :class:`EventStream` (JSON lines on stdout),
+:class:`Window` (an OpenCV window), :class:`AuditSink`. The dealer display's sink is
+:class:`vision.web.feed.PipelineFeed` (it publishes frames and rounds to the web hub).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from scoring.errors import InputError
+
+from .events import EventWriter
+from .schema import RoundEvent
+
+__all__ = ["Sink", "AnnotatedOutput", "EventsFile", "EventStream", "Window", "AuditSink",
+           "round_number"]
+
+
+class Sink:
+    """Base sink: does nothing. Subclasses override what they need."""
+
+    def frame(self, image: np.ndarray, frame: Any, result: Any) -> bool:
+        """One processed frame: the annotated picture (uint8 (H, W, 3) BGR), the source
+        :class:`vision.capture.Frame` and the :class:`vision.pipeline.FrameResult`. Returns
+        False to stop the session (a window closed by the user)."""
+        return True
+
+    def round(self, event: RoundEvent) -> None:
+        """One round (settled or not), after it was stored."""
+
+    def close(self) -> None:
+        """Flush and release files and windows."""
+
+
+class AnnotatedOutput(Sink):
+    """Annotated output in ``out_dir``: a video file (mp4v ``annotated.mp4``, else MJPG
+    ``annotated.avi``) at the source's frame rate, or ``annotated/<name>.jpg`` per image for
+    image sources.
+
+    Raises:
+        InputError: no video writer can be opened in ``out_dir``.
+    """
+
+    def __init__(self, out_dir: Path, kind: str, fps: float | None) -> None:
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.images_mode = kind in ("image", "images")
+        self.fps = fps or 30.0
+        self.writer = None
+        self.path: Path | None = None
+        self.images: list[Path] = []
+
+    @property
+    def output(self) -> str | None:
+        """The video file or the images folder (None before the first frame)."""
+        if self.path is not None:
+            return str(self.path)
+        return str(self.out_dir / "annotated") if self.images else None
+
+    def frame(self, image: np.ndarray, frame: Any, result: Any) -> bool:
+        import cv2
+
+        if self.images_mode:
+            d = self.out_dir / "annotated"
+            d.mkdir(parents=True, exist_ok=True)
+            name = Path(getattr(frame, "path", None) or f"frame{frame.index:06d}.png").stem
+            p = d / f"{name}.jpg"
+            cv2.imwrite(str(p), image)
+            self.images.append(p)
+            return True
+        if self.writer is None:
+            h, w = image.shape[:2]
+            for ext, fourcc in ((".mp4", "mp4v"), (".avi", "MJPG")):
+                p = self.out_dir / f"annotated{ext}"
+                wr = cv2.VideoWriter(str(p), cv2.VideoWriter_fourcc(*fourcc), self.fps, (w, h))
+                if wr.isOpened():
+                    self.writer, self.path = wr, p
+                    break
+                wr.release()
+            if self.writer is None:
+                raise InputError(f"cannot write a video into {self.out_dir}")
+        self.writer.write(image)
+        return True
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.release()
+            self.writer = None
+
+
+class EventsFile(Sink):
+    """``events.jsonl``: one round a line, flushed and fsynced (a reported round survives a
+    crash of the machine)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._writer = EventWriter(self.path, fsync=True)
+
+    def round(self, event: RoundEvent) -> None:
+        self._writer.write(event)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class EventStream(Sink):
+    """One JSON line a round on a text stream (``--json``: stdout), flushed."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._writer = EventWriter(None, stream)
+
+    def round(self, event: RoundEvent) -> None:
+        self._writer.write(event)
+
+
+class Window(Sink):
+    """The annotated frames in an OpenCV window; ``q`` or Esc stops the session.
+
+    Raises:
+        InputError: OpenCV has no GUI (opencv-python-headless).
+    """
+
+    NAME = "paigow"
+
+    def __init__(self) -> None:
+        import cv2
+
+        try:
+            cv2.namedWindow(self.NAME)
+        except cv2.error:
+            raise InputError("--show needs an OpenCV build with GUI support "
+                             "(opencv-python-headless has none)") from None
+
+    def frame(self, image: np.ndarray, frame: Any, result: Any) -> bool:
+        import cv2
+
+        cv2.imshow(self.NAME, image)
+        return (cv2.waitKey(1) & 0xFF) not in (ord("q"), 27)
+
+    def close(self) -> None:
+        import cv2
+
+        try:
+            cv2.destroyWindow(self.NAME)
+        except cv2.error:
+            pass
+
+
+def round_number(round_id: str | None) -> int:
+    """The number of a pipeline round id ``"r000042"`` -> 42 (0 for anything else)."""
+    if isinstance(round_id, str) and len(round_id) > 1 and round_id[0] == "r" \
+            and round_id[1:].isdigit():
+        return int(round_id[1:])
+    return 0
+
+
+class AuditSink:
+    """The audit store (:mod:`vision.audit`) as the session's first consumer of rounds.
+
+    Args:
+        audit: a path (SQLite file, created when missing), a ``postgresql://`` URL or an open
+            :class:`vision.audit.AuditStore` (left open at the end).
+
+    Raises:
+        InputError: a bad path, a foreign or damaged file.
+    """
+
+    def __init__(self, audit) -> None:
+        from .audit import AuditStore
+
+        if isinstance(audit, AuditStore):
+            self.store, self._own = audit, False
+        else:
+            if not isinstance(audit, (str, os.PathLike)) or not str(audit).strip():
+                raise InputError(f"audit store must be a path or an AuditStore, got {audit!r}")
+            self.store, self._own = AuditStore(audit, create=True), True
+        self.appended = 0
+        self.head_hash: str | None = None
+
+    def attach(self, table_id: str) -> int:
+        """Check the store records this table; the round number to continue from.
+
+        Raises:
+            InputError: the store records another table.
+        """
+        st = self.store
+        if st.table_id is not None and st.table_id != table_id:
+            raise InputError(f"audit store {st.label!r} records table {st.table_id!r}, this "
+                             f"run is table {table_id!r}")
+        last = st.last_record(table_id)
+        return round_number(last.round_id) if last is not None else 0
+
+    def store_round(self, event: RoundEvent, key_frame: np.ndarray | None) -> RoundEvent:
+        """Append one round (one durable transaction, alerts of :mod:`vision.alerts` merged
+        in) with its key frame; returns the event as stored (merged alerts)."""
+        rec = self.store.append(event, frame=key_frame)
+        self.appended += 1
+        self.head_hash = rec.hash
+        return event.with_alerts(rec.alerts)
+
+    def summary(self) -> dict:
+        """``{"store", "appended", "head_hash"}``."""
+        return {"store": self.store.label, "appended": self.appended,
+                "head_hash": self.head_hash}
+
+    def close(self) -> None:
+        if self._own:
+            self.store.close()

@@ -1,0 +1,444 @@
+"""The dealer display's hub: what the feed thread publishes and the web app reads.
+
+A :class:`LiveFeed` (usually :class:`vision.web.feed.PipelineFeed`) publishes three things:
+
+- the latest annotated picture as JPEG bytes (:meth:`LiveFeed.latest_jpeg`; consumers can wait
+  for the next one with :meth:`LiveFeed.wait_frame` / :meth:`LiveFeed.next_frame`);
+- the current view (:meth:`LiveFeed.state`): per position the hands, result, net and alerts of
+  the last round, and what the camera shows now (live reads) -- built by :mod:`vision.views`;
+- every round event (JSON form of :class:`vision.schema.RoundEvent`, docs/round-event.md) to
+  each subscriber (:meth:`LiveFeed.subscribe` -> :class:`Subscription`, usable from threads and
+  from asyncio).
+
+Thread safety: publishing happens in the feed thread (or a test thread); reading happens in the
+web server's event loop or its worker threads. All shared state is guarded by one lock; async
+consumers are woken with ``loop.call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import deque
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from scoring.errors import InputError
+
+from ..events import utc_now_iso
+from ..schema import RoundEvent
+from ..views import live_positions_view, positions_view, round_summary
+
+__all__ = ["LiveFeed", "Subscription", "encode_jpeg"]
+
+log = logging.getLogger("vision.web")
+
+
+def encode_jpeg(image: np.ndarray, quality: int = 80, max_width: int | None = 1280) -> bytes:
+    """JPEG bytes of a BGR picture.
+
+    Args:
+        image: uint8 (H, W, 3) BGR or (H, W) grey.
+        quality: JPEG quality 1..100.
+        max_width: pictures wider than this many pixels are scaled down first (aspect kept);
+            None keeps the size.
+
+    Raises:
+        InputError: not an image array, or OpenCV cannot encode it.
+    """
+    import cv2
+
+    img = np.asarray(image)
+    if img.dtype != np.uint8 or img.ndim not in (2, 3) or img.size == 0:
+        raise InputError(f"frame must be a non-empty uint8 (H, W[, 3]) array, got dtype "
+                         f"{img.dtype} shape {img.shape}")
+    if max_width and img.shape[1] > max_width:
+        h = max(1, round(img.shape[0] * max_width / img.shape[1]))
+        img = cv2.resize(img, (int(max_width), int(h)), interpolation=cv2.INTER_AREA)
+    ok, buf = cv2.imencode(".jpg", img, [int(cv2.IMWRITE_JPEG_QUALITY), int(quality)])
+    if not ok:
+        raise InputError(f"cannot encode frame of shape {img.shape} as JPEG")
+    return buf.tobytes()
+
+
+# --------------------------------------------------------------------------- wake-ups
+
+
+class _Notifier:
+    """A version counter that threads and asyncio tasks can wait on."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.version = 0
+        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+
+    def notify(self) -> None:
+        with self._cond:
+            self.version += 1
+            self._cond.notify_all()
+            waiters = list(self._waiters)
+        for loop, ev in waiters:
+            try:
+                loop.call_soon_threadsafe(ev.set)
+            except RuntimeError:  # loop closed
+                pass
+
+    def wait(self, seen: int, timeout: float | None) -> int:
+        """Block until the version differs from ``seen`` (or ``timeout`` s); the version."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.version != seen, timeout)
+            return self.version
+
+    async def async_wait(self, seen: int, timeout: float | None) -> int:
+        """Await until the version differs from ``seen`` (or ``timeout`` s); the version."""
+        loop = asyncio.get_running_loop()
+        ev = asyncio.Event()
+        key = (loop, ev)
+        with self._cond:
+            if self.version != seen:
+                return self.version
+            self._waiters.add(key)
+        try:
+            await asyncio.wait_for(ev.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            with self._cond:
+                self._waiters.discard(key)
+        return self.version
+
+
+class Subscription:
+    """Settled round events for one consumer, oldest first (from :meth:`LiveFeed.subscribe`).
+
+    Holds at most ``maxsize`` undelivered events (older ones are dropped and counted in
+    ``dropped``). Use :meth:`get` from a thread, ``await`` :meth:`aget` or ``async for`` from
+    asyncio; :meth:`close` (or leaving a ``with`` block) unsubscribes. Iteration ends when the
+    feed stops.
+    """
+
+    def __init__(self, feed: "LiveFeed", maxsize: int = 100) -> None:
+        self._feed = feed
+        self._items: deque = deque()
+        self._maxsize = int(maxsize)
+        self._notifier = _Notifier()
+        self.dropped = 0
+        self.closed = False
+
+    def _put(self, event: dict) -> None:
+        with self._notifier._cond:
+            if len(self._items) >= self._maxsize:
+                self._items.popleft()
+                self.dropped += 1
+            self._items.append(event)
+        self._notifier.notify()
+
+    def _pop(self) -> dict | None:
+        with self._notifier._cond:
+            return self._items.popleft() if self._items else None
+
+    def get(self, timeout: float | None = None) -> dict | None:
+        """The next event, waiting up to ``timeout`` seconds (None: forever); None on timeout
+        or when the subscription or the feed is closed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            seen = self._notifier.version
+            ev = self._pop()
+            if ev is not None or self.closed:
+                return ev
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return None
+            self._notifier.wait(seen, left)
+
+    async def aget(self, timeout: float | None = None) -> dict | None:
+        """Async :meth:`get`."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            seen = self._notifier.version
+            ev = self._pop()
+            if ev is not None or self.closed:
+                return ev
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                return None
+            await self._notifier.async_wait(seen, left)
+
+    def __aiter__(self) -> "Subscription":
+        return self
+
+    async def __anext__(self) -> dict:
+        ev = await self.aget()
+        if ev is None:
+            raise StopAsyncIteration
+        return ev
+
+    def close(self) -> None:
+        """Unsubscribe (wakes any waiter)."""
+        if not self.closed:
+            self.closed = True
+            self._feed._unsubscribe(self)
+            self._notifier.notify()
+
+    def __enter__(self) -> "Subscription":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class LiveFeed:
+    """Base feed: shared state, publishing and consumer API (module docstring).
+
+    Subclasses implement :meth:`_run` (the thread body: loop until :attr:`stopping` is set,
+    calling :meth:`publish_frame` and :meth:`publish_event`) and optionally :meth:`_reset`.
+
+    Args:
+        table_id: shown on the page and in :meth:`state` (events carry their own).
+        source: the source spec shown on the page.
+        history: settled rounds kept for :meth:`state` (newest first).
+        jpeg_quality: 1..100.
+        max_width: pictures wider than this (px) are scaled down before JPEG encoding.
+    """
+
+    def __init__(self, *, table_id: str = "table-1", source: str = "", history: int = 20,
+                 jpeg_quality: int = 80, max_width: int | None = 1280) -> None:
+        self.table_id = str(table_id)
+        self.source = str(source)
+        self.jpeg_quality = int(jpeg_quality)
+        self.max_width = max_width
+        self._lock = threading.Lock()
+        self._jpeg: bytes | None = None
+        self._frames = _Notifier()
+        self._subs: set[Subscription] = set()
+        self._rounds: deque = deque(maxlen=int(history))
+        self._round_count = 0
+        self._live_positions: dict[str, dict] = {}
+        self._live_alerts: list[dict] = []
+        self._status = "idle"
+        self._error: str | None = None
+        self._frame_index: int | None = None
+        self._frame_count = 0
+        self._frame_times: deque = deque(maxlen=30)
+        self._updated: str | None = None
+        self._thread: threading.Thread | None = None
+        self.stopping = threading.Event()
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> "LiveFeed":
+        """Start the background thread (idempotent); returns self."""
+        if self._thread is None:
+            self.stopping.clear()
+            self._set_status("running")
+            self._thread = threading.Thread(target=self._run_guarded, daemon=True,
+                                            name=f"{type(self).__name__}")
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread (waits up to ``timeout`` s), end every subscription and frame
+        stream."""
+        self.stopping.set()
+        self._on_stop()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout)
+        if self._status == "running":
+            self._set_status("stopped")
+        with self._lock:
+            subs = list(self._subs)
+        for s in subs:
+            s.close()
+        self._frames.notify()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`stop` was called."""
+        return self.stopping.is_set()
+
+    def __enter__(self) -> "LiveFeed":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def _run_guarded(self) -> None:
+        try:
+            self._run()
+        except InputError as exc:
+            log.error("feed stopped: %s", exc)
+            self._set_status("error", str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - shown on the page, logged with traceback
+            log.exception("feed crashed")
+            self._set_status("error", f"{type(exc).__name__}: {exc}")
+            return
+        if not self.stopping.is_set():
+            self._set_status("ended")
+
+    def _run(self) -> None:
+        """Thread body (subclasses). The base feed publishes only what is pushed to it."""
+        self.stopping.wait()
+
+    def _on_stop(self) -> None:
+        """Hook: release what blocks :meth:`_run` (subclasses)."""
+
+    def _set_status(self, status: str, error: str | None = None) -> None:
+        with self._lock:
+            self._status = status
+            self._error = error
+        self._frames.notify()
+
+    # -- publishing -------------------------------------------------------------------------
+    def publish_frame(self, image: np.ndarray | bytes | None, *, frame_index: int | None = None,
+                      positions: Mapping[str, Any] | None = None,
+                      alerts: Sequence[Mapping] | None = None, rules: str = "pa") -> None:
+        """Publish the newest annotated picture and the live positions.
+
+        Args:
+            image: uint8 BGR (H, W, 3) array (encoded here) or JPEG bytes, or None to keep the
+                previous picture.
+            frame_index: the source's frame number.
+            positions: position -> :class:`vision.table.PositionState` or view dict
+                (:func:`live_positions_view`); None keeps the previous live view.
+            alerts: live alerts ``[{"kind", "position", "detail"}]``; None keeps the previous.
+        """
+        jpeg = None
+        if image is not None:
+            jpeg = bytes(image) if isinstance(image, (bytes, bytearray, memoryview)) else \
+                encode_jpeg(image, self.jpeg_quality, self.max_width)
+        live = live_positions_view(positions, rules) if positions is not None else None
+        now = time.monotonic()
+        with self._lock:
+            if jpeg is not None:
+                self._jpeg = jpeg
+            if live is not None:
+                self._live_positions = live
+            if alerts is not None:
+                self._live_alerts = [dict(a) for a in alerts]
+            if frame_index is not None:
+                self._frame_index = int(frame_index)
+            self._frame_count += 1
+            self._frame_times.append(now)
+            self._updated = utc_now_iso()
+        self._frames.notify()
+
+    def publish_event(self, event: RoundEvent | Mapping) -> None:
+        """Publish one round event (a :class:`vision.schema.RoundEvent` or its JSON form) to
+        the state and every subscriber."""
+        ev = event.to_dict() if isinstance(event, RoundEvent) else dict(event)
+        with self._lock:
+            self._rounds.appendleft(ev)
+            self._round_count += 1
+            subs = list(self._subs)
+        for s in subs:
+            s._put(ev)
+
+    # -- consumers -------------------------------------------------------------------------
+    def latest_jpeg(self) -> bytes | None:
+        """The latest annotated picture as JPEG bytes (None before the first frame)."""
+        with self._lock:
+            return self._jpeg
+
+    def latest_frame(self) -> tuple[int, bytes | None]:
+        """``(version, jpeg)``: pass the version to :meth:`wait_frame` / :meth:`next_frame`."""
+        with self._lock:
+            return self._frames.version, self._jpeg
+
+    def wait_frame(self, after: int, timeout: float | None = None) -> tuple[int, bytes | None]:
+        """Block until something newer than version ``after`` is published (or ``timeout``
+        s, or the feed stops); returns :meth:`latest_frame`."""
+        if not self.closed:
+            self._frames.wait(after, timeout)
+        return self.latest_frame()
+
+    async def next_frame(self, after: int, timeout: float | None = None
+                         ) -> tuple[int, bytes | None]:
+        """Async :meth:`wait_frame`."""
+        if not self.closed:
+            await self._frames.async_wait(after, timeout)
+        return self.latest_frame()
+
+    def history(self) -> list[dict]:
+        """The settled round events kept (``history`` of them), newest first."""
+        with self._lock:
+            return list(self._rounds)
+
+    @property
+    def subscriber_count(self) -> int:
+        """Open subscriptions (event stream clients)."""
+        with self._lock:
+            return len(self._subs)
+
+    def subscribe(self, maxsize: int = 100) -> Subscription:
+        """A :class:`Subscription` receiving every round settled from now on."""
+        sub = Subscription(self, maxsize)
+        with self._lock:
+            self._subs.add(sub)
+        if self.closed:
+            sub.close()
+        return sub
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subs.discard(sub)
+
+    def state(self) -> dict:
+        """The current view (JSON-ready).
+
+        Returns:
+            ``{"table_id", "source", "status" ("idle"|"running"|"ended"|"stopped"|"error"),
+            "error", "frame_index", "frames", "fps" (published frames per second over the last
+            30), "updated" (UTC ISO time of the last frame), "has_picture", "positions"
+            (:func:`positions_view` of the last settled round), "alerts" (its alerts),
+            "last_round" (the full event or None), "live": {"positions"
+            (:func:`live_positions_view`), "alerts"}, "rounds" (summaries, newest first),
+            "round_count"}``.
+        """
+        with self._lock:
+            last = self._rounds[0] if self._rounds else None
+            times = list(self._frame_times)
+            fps = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 and \
+                times[-1] > times[0] else 0.0
+            st = {
+                "table_id": (last or {}).get("table_id", self.table_id) if last else self.table_id,
+                "source": self.source,
+                "status": self._status,
+                "error": self._error,
+                "frame_index": self._frame_index,
+                "frames": self._frame_count,
+                "fps": round(fps, 2),
+                "updated": self._updated,
+                "has_picture": self._jpeg is not None,
+                "live": {"positions": dict(self._live_positions),
+                         "alerts": list(self._live_alerts)},
+                "last_round": last,
+                "round_count": self._round_count,
+                "rounds": list(self._rounds),
+            }
+        st["positions"] = positions_view(last)
+        st["alerts"] = list((last or {}).get("alerts") or [])
+        st["rounds"] = [round_summary(e) for e in st["rounds"]]
+        return st
+
+    # -- control ----------------------------------------------------------------------------
+    def reset(self) -> dict:
+        """Control action: forget the current round (the next stable table opens a new one).
+
+        Returns:
+            ``{"ok": True, "action": "reset"}`` plus whatever :meth:`_reset` adds.
+        """
+        extra = self._reset() or {}
+        with self._lock:
+            self._live_positions = {}
+            self._live_alerts = []
+        self._frames.notify()
+        return {"ok": True, "action": "reset", **extra}
+
+    def _reset(self) -> dict | None:
+        """Hook: reset the round tracking (subclasses)."""
+        return None
