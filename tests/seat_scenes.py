@@ -15,6 +15,7 @@ import numpy as np
 
 from vision import synth
 from vision import synth_draw as D
+from vision import synth_scenery as S
 
 
 def _free_point(rng, image_size, centres, clearance, tries=200):
@@ -57,7 +58,7 @@ def table_with_distractors(seed: int, n_cards: int | None = None, woodpile: bool
         p = _free_point(rng, (w, h), np.array(taken), 1.3 * L + size * 0.6)
         if p is None:
             continue
-        D.draw_card(img, mask, p, size, rng.uniform(0, math.pi), rng)
+        S.draw_card(img, mask, p, size, rng.uniform(0, math.pi), rng)
         taken.append(p)
     if woodpile:
         n_st = int(rng.integers(2, 7))

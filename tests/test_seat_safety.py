@@ -203,7 +203,7 @@ def pipe():
 
     if not (MODELS_DIR / "tiles.onnx").is_file():
         pytest.skip("shipped models not present")
-    p = Pipeline(MODELS_DIR, "onnx", n_stable=1, draw=False)
+    p = Pipeline(models_dir=MODELS_DIR, backend="onnx", n_stable=1, draw=False)
     p.still_images = True  # each frame is an independent table, as `paigow run` on images
     return p
 

@@ -143,8 +143,8 @@ def propose_layout(image: str | Path, models_dir=None, backend: str = "onnx",
     frame = cv2.imread(str(p), cv2.IMREAD_COLOR)
     if frame is None:
         raise InputError(f"cannot read image {p} (not an image file?)")
-    pipe = Pipeline(models_dir or MODELS_DIR, backend, n_stable=1, draw=False,
-                    min_confidence=min_confidence, source=str(p))
+    pipe = Pipeline(models_dir=models_dir or MODELS_DIR, backend=backend, n_stable=1,
+                    draw=False, min_confidence=min_confidence, source=str(p))
     pipe.still_images = True
     _, res = pipe.process(frame)
     try:

@@ -40,26 +40,23 @@ def register(sub) -> None:
 
 
 def _propose(args) -> int:
+    """Bad input raises InputError: ``paigow`` prints it as one line (and as JSON on stdout
+    under ``--json``) and exits with code 2."""
     from vision.layout_propose import layout_yaml, propose_layout
 
-    try:
-        if args.out is not None and Path(args.out).is_dir():
-            raise InputError(f"--out {args.out} is a folder; give a file name (e.g. layout.yaml)")
-        res = propose_layout(args.image, models_dir=args.models, backend=args.backend,
-                             table_id=args.table_id)
-        text = layout_yaml(res)
-        if args.out is not None:
-            out = Path(args.out)
-            try:
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise InputError(f"--out {out}: cannot write ({exc.strerror})") from None
-            res["out"] = str(out)
-    except InputError as exc:
-        if args.json:
-            print(json.dumps({"error": str(exc)}))
-        raise
+    if args.out is not None and Path(args.out).is_dir():
+        raise InputError(f"--out {args.out} is a folder; give a file name (e.g. layout.yaml)")
+    res = propose_layout(args.image, models_dir=args.models, backend=args.backend,
+                         table_id=args.table_id)
+    text = layout_yaml(res)
+    if args.out is not None:
+        out = Path(args.out)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--out {out}: cannot write ({exc.strerror})") from None
+        res["out"] = str(out)
     if args.json:
         print(json.dumps(res, indent=2))
     elif args.out is None:
