@@ -173,12 +173,14 @@ class AuditSink:
     Args:
         audit: a path (SQLite file, created when missing), a ``postgresql://`` URL or an open
             :class:`vision.audit.AuditStore` (left open at the end).
+        frames_dir: the store's key-frame folder (default ``<db>.frames``; required for a
+            PostgreSQL URL).
 
     Raises:
         InputError: a bad path, a foreign or damaged file.
     """
 
-    def __init__(self, audit) -> None:
+    def __init__(self, audit, frames_dir=None) -> None:
         from .audit import AuditStore
 
         if isinstance(audit, AuditStore):
@@ -186,7 +188,7 @@ class AuditSink:
         else:
             if not isinstance(audit, (str, os.PathLike)) or not str(audit).strip():
                 raise InputError(f"audit store must be a path or an AuditStore, got {audit!r}")
-            self.store, self._own = AuditStore(audit, create=True), True
+            self.store, self._own = AuditStore(audit, create=True, frames_dir=frames_dir), True
         self.appended = 0
         self.head_hash: str | None = None
 
@@ -201,7 +203,12 @@ class AuditSink:
             raise InputError(f"audit store {st.label!r} records table {st.table_id!r}, this "
                              f"run is table {table_id!r}")
         last = st.last_record(table_id)
-        return round_number(last.round_id) if last is not None else 0
+        if last is None:
+            return 0
+        if last.payload.get("kind") in (None, "round"):
+            return round_number(last.round_id)
+        # manual entries and acknowledgements (vision.audit.entries) name earlier rounds
+        return max(round_number(r.round_id) for r in st.rounds(table_id=table_id))
 
     def store_round(self, event: RoundEvent, key_frame: np.ndarray | None) -> RoundEvent:
         """Append one round (one durable transaction, alerts of :mod:`vision.alerts` merged

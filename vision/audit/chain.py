@@ -23,7 +23,14 @@ SCHEMA_VERSION = 1
 APPLICATION_ID = 0x50475741  # "PGWA"
 """SQLite ``PRAGMA application_id`` of an audit store file."""
 GENESIS_HASH = "0" * 64
-"""``prev_hash`` of the first record."""
+"""``prev_hash`` of the first record (of each table's chain)."""
+CHAIN_PER_TABLE = "table"
+"""``chain`` in ``paigow_audit_meta`` of stores created now: each table's records form their own
+chain (``prev_hash`` is the hash of the previous record *of the same table*), so tables written
+by separate workers are verified, exported and truncation-checked one by one."""
+CHAIN_STORE = "store"
+"""The chain of stores without a ``chain`` key (written before per-table chains): one chain
+over every record in id order."""
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 

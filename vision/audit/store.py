@@ -14,8 +14,9 @@ from scoring.errors import InputError
 
 from ..schema import RoundEvent
 from .backends import _COLUMNS, _TABLES, _open_backend
-from .chain import (GENESIS_HASH, MAGIC, SCHEMA_VERSION, AuditRecord,
-                    VerifyResult, _money, _opt_str, canonical_json, parse_time, record_hash)
+from .chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, SCHEMA_VERSION,
+                    AuditRecord, VerifyResult, _money, _opt_str, canonical_json, parse_time,
+                    record_hash)
 
 
 
@@ -84,8 +85,9 @@ class AuditStore:
                 raise InputError(f"{self.label!r} is not an audit store (no paigow_audit_meta "
                                  f"table; holds {what})")
             self._db.configure()
-            self._create()
-            return
+            if self._create():
+                return
+            names = self._db.table_names()  # another writer created it meanwhile
         rows = dict(self._db.execute("SELECT key, value FROM paigow_audit_meta").fetchall())
         if rows.get("magic") != MAGIC:
             raise InputError(f"{self.label!r} is not an audit store (magic "
@@ -97,18 +99,24 @@ class AuditStore:
             raise InputError(f"audit store {self.label!r} has schema version {v}; this program "
                              f"reads version {SCHEMA_VERSION}")
         self.schema_version = int(v)
+        self.chain = rows.get("chain", CHAIN_STORE)
         self._db.configure()
 
-    def _create(self) -> None:
+    def _create(self) -> bool:
+        """Create the schema in one transaction; False when another writer created it first
+        (two table workers starting on one empty database)."""
         db = self._db
-        db.begin_write() if db.name == "sqlite" else db.execute("BEGIN")
+        present = db.begin_create()
         try:
+            if "paigow_audit_meta" in present:
+                db.rollback()
+                return False
             for stmt in _TABLES:
                 db.execute(stmt)
-            db.execute("INSERT INTO paigow_audit_meta (key, value) VALUES (?, ?)",
-                       ("magic", MAGIC))
-            db.execute("INSERT INTO paigow_audit_meta (key, value) VALUES (?, ?)",
-                       ("created", _now_iso()))
+            for key, value in (("magic", MAGIC), ("created", _now_iso()),
+                               ("chain", CHAIN_PER_TABLE)):
+                db.execute("INSERT INTO paigow_audit_meta (key, value) VALUES (?, ?)",
+                           (key, value))
             db.execute("INSERT INTO paigow_audit_schema (version, applied_at) VALUES (?, ?)",
                        (SCHEMA_VERSION, _now_iso()))
             db.create_extra()
@@ -117,6 +125,8 @@ class AuditStore:
             db.rollback()
             raise
         self.schema_version = SCHEMA_VERSION
+        self.chain = CHAIN_PER_TABLE
+        return True
 
     # ---------------------------------------------------------------- writing
 
@@ -158,9 +168,19 @@ class AuditStore:
         try:
             row = db.execute(
                 "SELECT seq, hash FROM paigow_rounds ORDER BY seq DESC LIMIT 1").fetchone()
-            seq, prev = (int(row[0]), row[1]) if row else (0, GENESIS_HASH)
+            seq, last = (int(row[0]), row[1]) if row else (0, GENESIS_HASH)
+            heads: dict[str, str] = {}  # table id -> hash of its newest record (per-table chain)
             for payload_obj, frame in prepared:
                 seq += 1
+                tid = payload_obj["table_id"]
+                if self.chain != CHAIN_PER_TABLE:
+                    prev = last
+                elif tid in heads:
+                    prev = heads[tid]
+                else:
+                    r = db.execute("SELECT hash FROM paigow_rounds WHERE table_id = ? "
+                                   "ORDER BY seq DESC LIMIT 1", (tid,)).fetchone()
+                    prev = r[0] if r else GENESIS_HASH
                 dup = db.execute(
                     "SELECT seq FROM paigow_rounds WHERE table_id = ? AND round_id = ? AND "
                     "time = ?", (payload_obj["table_id"], payload_obj["round_id"],
@@ -188,7 +208,7 @@ class AuditStore:
                                        payload_obj["time"], payload,
                                        self.frames_dir / frame_file if frame_file else None,
                                        frame_sha, prev, h))
-                prev = h
+                heads[tid] = last = h
             db.commit()
         except BaseException as exc:
             try:
@@ -224,6 +244,9 @@ class AuditStore:
         if not isinstance(tid, str) or not tid:
             raise InputError(f"round {rid!r}: table_id {tid!r} is not text")
         parse_time(ev.get("time"), what=f"time of round {rid!r}")
+        if ev.get("kind") == "ack":  # an acknowledgement (vision.audit.entries): no round
+            ev["alerts"] = []
+            return ev
         positions = ev.get("positions")
         if not isinstance(positions, dict) or not positions:
             raise InputError(f"round {rid!r} has no positions")

@@ -8,7 +8,7 @@ import json
 
 from scoring.errors import InputError
 
-from .chain import GENESIS_HASH, VerifyResult, canonical_json
+from .chain import CHAIN_PER_TABLE, GENESIS_HASH, VerifyResult, canonical_json
 
 def verify_chain(store, check_frames: bool = True, deep: bool = False) -> VerifyResult:
     """Recompute the hash chain of an open :class:`vision.audit.store.AuditStore` (the checks
@@ -16,9 +16,11 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False) -> Verify
     db = store._db
     db.begin_read()  # one consistent snapshot while the writer goes on
     try:
-        cur = db.execute(
+        cur = db.stream(
             "SELECT seq, round_id, table_id, time, frame_file, frame_sha256, payload, "
             "prev_hash, hash FROM paigow_rounds ORDER BY seq")
+        per_table = getattr(store, "chain", None) == CHAIN_PER_TABLE
+        heads: dict[str, tuple[str, int]] = {}  # chain -> (hash, id) of its newest record
         prev = GENESIS_HASH
         expected = 1
         n = 0
@@ -40,10 +42,13 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False) -> Verify
                     why = (f"record missing: expected id {expected}, found {seq} "
                            f"({seq - expected} record(s) removed)")
                     return broken(seq, rid, why)
-                if prev_hash != prev:
+                link, link_seq = heads.get(tid if per_table else "", (GENESIS_HASH, 0))
+                if prev_hash != link:
+                    of = (f"of record {link_seq}" if link_seq else
+                          "of the chain's start (genesis)")
                     why = (f"prev link broken: prev_hash {prev_hash[:16]}... does not match the "
-                           f"hash {prev[:16]}... of record {seq - 1} (that record's hash or "
-                           "this link was changed)")
+                           f"hash {link[:16]}... {of} (that record's hash or this link was "
+                           "changed)")
                     return broken(seq, rid, why)
                 if fsha or ffile:
                     if ffile:
@@ -76,6 +81,7 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False) -> Verify
                     name = ("round_id", "table_id", "time", "canonical form")[ok_cols.index(False)]
                     return broken(seq, rid, f"column {name} differs from the payload")
                 prev = h
+                heads[tid if per_table else ""] = (h, seq)
                 expected += 1
         orphans: list[str] = []
         if store.frames_dir is not None and store.frames_dir.is_dir():
@@ -83,6 +89,10 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False) -> Verify
                              if p.name not in named)
         return VerifyResult(True, n, prev, frames_checked=frames_checked, orphan_frames=orphans)
     finally:
+        try:
+            cur.close()
+        except (*db.errors, NameError):
+            pass
         db.rollback()
 
 

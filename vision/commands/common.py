@@ -9,16 +9,26 @@ from scoring.errors import InputError
 def add_model_options(p, scales: bool = True) -> None:
     """``--backend``, ``--models`` (docs/configuration.md: models) and, for commands that read
     still images, ``--scales``."""
-    p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
-                   help="inference backend (default onnx: onnxruntime on CPU)")
-    p.add_argument("--models", "--models-dir", dest="models", default=None, metavar="DIR",
+    p.add_argument("--backend", choices=("onnx", "openvino", "ultralytics"), default="onnx",
+                   help="inference backend (default onnx: onnxruntime on CPU; openvino: the "
+                        "same ONNX files run by OpenVINO, the openvino extra)")
+    p.add_argument("--models", dest="models", default=None, metavar="DIR",
                    help="folder with tiles.onnx and pips.onnx (default: $PAIGOW_MODELS, else "
                         "the repository's models/)")
+    add_hidden_alias(p, "--models-dir", "models")
     if not scales:
         return
     p.add_argument("--scales", default=None, metavar="PX,PX,...",
                    help="tile-model input sizes a still image is read at and fused (multiples "
                         "of 32; default 832,960,1216; 640 = one pass at the model's size)")
+
+
+def add_hidden_alias(p, option: str, dest: str) -> None:
+    """An old spelling of an option, kept working but not shown in ``--help`` (one name per
+    option across commands: the shown name is the current one)."""
+    import argparse
+
+    p.add_argument(option, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def parse_scales(text: str | None) -> tuple[int, ...] | None:
@@ -39,9 +49,10 @@ def parse_scales(text: str | None) -> tuple[int, ...] | None:
     return sizes
 
 
-def add_session_options(p) -> None:
-    """The options of one session (source, layout, table, outputs, audit store)."""
-    p.add_argument("source", metavar="SOURCE",
+def add_session_options(p, source_optional: bool = False) -> None:
+    """The options of one session (source, layout, table, outputs, audit store);
+    ``source_optional``: SOURCE may be left out (``serve --tables``)."""
+    p.add_argument("source", metavar="SOURCE", nargs="?" if source_optional else None,
                    help="camera index (0), video file, rtsp/http URL, image, folder or glob")
     p.add_argument("--layout", default=None, metavar="FILE",
                    help="layout YAML (positions, rules, commission, table_id; docs/layout.md); "
@@ -56,13 +67,18 @@ def add_session_options(p) -> None:
     p.add_argument("--stable", type=int, default=None, metavar="N",
                    help="frames a position must stay identical to be final (default 10 for "
                         "video; images are independent tables)")
-    p.add_argument("--banker", default=None, metavar="POS",
-                   help="banking position: dealer (default) or a seat id 1..7")
+    p.add_argument("--banking-seat", dest="banker", default=None, metavar="POS",
+                   help="banking position: dealer (default) or a seat id 1..7 (the name "
+                        "'paigow settle' uses too)")
+    add_hidden_alias(p, "--banker", "banker")
     p.add_argument("--table-id", default=None, metavar="ID", help="table id written in events")
     p.add_argument("--audit", default=None, metavar="DB",
                    help="append every round to this audit store (SQLite file, created when "
                         "missing; key frames in DB.frames/) before it is reported; check it "
                         "with 'paigow audit verify DB'")
+    p.add_argument("--audit-frames", default=None, metavar="DIR",
+                   help="folder of the audit store's key frames (default DB.frames beside an "
+                        "SQLite file; required with a postgresql:// URL)")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="faces below this confidence are unknown (default 0.5)")
     add_model_options(p)
@@ -96,7 +112,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     options.update({k: v for k, v in given.items() if v is not None})
     pcfg = PipelineConfig.build(layout=args.layout, source=str(args.source), **options)
     out = dict(file.get("output", {}))
-    out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit}.items()
+    out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit,
+                                  "audit_frames": getattr(args, "audit_frames", None)}.items()
                 if v is not None})
     if out.get("out_dir") is not None:  # a file or an unwritable place: one line, before work
         from vision.outputs import check_out_dir

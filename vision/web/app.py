@@ -15,7 +15,13 @@ Routes (all read-only except ``/api/control/*``):
                                   ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
                                   (browser reconnect) replays the rounds settled after that id
 ``GET /healthz``                  ``{"ok": true, "status": ...}``
+``GET /dealer``, ``/?mode=dealer`` the dealer mode: full screen, readable at two metres
 ``POST /api/control/reset``       start a new round (forget the current one); needs the token
+``POST /api/control/ack``         acknowledge an alert (``{"round_id", "kind", "position",
+                                  "by"}``), recorded in the audit store; needs the token
+``POST /api/control/manual``      a supervisor's face for a tile the camera could not read
+                                  (``{"round_id", "tile", "face", "by"}``), stored as a manual
+                                  entry beside the camera's record; needs the token
 ================================  ==========================================================
 
 Control endpoints need ``Authorization: Bearer <token>`` or ``X-Token: <token>``: 401 without a
@@ -35,6 +41,8 @@ from typing import Any, AsyncIterator
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+
+from scoring.errors import InputError
 
 from .hub import LiveFeed
 
@@ -96,8 +104,14 @@ def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
     r = APIRouter()
 
     @r.get("/", include_in_schema=False)
-    async def index() -> FileResponse:
-        return FileResponse(STATIC_DIR / "index.html", media_type="text/html",
+    async def index(mode: str = Query("", description="dealer: the dealer mode")
+                    ) -> FileResponse:
+        page = "dealer.html" if mode == "dealer" else "index.html"
+        return FileResponse(STATIC_DIR / page, media_type="text/html", headers=_NO_STORE)
+
+    @r.get("/dealer", include_in_schema=False)
+    async def dealer() -> FileResponse:
+        return FileResponse(STATIC_DIR / "dealer.html", media_type="text/html",
                             headers=_NO_STORE)
 
     @r.get("/healthz")
@@ -225,7 +239,8 @@ async def _event_stream(feed: LiveFeed, sub, backlog: list[dict], limit: int,
 
 
 def control_router(feed: LiveFeed, token: str | None) -> APIRouter:
-    """``POST /api/control/reset``, guarded by the token (module docstring)."""
+    """``POST /api/control/reset``, ``/ack``, ``/manual``, guarded by the token (module
+    docstring)."""
     r = APIRouter()
 
     def require_token(request: Request) -> None:
@@ -246,5 +261,37 @@ def control_router(feed: LiveFeed, token: str | None) -> APIRouter:
     @r.post("/api/control/reset", dependencies=[Depends(require_token)])
     async def control_reset() -> dict[str, Any]:
         return feed.reset()
+
+    async def body(request: Request) -> dict:
+        try:
+            data = await request.json()
+        except ValueError:
+            raise HTTPException(400, "the request body is not JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("round_id"), str):
+            raise HTTPException(400, "the request body needs a round_id")
+        return data
+
+    def run(fn, *args, **kw) -> JSONResponse:
+        try:
+            return JSONResponse(fn(*args, **kw))
+        except InputError as exc:
+            code = 409 if "no audit store" in str(exc) else 400
+            return JSONResponse({"ok": False, "error": str(exc)}, status_code=code)
+
+    @r.post("/api/control/ack", dependencies=[Depends(require_token)])
+    async def control_ack(request: Request) -> JSONResponse:
+        d = await body(request)
+        pos = d.get("position")
+        return await asyncio.to_thread(run, feed.acknowledge, d["round_id"],
+                                       str(d.get("kind") or ""),
+                                       None if pos is None else str(pos),
+                                       by=d.get("by") or None, note=d.get("note") or None)
+
+    @r.post("/api/control/manual", dependencies=[Depends(require_token)])
+    async def control_manual(request: Request) -> JSONResponse:
+        d = await body(request)
+        entries = d.get("entries") or [{"tile": d.get("tile"), "face": d.get("face")}]
+        return await asyncio.to_thread(run, feed.manual_entry, d["round_id"], entries,
+                                       by=d.get("by") or None)
 
     return r

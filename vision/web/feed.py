@@ -80,6 +80,7 @@ class PipelineFeed(LiveFeed):
         self.pipeline = self.session.pipeline
         self.rules = self._sink.rules = str(getattr(self.pipeline, "rules", None) or "pa")
         kw.setdefault("source", spec)
+        kw.setdefault("audit", config.output.audit)  # the page's acks and manual entries
         kw.setdefault("table_id", getattr(self.pipeline, "table_id", None) or "table-1")
         super().__init__(**kw)
         self.summary: dict | None = None

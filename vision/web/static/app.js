@@ -46,7 +46,7 @@ function handCell(faces, name) {
 function alertCell(alerts) {
   const td = el("td", { class: "alert-cell" });
   for (const a of alerts || []) {
-    td.append(el("span", { class: "alert-kind", title: a.detail || "" }, kindText(a.kind)));
+    td.append(el("span", { class: "alert-kind" }, kindText(a.kind)));
   }
   return td;
 }
@@ -58,7 +58,7 @@ function renderPositions(st) {
     const res = p.result || "in_play";
     const resCell = el("td", {},
       el("span", { class: "result " + res }, RESULT_TEXT[res] || res.toUpperCase()));
-    if (p.reason) resCell.append(el("span", { class: "reason" }, p.reason));
+    if (p.say) resCell.append(el("span", { class: "reason" }, p.say));
     if (p.mis_set) resCell.append(el("span", { class: "reason" }, "mis-set"));
     const tr = el("tr", { class: p.role === "banker" ? "banker" : "", data: { pos: pos } },
       el("td", {}, POS_NAME(pos) + (p.role === "banker" ? " (banker)" : "")),
@@ -82,9 +82,9 @@ function renderPositions(st) {
 
 function renderAlerts(listId, alerts, emptyText) {
   const ul = document.getElementById(listId);
+  // plain words only (a.say), never the machine's detail (decoder messages)
   const items = (alerts || []).map((a) => el("li", {},
-    (a.position ? POS_NAME(a.position) + ": " : "") + kindText(a.kind) +
-    (a.detail ? " - " + a.detail : "")));
+    a.say || ((a.position ? POS_NAME(a.position) + ": " : "") + kindText(a.kind))));
   if (!items.length && emptyText) items.push(el("li", { class: "none" }, emptyText));
   ul.replaceChildren(...items);
 }
@@ -95,7 +95,8 @@ function renderLive(st) {
     el("td", {}, POS_NAME(pos)),
     el("td", { class: "tiles" }, (p.tiles || []).map((f) => f || "?").join(" ")),
     el("td", {}, p.high_hand ? p.high_hand + " / " + (p.low_hand || "") : ""),
-    el("td", {}, p.status === "set" ? "set" : (p.detail || p.status || ""))));
+    el("td", {}, p.status === "set" ? "set" : p.status === "dealing" ? "being dealt"
+      : (p.say || "check the hand"))));
   if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: "4" }, "nothing seen")));
   document.getElementById("live-body").replaceChildren(...rows);
   renderAlerts("live-alerts", st.live && st.live.alerts, null);
@@ -147,7 +148,7 @@ async function refresh() {
   try {
     do {
       again = false;
-      const r = await fetch("/api/state", { cache: "no-store" });
+      const r = await fetch("api/state", { cache: "no-store" });
       if (r.ok) render(await r.json());
     } while (again);
   } catch (e) {
@@ -159,7 +160,7 @@ async function refresh() {
 }
 
 function listen() {
-  const es = new EventSource("/api/events");
+  const es = new EventSource("api/events");
   const st = document.getElementById("events-status");
   es.onopen = () => { st.textContent = "live"; st.className = "status live"; };
   es.onerror = () => { st.textContent = "reconnecting"; st.className = "status lost"; };
@@ -174,7 +175,7 @@ function listen() {
 function video() {
   const img = document.getElementById("video");
   img.addEventListener("error", () => {
-    setTimeout(() => { img.src = "/video.mjpeg?t=" + Date.now(); }, 2000);
+    setTimeout(() => { img.src = "video.mjpeg?t=" + Date.now(); }, 2000);
   });
 }
 
@@ -185,7 +186,7 @@ function control() {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     sessionStorage.setItem("paigow-token", input.value);
-    const r = await fetch("/api/control/reset", {
+    const r = await fetch("api/control/reset", {
       method: "POST", headers: { Authorization: "Bearer " + input.value } });
     setText("control-msg", r.ok ? "new round started" : "refused (" + r.status + ")");
   });
