@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from pathlib import Path
 
 from scoring.errors import InputError
@@ -86,7 +87,18 @@ class _SQLiteBackend:
     def configure(self) -> None:
         """Crash-safety settings; called once the file is known to be ours (a foreign file is
         never modified)."""
-        mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        # Switching to WAL needs the file to itself: when a second writer opens an empty store
+        # while the first creates the schema, SQLite answers "database is locked" at once
+        # (its busy handler is not used for this lock). Retry for as long as the busy timeout.
+        deadline = time.monotonic() + 30.0
+        while True:
+            try:
+                mode = self.conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
         if str(mode).lower() != "wal":
             raise InputError(f"audit store {self.label!r}: cannot enable WAL mode (got {mode!r})")
         self.conn.execute("PRAGMA synchronous=FULL")
