@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from scoring.errors import InputError
-from vision.audit import (GENESIS_HASH, AuditStore, canonical_json, check_payouts,
-                          record_hash, verify)
+from vision.audit import AuditStore, canonical_json, check_payouts, verify
+from vision.audit.chain import HASHED_COLUMNS, meta_hash, record_hash_v2
 from vision.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ def make_event(i: int, *, net1="0.95", net2="-1", table="table-1", dealer=None, 
     ev = {
         "round_id": f"r{i:06d}", "table_id": table,
         "time": f"2026-11-29T12:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
-        "source": "cam0", "frame_index": 100 * i, "rules": "pa", "commission": "0.05",
+        "source": "table.mp4", "source_file": "table.mp4", "frame_index": 100 * i, "rules": "pa", "commission": "0.05",
         "house_way": "reference", "model_version": "tiles-v1+pips-v1",
         "banker_position": "dealer",
         "positions": {
@@ -84,13 +84,15 @@ def test_chain_verifies_and_hashes_recompute(store_path):
     with AuditStore(store_path) as s:
         recs = list(s.rounds())
         assert [r.seq for r in recs] == [1, 2, 3, 4, 5]
-        assert recs[0].prev_hash == GENESIS_HASH
+        meta = dict(s._db.execute("SELECT key, value FROM paigow_audit_meta").fetchall())
+        schema = s._db.execute("SELECT version, applied_at FROM paigow_audit_schema").fetchall()
+        assert recs[0].prev_hash == meta_hash(meta, schema)  # the meta table is chained
         for a, b in zip(recs, recs[1:]):
             assert b.prev_hash == a.hash
         r2 = recs[1]
         assert r2.frame_path.parent == Path(str(store_path) + ".frames")
         assert r2.frame_sha256 == __import__("hashlib").sha256(_jpeg(2)).hexdigest()
-        assert r2.hash == record_hash(r2.prev_hash, canonical_json(r2.payload), r2.frame_sha256)
+        assert r2.hash == _rehash(store_path, 2)
         assert recs[2].frame_sha256 == "" and recs[2].frame_path is None
     assert res.head_hash == recs[-1].hash
 
@@ -141,7 +143,17 @@ def test_payload_change_names_record(store_path):
                         "WHERE seq = 3", "paigow_rounds_no_update")
     res = verify(store_path)
     assert not res.ok and res.broken_seq == 3 and res.broken_round_id == "r000003"
-    assert res.reason.startswith("payload changed")
+    assert res.reason.startswith("record changed")
+
+
+def _rehash(path, seq, **changes) -> str:
+    """The version 2 hash of record ``seq`` with ``changes`` to its columns."""
+    con = _raw(path)
+    con.row_factory = sqlite3.Row
+    row = dict(con.execute("SELECT * FROM paigow_rounds WHERE seq = ?", (seq,)).fetchone())
+    con.close()
+    row.update(changes)
+    return record_hash_v2({c: row[c] for c in HASHED_COLUMNS})
 
 
 def test_rehashed_record_breaks_next_link(store_path):
@@ -149,7 +161,7 @@ def test_rehashed_record_breaks_next_link(store_path):
         r = s.get(2)
     p = dict(r.payload, source="elsewhere")
     text = canonical_json(p)
-    h = record_hash(r.prev_hash, text, r.frame_sha256)
+    h = _rehash(store_path, 2, payload=text)
     _tamper(store_path, f"UPDATE paigow_rounds SET payload = '{text}', hash = '{h}' "
                         "WHERE seq = 2", "paigow_rounds_no_update")
     res = verify(store_path)
@@ -177,7 +189,7 @@ def test_byte_edit_of_file_is_named(store_path):
     data[i:i + len(needle)] = b'"round_id":"r000094"'
     store_path.write_bytes(bytes(data))
     res = verify(store_path)
-    assert not res.ok and res.broken_seq == 4 and res.reason.startswith("payload changed")
+    assert not res.ok and res.broken_seq == 4 and res.reason.startswith("record changed")
 
 
 def test_frame_changed_and_missing_are_named(store_path):

@@ -289,6 +289,8 @@ class OutputConfig:
             reported), or None.
         progress: a progress bar on stderr for files.
         max_frames: stop after this many frames (None: the whole source).
+        audit_key_file: file holding the audit store's secret key (None: the environment
+            variable ``PAIGOW_AUDIT_KEY`` when set, else an unkeyed store; docs/audit.md).
     """
 
     out_dir: Path | None = None
@@ -297,6 +299,7 @@ class OutputConfig:
     audit: Any = None
     progress: bool = True
     max_frames: int | None = None
+    audit_key_file: Path | None = None
 
     def __post_init__(self) -> None:
         if self.max_frames is not None:

@@ -75,7 +75,7 @@ class Session:
             pcfg: PipelineConfig = config.pipeline
             self.stills = kind in ("image", "images") and pcfg.table.n_stable is None
             if out.audit is not None:
-                self.audit = AuditSink(out.audit)
+                self.audit = AuditSink(out.audit, out.audit_key_file)
             if pipeline is None:
                 pcfg = pcfg.with_table(n_stable=1 if self.stills else (pcfg.table.n_stable or 10))
                 pipeline = Pipeline(pcfg, tile_detector=tile_detector, pip_detector=pip_detector)
@@ -193,9 +193,12 @@ class Session:
             self._emit(res.round, res.key_frame)
 
     def _emit(self, event: RoundEvent, key_frame) -> None:
-        """Stored before reported: the audit store first, then every sink the stored event."""
+        """Stored before reported: the audit store first, then every sink the stored event.
+        A round the store already holds (exactly once) is not reported again."""
         if self.audit is not None:
             event = self.audit.store_round(event, key_frame)
+            if event is None:
+                return
         self.events.append(event.to_dict())
         for s in self.sinks:
             s.round(event)

@@ -23,7 +23,7 @@ import numpy as np
 from scoring.errors import InputError
 
 from .events import EventWriter
-from .schema import RoundEvent
+from .schema import RoundEvent, round_number
 
 __all__ = ["Sink", "AnnotatedOutput", "EventsFile", "EventStream", "Window", "AuditSink",
            "round_number"]
@@ -159,35 +159,38 @@ class Window(Sink):
             pass
 
 
-def round_number(round_id: str | None) -> int:
-    """The number of a pipeline round id ``"r000042"`` -> 42 (0 for anything else)."""
-    if isinstance(round_id, str) and len(round_id) > 1 and round_id[0] == "r" \
-            and round_id[1:].isdigit():
-        return int(round_id[1:])
-    return 0
-
-
 class AuditSink:
     """The audit store (:mod:`vision.audit`) as the session's first consumer of rounds.
+
+    Exactly once: each round gets the next number of its table inside the store's write
+    transaction, and a round the store already holds (same table, source and content: the
+    settled round still in view after a restart, a second process on the same source) is not
+    stored again -- :meth:`store_round` returns None and the session does not report it.
 
     Args:
         audit: a path (SQLite file, created when missing), a ``postgresql://`` URL or an open
             :class:`vision.audit.AuditStore` (left open at the end).
+        key_file: the store's secret key file (default: ``$PAIGOW_AUDIT_KEY`` when set;
+            :func:`vision.audit.keys.load_key`).
 
     Raises:
-        InputError: a bad path, a foreign or damaged file.
+        InputError: a bad path, a foreign or damaged file, a bad key or a key that does not
+            fit the store.
     """
 
-    def __init__(self, audit) -> None:
+    def __init__(self, audit, key_file=None) -> None:
         from .audit import AuditStore
+        from .audit.keys import load_key
 
         if isinstance(audit, AuditStore):
             self.store, self._own = audit, False
         else:
             if not isinstance(audit, (str, os.PathLike)) or not str(audit).strip():
                 raise InputError(f"audit store must be a path or an AuditStore, got {audit!r}")
-            self.store, self._own = AuditStore(audit, create=True), True
+            self.store = AuditStore(audit, create=True, key=load_key(key_file))
+            self._own = True
         self.appended = 0
+        self.already_recorded = 0
         self.head_hash: str | None = None
 
     def attach(self, table_id: str) -> int:
@@ -203,18 +206,28 @@ class AuditSink:
         last = st.last_record(table_id)
         return round_number(last.round_id) if last is not None else 0
 
-    def store_round(self, event: RoundEvent, key_frame: np.ndarray | None) -> RoundEvent:
+    def store_round(self, event: RoundEvent, key_frame: np.ndarray | None) -> RoundEvent | None:
         """Append one round (one durable transaction, alerts of :mod:`vision.alerts` merged
-        in) with its key frame; returns the event as stored (merged alerts)."""
-        rec = self.store.append(event, frame=key_frame)
+        in, numbered by the store) with its key frame; returns the event as stored, or None
+        when the store already holds the round (it is not stored again).
+
+        Raises:
+            OSError: ``ENOSPC`` when the disk is full (nothing of this round is stored)."""
+        from .audit.store import DuplicateRound
+
+        try:
+            rec = self.store.append(event, frame=key_frame, renumber=True)
+        except DuplicateRound:
+            self.already_recorded += 1
+            return None
         self.appended += 1
         self.head_hash = rec.hash
-        return event.with_alerts(rec.alerts)
+        return RoundEvent.from_dict(rec.payload)
 
     def summary(self) -> dict:
-        """``{"store", "appended", "head_hash"}``."""
+        """``{"store", "appended", "already_recorded", "head_hash"}``."""
         return {"store": self.store.label, "appended": self.appended,
-                "head_hash": self.head_hash}
+                "already_recorded": self.already_recorded, "head_hash": self.head_hash}
 
     def close(self) -> None:
         if self._own:

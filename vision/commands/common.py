@@ -63,6 +63,9 @@ def add_session_options(p) -> None:
                    help="append every round to this audit store (SQLite file, created when "
                         "missing; key frames in DB.frames/) before it is reported; check it "
                         "with 'paigow audit verify DB'")
+    p.add_argument("--audit-key-file", default=None, metavar="FILE",
+                   help="secret key of the audit store (HMAC over every record; default "
+                        "$PAIGOW_AUDIT_KEY; never stored in the store; docs/audit.md)")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="faces below this confidence are unknown (default 0.5)")
     add_model_options(p)
@@ -95,7 +98,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     options.update({k: v for k, v in given.items() if v is not None})
     pcfg = PipelineConfig.build(layout=args.layout, source=str(args.source), **options)
     out = dict(file.get("output", {}))
-    out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit}.items()
+    out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit,
+                                  "audit_key_file": args.audit_key_file}.items()
                 if v is not None})
     out["json_events"] = bool(args.json) or bool(out.get("json_events", False))
     out["show"] = show or bool(out.get("show", False))

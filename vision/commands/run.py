@@ -99,8 +99,10 @@ def report(summary: dict, as_json: bool) -> None:
              if summary.get("events_path") else ""), file=out)
     if "audit" in summary:
         a = summary["audit"]
-        print(f"audit store {a['store']}: {a['appended']} round(s) appended, head "
-              f"{a['head_hash'] or '-'}", file=out)
+        again = a.get("already_recorded", 0)
+        print(f"audit store {a['store']}: {a['appended']} round(s) appended"
+              + (f", {again} already recorded (not stored again)" if again else "")
+              + f", head {a['head_hash'] or '-'}", file=out)
 
 
 def _run(args) -> int:
