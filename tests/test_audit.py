@@ -188,8 +188,8 @@ def test_byte_edit_of_file_is_named(store_path):
     i = data.index(needle)
     data[i:i + len(needle)] = b'"round_id":"r000094"'
     store_path.write_bytes(bytes(data))
-    res = verify(store_path)
-    assert not res.ok and res.broken_seq == 4 and res.reason.startswith("record changed")
+    res = verify(store_path)  # the payload no longer agrees with its round_id column
+    assert not res.ok and res.broken_seq == 4 and res.reason.startswith("column round_id")
 
 
 def test_frame_changed_and_missing_are_named(store_path):
