@@ -112,7 +112,12 @@ def _run(args) -> int:
         raise InputError(f"--max-frames must be >= 1, got {args.max_frames}")
     cfg = run_config(args, progress=not args.no_progress and not args.json, show=args.show,
                      max_frames=args.max_frames)
-    report(Session(cfg).run(), args.json)
+    summary = Session(cfg).run()
+    report(summary, args.json)
+    if summary.get("stopped") == "SIGTERM":  # stopped cleanly; the shell's code for SIGTERM
+        print("paigow run: stopped by SIGTERM (outputs closed, store consistent)",
+              file=sys.stderr)
+        return 128 + 15
     return 0
 
 
