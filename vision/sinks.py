@@ -110,7 +110,12 @@ class EventsFile(Sink):
         self._writer = EventWriter(self.path, fsync=True)
 
     def round(self, event: RoundEvent) -> None:
-        self._writer.write(event)
+        try:
+            self._writer.write(event)
+        except OSError as exc:  # e.g. a full disk: name the file
+            if exc.filename:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def close(self) -> None:
         self._writer.close()

@@ -352,11 +352,13 @@ class AuditStore:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, final)
-        except BaseException:
+        except BaseException as exc:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+            if isinstance(exc, OSError) and not exc.filename:  # name the file (disk full)
+                raise OSError(exc.errno, exc.strerror, str(final)) from None
             raise
         _fsync_dir(self.frames_dir)
         return name, sha, final
