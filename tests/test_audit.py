@@ -421,3 +421,41 @@ def test_sigkill_mid_append_loses_at_most_the_round_in_progress(tmp_path):
     res = verify(db)
     assert res.ok, str(res)
     assert reported <= res.rounds <= reported + 1
+
+
+def test_version_1_store_is_verified_but_not_appended_to(tmp_path):
+    """A store written by the schema version 1 code (hash over payload and frame hash only)
+    still verifies; appending to it is refused with a line that says why."""
+    import hashlib
+
+    from vision.audit.chain import APPLICATION_ID, MAGIC
+
+    db = tmp_path / "v1.db"
+    con = _raw(db)
+    con.execute(f"PRAGMA application_id={APPLICATION_ID}")
+    con.execute("CREATE TABLE paigow_audit_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("CREATE TABLE paigow_audit_schema (version INTEGER PRIMARY KEY, "
+                "applied_at TEXT NOT NULL)")
+    con.execute("CREATE TABLE paigow_rounds (seq INTEGER PRIMARY KEY, round_id TEXT NOT NULL, "
+                "table_id TEXT NOT NULL, time TEXT NOT NULL, rules TEXT, model_version TEXT, "
+                "alert_kinds TEXT NOT NULL, frame_file TEXT NOT NULL, frame_sha256 TEXT NOT NULL,"
+                " payload TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, "
+                "UNIQUE (table_id, round_id, time))")
+    con.execute("INSERT INTO paigow_audit_meta VALUES ('magic', ?)", (MAGIC,))
+    con.execute("INSERT INTO paigow_audit_schema VALUES (1, '2026-11-29T00:00:00.000Z')")
+    prev = "0" * 64
+    for i in (1, 2):
+        ev = dict(make_event(i), alerts=[])
+        text = canonical_json(ev)
+        h = hashlib.sha256((prev + text).encode()).hexdigest()
+        con.execute("INSERT INTO paigow_rounds VALUES (?, ?, 'table-1', ?, 'pa', "
+                    "'tiles-v1+pips-v1', '', '', '', ?, ?, ?)",
+                    (i, ev["round_id"], ev["time"], text, prev, h))
+        prev = h
+    con.close()
+    res = verify(db)
+    assert res.ok and res.rounds == 2 and res.head_hash == prev
+    with AuditStore(db, create=False, read_only=True) as s:
+        assert [r.round_id for r in s.rounds()] == ["r000001", "r000002"]
+    with pytest.raises(InputError, match="schema version 1"):
+        AuditStore(db)
