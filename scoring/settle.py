@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal, InvalidOperation
+from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
 from typing import Mapping, Sequence
 
 from .errors import InputError
@@ -82,6 +82,7 @@ POSITIONS: tuple[str, ...] = ("dealer", *SEAT_IDS)
 
 RESULTS = ("win", "lose", "push")
 ONE = Decimal(1)
+CENT = Decimal("0.01")
 
 
 # --------------------------------------------------------------------------- value types
@@ -234,43 +235,82 @@ class RoundResult:
 # --------------------------------------------------------------------------- money helpers
 
 
+#: Largest amount accepted as a bet or other money value (inclusive): a bound far above any
+#: table limit, so a typo or a hostile number is refused instead of overflowing arithmetic.
+MAX_MONEY = Decimal(10_000_000)
+#: The money grammar: ASCII digits, an optional '.', at most two decimals (cents).
+_MONEY_RE = re.compile(r"[0-9]{1,12}(?:\.[0-9]{0,2})?", re.ASCII)
+_MONEY_MAX_CHARS = 32
+
+
 def parse_money(value, what: str = "bet") -> Decimal:
     """A positive exact amount from ``Decimal``, ``int`` or text (``"25"``, ``"2.50"``).
 
+    The one money grammar of the project (bets from the command line, layout files and the
+    API): ASCII digits with an optional ``.`` and at most two decimals, greater than 0 and at
+    most :data:`MAX_MONEY`. Exponents (``1E+3``), signs, underscores (``5_000``), grouping
+    commas, non-ASCII digits (``٣٥``), ``NaN``/``Infinity`` and more than two decimals are
+    refused, so no amount is silently rounded and none can overflow ``Decimal`` arithmetic.
+    A ``Decimal`` or ``int`` argument must satisfy the same bounds and at most two decimals.
+
     Raises:
-        InputError: naming the value when it is not a finite decimal > 0 (``"-5"``, ``"0"``,
-            ``"abc"``), or is a float (binary floats are refused: money is exact).
+        InputError: naming the value when it does not follow the grammar, is not > 0 or is
+            above :data:`MAX_MONEY`, or is a float (binary floats are refused: money is exact).
     """
     if isinstance(value, bool) or isinstance(value, float):
         raise InputError(f"{what} {value!r} is not an exact decimal (write it as text, e.g. '25')")
-    try:
-        d = value if isinstance(value, Decimal) else Decimal(str(value).strip())
-    except (InvalidOperation, ValueError):
-        raise InputError(f"{what} {value!r} is not a decimal amount") from None
-    if not d.is_finite() or d <= 0:
-        raise InputError(f"{what} {value!r} is not a positive amount")
+    if isinstance(value, (Decimal, int)):
+        d = Decimal(value)
+        if not d.is_finite() or d <= 0 or d > MAX_MONEY:
+            raise InputError(f"{what} {_short(value)} is not an amount in (0, {MAX_MONEY}]")
+        if d.as_tuple().exponent < -2 and d != d.quantize(CENT):
+            raise InputError(f"{what} {_short(value)} has more than two decimals")
+        return d
+    text = str(value).strip(" \t\r\n")  # ASCII blanks only
+    if len(text) > _MONEY_MAX_CHARS or not _MONEY_RE.fullmatch(text):
+        raise InputError(f"{what} {_short(value)} is not an amount (ASCII digits, optional '.' "
+                         f"and at most two decimals, e.g. 25 or 2.50)")
+    d = Decimal(text)
+    if d <= 0:
+        raise InputError(f"{what} {_short(value)} is not a positive amount")
+    if d > MAX_MONEY:
+        raise InputError(f"{what} {_short(value)} is above the limit {MAX_MONEY}")
     return d
+
+
+def _short(value, limit: int = 40) -> str:
+    """``repr`` of a value, cut to ``limit`` characters (a bad value may be huge)."""
+    r = repr(value) if not isinstance(value, Decimal) else repr(str(value))
+    return r if len(r) <= limit else r[: limit - 5] + "...'" + f" ({len(str(value))} chars)"
+
+
+#: The commission grammar: ASCII digits, an optional '.', at most 8 decimals, optional '%'.
+_RATE_RE = re.compile(r"(?:[0-9]{1,3}(?:\.[0-9]{0,8})?|\.[0-9]{1,8})%?", re.ASCII)
 
 
 def parse_commission(value) -> Decimal:
     """A commission rate: exact decimal in [0, 1) (``"0.05"``, ``"0.0476"``; ``"5%"`` is read
     as 0.05).
 
+    Text follows a strict grammar like :func:`parse_money`: ASCII digits, an optional ``.``
+    with at most 8 decimals, an optional trailing ``%`` (no exponent, sign, underscore or
+    non-ASCII digit).
+
     Raises:
         InputError: naming the value otherwise.
     """
     if isinstance(value, bool) or isinstance(value, float):
         raise InputError(f"commission {value!r} is not an exact decimal (write it as text)")
-    text = str(value).strip()
-    try:
-        if text.endswith("%"):
-            d = Decimal(text[:-1].strip()) / 100
-        else:
-            d = value if isinstance(value, Decimal) else Decimal(text)
-    except (InvalidOperation, ValueError):
-        raise InputError(f"commission {value!r} is not a decimal rate") from None
+    if isinstance(value, Decimal):
+        d = value
+    else:
+        text = str(value).strip(" \t\r\n")  # ASCII blanks only
+        if not _RATE_RE.fullmatch(text):
+            raise InputError(f"commission {_short(value)} is not a decimal rate (ASCII digits, "
+                             f"optional '.', e.g. 0.05 or 5%)")
+        d = Decimal(text[:-1]) / 100 if text.endswith("%") else Decimal(text)
     if not d.is_finite() or not (Decimal(0) <= d < ONE):
-        raise InputError(f"commission {value!r} is not a rate in [0, 1)")
+        raise InputError(f"commission {_short(value)} is not a rate in [0, 1)")
     return d
 
 

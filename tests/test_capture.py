@@ -245,7 +245,7 @@ def test_live_reconnects_with_exponential_backoff(caplog):
     assert src.backoff_history == pytest.approx([0.01, 0.02, 0.01, 0.02])
     assert len(calls) == 7
     assert seen == sorted(seen) and seen[-1] == 4
-    assert "reconnected after a gap" in caplog.text
+    assert "frames back after a gap of" in caplog.text and st.gaps == 1
     assert first.released and second.released
 
 

@@ -139,8 +139,11 @@ def test_class_ids_by_offset_when_names_are_not_the_projects(tmp_path):
     assert Detector(model).detect(np.zeros((64, 64, 3), np.uint8)).class_id.tolist() == [1]
     # a JSON beside the model overrides the metadata
     (tmp_path / "m.json").write_text(json.dumps({"names": {"0": "tile", "1": "tile_back"}}))
-    d = PipDetector(model).detect(np.zeros((64, 64, 3), np.uint8))
+    d = Detector(model).detect(np.zeros((64, 64, 3), np.uint8))
     assert d.class_id.tolist() == [1]
+    # ... and a model described as the tile model is refused as the spot model
+    with pytest.raises(InputError, match=r"m\.json is a tile model .*not a spot model"):
+        PipDetector(model)
 
 
 def test_embedded_nms_detect_layout(tmp_path):

@@ -121,6 +121,11 @@ def test_train_one_epoch_exports_loadable_onnx(trained, name):
     model = YOLO(str(models / f"{name}.pt"))
     assert model.task == ("obb" if name == "tiles" else "detect")
     assert list(model.names.values()) == on_disk["class_names"]
+    # the checksums a detector verifies at load (vision.modelcheck) were recorded
+    from vision.modelcheck import file_sha256
+
+    assert on_disk["sha256"] == {f"{name}{ext}": file_sha256(models / f"{name}{ext}")
+                                 for ext in (".onnx", ".pt")}
 
 
 @pytest.mark.slow
@@ -155,6 +160,9 @@ def test_reexport_raw_rectangular_matches_torch(trained, tmp_path):
     res = vt.onnx_parity(tmp_path / "pips.pt", tmp_path / "pips.onnx", val[:2])
     assert res["layout"] == "raw" and res["images"] == 2
     assert res["max_abs_diff"] < 1e-2
+    from vision.modelcheck import verify_checksum
+
+    assert verify_checksum(tmp_path / "pips.onnx") and verify_checksum(tmp_path / "pips.pt")
 
 
 def test_missing_config_names_the_path(tmp_path):

@@ -19,17 +19,34 @@ thread that keeps only the newest frame; the end of the file ends the source);
 
 Images are read with ``cv2.imread``: 4-channel images (RGBA PNG) are composited onto neutral
 grey (128) by their alpha, grey images become BGR, 16-bit images are scaled to 8 bits.
+Image sizes are read from the file header (Pillow, no pixel decoded) before decoding: an
+image of more than :data:`MAX_IMAGE_PIXELS` pixels (a decompression bomb: a small PNG that
+declares 30000 x 30000) is refused with an :class:`InputError` naming the file and its size.
+
 Corrupt frames (decode failure, empty array) are skipped, logged and counted; in a folder a file
-that does not decode is such a frame. Live sources that drop are reopened with exponential
-backoff (:class:`ReconnectPolicy`); each gap is logged (``logging``, logger ``vision.capture``)
-and counted. :meth:`FrameSource.stats` reports frames read, corrupt frames skipped, frames
-dropped (replaced by a newer one before being consumed), reconnects, total gap seconds and the
-measured frames per second.
+that does not decode is such a frame, and a folder or glob in which no file decodes is an error.
+A video whose decoder fails mid-file (damaged bytes) is read on past the damage: OpenCV's
+FFmpeg reader resumes at the next decodable packet, the frames' indices follow the stream's
+presentation times, and the frames lost in between are counted as skipped.
+
+Live sources (cameras, streams) never give up once opened: a drop or a stall (no frame for the
+FFmpeg read timeout) releases the capture and reopens it with exponential backoff capped at
+``max_delay_s`` (:class:`ReconnectPolicy`), for as long as the process runs. Each gap is logged
+(``logging``, logger ``vision.capture``) with its true length -- from the last frame before the
+drop to the first frame after it -- and counted. :meth:`FrameSource.feed_state` tells the feed's
+state now (connected / reconnecting / ended, since when, the current and the last gap, how many
+gaps), for health checks and the display. :meth:`FrameSource.stats` reports frames read, corrupt
+frames skipped, frames dropped (replaced by a newer one before being consumed), reconnects, gaps,
+total gap seconds and the measured frames per second.
 
 Errors are :class:`scoring.errors.InputError` naming the path or URL: missing path, a file that
-is neither a readable image nor a readable video, an empty folder, a glob matching no image, a
-stream unreachable after the configured attempts (also raised from iteration when a live
-source cannot be reconnected).
+is neither a readable image nor a readable video, an image above the pixel cap, an empty folder,
+a glob matching no image, a folder or video with no readable frame, a camera or stream that
+cannot be opened at first within the policy's ``open_attempts`` / ``open_total_s``.
+
+This module holds the file sources and :func:`open_source`; the base class, counters and feed
+state are in :mod:`vision.frames`, image reading in :mod:`vision.images`, cameras and streams
+in :mod:`vision.live` (each re-exported here).
 """
 
 from __future__ import annotations
@@ -38,23 +55,29 @@ import glob as _glob
 import logging
 import os
 import re
-import threading
-import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Callable, Iterator
 
 import cv2
 import numpy as np
 
 from scoring.errors import InputError
 
+from .frames import FeedState, Frame, FrameSource, SourceStats
+from .images import (IMAGE_EXTENSIONS, MAX_IMAGE_PIXELS, _read_image_file, check_image_size,
+                     image_size, read_image, to_bgr)
+from .live import Capture, LiveSource, ReconnectPolicy, SequentialLive, default_opener
+
 __all__ = [
     "Frame",
     "FrameSource",
     "SourceStats",
     "ReconnectPolicy",
+    "FeedState",
     "open_source",
+    "image_size",
+    "check_image_size",
+    "MAX_IMAGE_PIXELS",
     "read_image",
     "to_bgr",
     "IMAGE_EXTENSIONS",
@@ -63,146 +86,14 @@ __all__ = [
 
 log = logging.getLogger("vision.capture")
 
-#: File name endings read as still images.
-IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
 #: Nominal frame rate of an image sequence (timestamps = index / fps), frames per second.
 DEFAULT_IMAGE_FPS = 30.0
 #: Frame rate assumed when a video file does not report one, frames per second.
 DEFAULT_VIDEO_FPS = 30.0
+#: Failed reads in a row after which a damaged video is taken to have ended.
+MAX_VIDEO_READ_FAILURES = 64
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _GLOB_CHARS = set("*?[")
-
-
-@dataclass
-class Frame:
-    """One frame from a source.
-
-    Attributes:
-        image: uint8 array (H, W, 3), BGR.
-        timestamp: seconds (float). Live sources: ``time.monotonic()`` when the frame was read;
-            files: ``index / fps``.
-        index: frame number within the source, from 0 (for live sources the reader's count, so
-            a jump shows frames that were dropped).
-        source: the spec the source was opened with.
-        path: the image file for image sources, else None.
-    """
-
-    image: np.ndarray
-    timestamp: float
-    index: int
-    source: str
-    path: str | None = None
-
-
-@dataclass
-class SourceStats:
-    """Counters of a :class:`FrameSource` (see :meth:`FrameSource.stats`).
-
-    Attributes:
-        frames_read: frames decoded successfully.
-        frames_yielded: frames handed to the consumer.
-        skipped_corrupt: frames or image files that failed to decode (or were empty), skipped.
-        dropped: live only: frames replaced by a newer one before the consumer took them.
-        reconnects: live only: successful reopenings after a drop.
-        gaps_s: live only: total seconds without frames because of drops (seconds).
-        fps: measured frames read per second between the first and the last frame read
-            (0.0 before two frames).
-    """
-
-    frames_read: int = 0
-    frames_yielded: int = 0
-    skipped_corrupt: int = 0
-    dropped: int = 0
-    reconnects: int = 0
-    gaps_s: float = 0.0
-    fps: float = 0.0
-
-    def to_dict(self) -> dict:
-        """Plain dict (JSON-ready)."""
-        return asdict(self)
-
-
-@dataclass
-class ReconnectPolicy:
-    """Exponential backoff for opening and reopening live sources.
-
-    Waits ``initial_delay_s``, then doubles (``factor``) up to ``max_delay_s`` between
-    attempts; gives up after ``max_attempts`` failed attempts (None: unlimited) or when
-    ``max_total_s`` seconds have passed since the first failure (None: unlimited), whichever
-    comes first. ``open_timeout_ms`` / ``read_timeout_ms`` are passed to OpenCV's FFmpeg
-    backend for URLs.
-    """
-
-    initial_delay_s: float = 0.5
-    factor: float = 2.0
-    max_delay_s: float = 8.0
-    max_attempts: int | None = 6
-    max_total_s: float | None = 30.0
-    open_timeout_ms: int = 3000
-    read_timeout_ms: int = 5000
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        return min(self.max_delay_s, self.initial_delay_s * self.factor ** (attempt - 1))
-
-
-class Capture(Protocol):
-    """What a live opener returns: the part of ``cv2.VideoCapture`` used here."""
-
-    def isOpened(self) -> bool: ...  # noqa: E704,N802
-    def read(self) -> tuple[bool, np.ndarray | None]: ...  # noqa: E704
-    def release(self) -> None: ...  # noqa: E704
-
-
-# ----------------------------------------------------------------------------- image decoding
-
-def to_bgr(img: np.ndarray) -> np.ndarray:
-    """Normalise a decoded image to uint8 (H, W, 3) BGR.
-
-    Grey (H, W) or (H, W, 1) -> BGR; (H, W, 2) grey+alpha and (H, W, 4) BGRA are composited
-    onto neutral grey 128 by alpha; uint16 is scaled by 1/257; float in [0, 1] by 255.
-    """
-    a = np.asarray(img)
-    if a.dtype == np.uint16:
-        a = (a.astype(np.float32) / 257.0).round().astype(np.uint8)
-    elif a.dtype.kind == "f":
-        a = np.clip(a * 255.0, 0, 255).round().astype(np.uint8)
-    elif a.dtype != np.uint8:
-        a = np.clip(a, 0, 255).astype(np.uint8)
-    if a.ndim == 3 and a.shape[2] == 1:
-        a = a[:, :, 0]
-    if a.ndim == 2:
-        return cv2.cvtColor(a, cv2.COLOR_GRAY2BGR)
-    if a.shape[2] == 2:
-        a = np.dstack([a[:, :, 0]] * 3 + [a[:, :, 1]])
-    if a.shape[2] == 4:
-        alpha = a[:, :, 3:4].astype(np.float32) / 255.0
-        out = a[:, :, :3].astype(np.float32) * alpha + 128.0 * (1.0 - alpha)
-        return np.clip(out.round(), 0, 255).astype(np.uint8)
-    return np.ascontiguousarray(a[:, :, :3])
-
-
-def _read_image_file(path: str) -> np.ndarray | None:
-    """cv2.imread (unchanged, any depth) normalised by :func:`to_bgr`; None when it fails."""
-    img = cv2.imread(path, cv2.IMREAD_UNCHANGED)
-    if img is None or img.size == 0:
-        return None
-    return to_bgr(img)
-
-
-def read_image(path: str | os.PathLike) -> np.ndarray:
-    """Read one image file as uint8 (H, W, 3) BGR (alpha composited onto grey 128).
-
-    Raises:
-        InputError: the file is missing or does not decode as an image (the message names it).
-    """
-    p = str(path)
-    if not os.path.exists(p):
-        raise InputError(f"image file not found: {p}")
-    img = _read_image_file(p)
-    if img is None:
-        raise InputError(f"not a readable image: {p}")
-    return img
 
 
 def _natural_key(path: str) -> list:
@@ -211,75 +102,12 @@ def _natural_key(path: str) -> list:
 
 # ----------------------------------------------------------------------------- sources
 
-class FrameSource:
-    """An iterable of :class:`Frame` with counters; use as a context manager or call close().
-
-    Attributes:
-        spec: the spec it was opened with.
-        kind: ``"camera"``, ``"stream"``, ``"video"``, ``"image"`` or ``"images"``.
-        live: True when a reader thread keeps only the newest frame.
-        fps: nominal frames per second (files: reported or assumed; live: None).
-        frame_count: number of frames when known in advance (images, videos), else None.
-    """
-
-    kind: str = ""
-    live: bool = False
-    fps: float | None = None
-    frame_count: int | None = None
-
-    def __init__(self, spec: str) -> None:
-        self.spec = spec
-        self._stats = SourceStats()
-        self._t_first: float | None = None
-        self._t_last: float | None = None
-        self._lock = threading.Lock()
-
-    def _count_read(self) -> None:
-        now = time.monotonic()
-        with self._lock:
-            self._stats.frames_read += 1
-            if self._t_first is None:
-                self._t_first = now
-            self._t_last = now
-
-    def _count_corrupt(self, what: str) -> None:
-        with self._lock:
-            self._stats.skipped_corrupt += 1
-        log.warning("skipped corrupt frame from %s: %s", self.spec, what)
-
-    def stats(self) -> SourceStats:
-        """A snapshot of the counters (see :class:`SourceStats`)."""
-        with self._lock:
-            s = SourceStats(**asdict(self._stats))
-            if self._t_first is not None and self._t_last is not None and s.frames_read > 1:
-                dt = self._t_last - self._t_first
-                s.fps = (s.frames_read - 1) / dt if dt > 0 else 0.0
-        return s
-
-    def __iter__(self) -> Iterator[Frame]:
-        for frame in self._frames():
-            with self._lock:
-                self._stats.frames_yielded += 1
-            yield frame
-
-    def _frames(self) -> Iterator[Frame]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release the underlying device or file (idempotent)."""
-
-    def __enter__(self) -> "FrameSource":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.kind} {self.spec!r} live={self.live}>"
-
-
 class ImageSource(FrameSource):
-    """Still images in a given order; a file that does not decode is skipped and counted."""
+    """Still images in a given order; a file that does not decode is skipped and counted.
+
+    Iteration raises :class:`InputError` when no file of a folder or glob decodes (or a
+    single image does not), and for an image above :data:`MAX_IMAGE_PIXELS`.
+    """
 
     def __init__(self, spec: str, paths: list[str], kind: str, fps: float) -> None:
         super().__init__(spec)
@@ -289,6 +117,7 @@ class ImageSource(FrameSource):
         self.frame_count = len(paths)
 
     def _frames(self) -> Iterator[Frame]:
+        n_read = 0
         for i, p in enumerate(self.paths):
             img = _read_image_file(p)
             if img is None:
@@ -297,11 +126,27 @@ class ImageSource(FrameSource):
                 self._count_corrupt(p)
                 continue
             self._count_read()
+            n_read += 1
             yield Frame(img, i / self.fps, i, self.spec, p)
+        if n_read == 0 and self.paths:
+            raise InputError(f"no readable image among the {len(self.paths)} file(s) of "
+                             f"{self.spec}")
 
 
 class VideoSource(FrameSource):
-    """A video file read frame by frame in order (no dropping); timestamp = index / fps."""
+    """A video file read frame by frame in order (no dropping); timestamp = index / fps.
+
+    A frame the decoder cannot deliver does not end the file: reading goes on (OpenCV's FFmpeg
+    reader resumes at the next decodable packet) until the reported frame count is reached or
+    :data:`MAX_VIDEO_READ_FAILURES` reads in a row fail. After the first failure a frame's
+    index comes from its presentation time (``CAP_PROP_POS_MSEC`` x the file's own frame
+    rate), so timestamps stay true across the damage; the frames missing between two readable
+    ones are counted in ``stats().skipped_corrupt`` and logged.
+
+    Raises:
+        InputError: (from ``__init__``) not a video, no readable frame at all, or frames larger
+            than :data:`MAX_IMAGE_PIXELS`; the message names the file.
+    """
 
     kind = "video"
 
@@ -311,252 +156,71 @@ class VideoSource(FrameSource):
         if not cap.isOpened():
             cap.release()
             raise InputError(f"not a readable video or image: {spec}")
-        ok, first = cap.read()
-        if not ok or first is None:
+        w, h = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+        try:
+            check_image_size(w, h, spec)
+        except InputError:
             cap.release()
-            raise InputError(f"video has no readable frame: {spec}")
+            raise
         self._cap = cap
-        self._first = first
         reported = cap.get(cv2.CAP_PROP_FPS)
-        self.fps = float(fps or (reported if reported and reported > 0 else DEFAULT_VIDEO_FPS))
+        self._native_fps = float(reported) if reported and reported > 0 else None
+        self.fps = float(fps or self._native_fps or DEFAULT_VIDEO_FPS)
         n = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
         self.frame_count = n if n > 0 else None
+        self._next = 0          # index the next frame gets (when nothing was lost)
+        self._damaged = False   # a read failed: indices follow presentation times from now on
+        first = self._read_next()
+        if first is None:
+            self.close()
+            raise InputError(f"video has no readable frame: {spec}")
+        self._first: tuple[int, np.ndarray] | None = first
+
+    def _read_next(self) -> tuple[int, np.ndarray] | None:
+        """The next readable frame as ``(index, image)``, or None at the end of the file."""
+        failures = 0
+        while self._cap is not None:
+            ok, img = self._cap.read()
+            if ok and img is not None and img.size > 0:
+                idx = self._next
+                if self._damaged and self._native_fps:
+                    pos_ms = self._cap.get(cv2.CAP_PROP_POS_MSEC)
+                    if pos_ms is not None and pos_ms >= 0:
+                        idx = max(idx, int(round(pos_ms * self._native_fps / 1000.0)))
+                if idx > self._next:
+                    self._count_corrupt(f"{idx - self._next} frame(s) before frame {idx} "
+                                        f"could not be decoded", idx - self._next)
+                self._next = idx + 1
+                return idx, img
+            failures += 1
+            self._damaged = True
+            at_end = self.frame_count is not None and self._next >= self.frame_count
+            if at_end or failures >= MAX_VIDEO_READ_FAILURES:
+                if not at_end and self.frame_count is not None and self._next > 0:
+                    log.warning("video %s ends at frame %d of %d: %d reads in a row failed",
+                                self.spec, self._next, self.frame_count, failures)
+                return None
+        return None
 
     def _frames(self) -> Iterator[Frame]:
-        i = 0
-        pending = self._first
-        self._first = None
+        pending, self._first = self._first, None
         while True:
-            if pending is not None:
-                ok, img = True, pending
-                pending = None
-            else:
-                if self._cap is None:
-                    return
-                ok, img = self._cap.read()
-            if not ok:
+            item = pending if pending is not None else self._read_next()
+            pending = None
+            if item is None:
                 return
-            if img is None or img.size == 0:
-                self._count_corrupt(f"frame {i}")
-                i += 1
-                continue
+            i, img = item
             self._count_read()
             yield Frame(to_bgr(img), i / self.fps, i, self.spec)
-            i += 1
 
     def close(self) -> None:
         if getattr(self, "_cap", None) is not None:
             self._cap.release()
             self._cap = None
-
-
-def _try_open(spec: str, opener: Callable[[str], Capture]) -> Capture | None:
-    """One opening attempt; None when it fails (an opener that raises counts as failing)."""
-    try:
-        cap = opener(spec)
-    except Exception as exc:
-        log.debug("opening %s raised %r", spec, exc)
-        return None
-    if cap is None:
-        return None
-    if not cap.isOpened():
-        cap.release()
-        return None
-    return cap
-
-
-def _connect(spec: str, kind: str, opener: Callable[[str], Capture], policy: ReconnectPolicy,
-             stop: threading.Event, history: list[float], initial: bool,
-             prior_failures: int = 0) -> Capture | None:
-    """Open with exponential backoff; the capture, or None when ``stop`` is set.
-
-    ``prior_failures`` counts earlier connections that opened but gave no frame (they count as
-    failed attempts, so a source that opens and fails at once cannot spin). Each wait is
-    appended to ``history`` (seconds). Raises InputError naming the spec when the policy gives
-    up (``max_attempts`` failed attempts or ``max_total_s`` seconds).
-    """
-    t0 = time.monotonic()
-    attempt = prior_failures
-    while not stop.is_set():
-        if attempt > 0:
-            elapsed = time.monotonic() - t0
-            if (policy.max_attempts is not None and attempt >= policy.max_attempts) or \
-                    (policy.max_total_s is not None and elapsed >= policy.max_total_s):
-                what = "cannot open" if initial else "lost and could not reconnect to"
-                raise InputError(f"{what} {kind} {spec} after {attempt} attempt(s) "
-                                 f"in {elapsed:.1f} s")
-            d = policy.delay(attempt)
-            if policy.max_total_s is not None:
-                d = max(0.0, min(d, policy.max_total_s - elapsed))
-            history.append(d)
-            log.info("%s %s not available (attempt %d); retrying in %.2f s", kind, spec,
-                     attempt, d)
-            if stop.wait(d):
-                break
-        cap = _try_open(spec, opener)
-        if cap is not None:
-            return cap
-        attempt += 1
-    return None
-
-
-class LiveSource(FrameSource):
-    """A camera, stream (or a file replayed live) read by a thread that keeps the newest frame.
-
-    The reader thread opens the source with ``opener(spec)``, reads frames as fast as they come
-    and stores only the newest; the consumer gets the newest frame it has not seen yet (earlier
-    unread frames are counted as ``dropped``). When ``read()`` fails on a camera or stream the
-    capture is released and reopened with the backoff of ``policy``; the gap is logged and
-    counted. When the policy gives up, iteration raises :class:`InputError` naming the spec.
-    For a file replayed live (``replay_fps`` set), reads are paced to that rate and the end of
-    the file ends the source.
-
-    The first connection is made in ``__init__`` (same policy), so an unreachable source raises
-    :class:`InputError` from :func:`open_source`.
-    """
-
-    def __init__(self, spec: str, kind: str, opener: Callable[[str], Capture],
-                 policy: ReconnectPolicy, replay_fps: float | None = None,
-                 max_consecutive_corrupt: int = 30) -> None:
-        super().__init__(spec)
-        self.kind = kind
-        self.live = True
-        self._opener = opener
-        self.policy = policy
-        self._replay_fps = replay_fps
-        self.fps = None
-        self._max_corrupt = max_consecutive_corrupt
-        #: seconds waited before each reopening attempt, in order (for inspection/tests).
-        self.backoff_history: list[float] = []
-        self._cond = threading.Condition()
-        self._latest: Frame | None = None
-        self._latest_seq = -1
-        self._taken_seq = -1
-        self._ended = False
-        self._error: InputError | None = None
-        self._stop = threading.Event()
-        self._cap = self._connect(initial=True)
-        self._thread = threading.Thread(target=self._run, name=f"capture:{spec}", daemon=True)
-        self._thread.start()
-
-    def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
-        return _connect(self.spec, self.kind, self._opener, self.policy, self._stop,
-                        self.backoff_history, initial, prior_failures)
-
-    # -- reader thread
-    def _publish(self, frame: Frame) -> None:
-        with self._cond:
-            if self._latest is not None and self._latest_seq > self._taken_seq:
-                self._stats.dropped += 1
-            self._latest = frame
-            self._latest_seq = frame.index
-            self._cond.notify_all()
-
-    def _finish(self, error: InputError | None = None) -> None:
-        with self._cond:
-            self._ended = True
-            self._error = error
-            self._cond.notify_all()
-
-    def _run(self) -> None:
-        seq = 0
-        corrupt_run = 0
-        got_frame, barren = False, 0   # barren: connections in a row that gave no frame
-        period = 1.0 / self._replay_fps if self._replay_fps else None
-        next_t = time.monotonic()
-        try:
-            while not self._stop.is_set():
-                cap = self._cap
-                if cap is None:
-                    break
-                if period is not None:
-                    wait = next_t - time.monotonic()
-                    if wait > 0 and self._stop.wait(wait):
-                        break
-                    next_t = max(next_t + period, time.monotonic() - period)
-                ok, img = cap.read()
-                if self._stop.is_set():
-                    break
-                if ok and img is not None and getattr(img, "size", 0) > 0:
-                    corrupt_run = 0
-                    got_frame = True
-                    self._count_read()
-                    self._publish(Frame(to_bgr(img), time.monotonic(), seq, self.spec))
-                    seq += 1
-                    continue
-                if ok:  # a frame came but is empty / undecodable
-                    corrupt_run += 1
-                    self._count_corrupt(f"frame {seq}")
-                    seq += 1
-                    if corrupt_run < self._max_corrupt:
-                        continue
-                # the source dropped (or sent only garbage for a while)
-                if self._replay_fps is not None and not ok:
-                    break  # end of a replayed file
-                cap.release()
-                self._cap = None
-                t_drop = time.monotonic()
-                log.warning("%s %s dropped after frame %d; reconnecting", self.kind, self.spec,
-                            seq - 1)
-                barren = 0 if got_frame else barren + 1
-                got_frame = False
-                new = self._connect(initial=False, prior_failures=barren)
-                if new is None:
-                    break
-                gap = time.monotonic() - t_drop
-                corrupt_run = 0
-                with self._lock:
-                    self._stats.reconnects += 1
-                    self._stats.gaps_s += gap
-                log.warning("%s %s reconnected after a gap of %.2f s", self.kind, self.spec, gap)
-                self._cap = new
-            self._finish()
-        except InputError as exc:
-            log.error("%s", exc)
-            self._finish(exc)
-        except Exception as exc:  # keep the consumer from waiting forever
-            self._finish(InputError(f"reading {self.spec} failed: {exc!r}"))
-
-    # -- consumer
-    def _frames(self) -> Iterator[Frame]:
-        while True:
-            with self._cond:
-                while self._latest_seq <= self._taken_seq and not self._ended:
-                    self._cond.wait(0.5)
-                if self._latest_seq > self._taken_seq:
-                    frame = self._latest
-                    self._taken_seq = self._latest_seq
-                else:
-                    if self._error is not None:
-                        raise self._error
-                    return
-            yield frame
-
-    def close(self) -> None:
-        self._stop.set()
-        t = getattr(self, "_thread", None)
-        if t is not None and t.is_alive() and t is not threading.current_thread():
-            t.join(timeout=5.0)
-        cap = getattr(self, "_cap", None)
-        if cap is not None and (t is None or not t.is_alive()):
-            cap.release()
-            self._cap = None
-        self._finish()
+        super().close()
 
 
 # ----------------------------------------------------------------------------- opening
-
-def _default_opener(policy: ReconnectPolicy) -> Callable[[str], Capture]:
-    def opener(spec: str) -> Capture:
-        if spec.isdigit():
-            return cv2.VideoCapture(int(spec))
-        if _URL_RE.match(spec):
-            return cv2.VideoCapture(spec, cv2.CAP_FFMPEG,
-                                    [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, policy.open_timeout_ms,
-                                     cv2.CAP_PROP_READ_TIMEOUT_MSEC, policy.read_timeout_ms])
-        return cv2.VideoCapture(spec)
-    return opener
-
 
 def open_source(spec: str | os.PathLike, *, live: bool | None = None,
                 fps: float | None = None, policy: ReconnectPolicy | None = None,
@@ -591,9 +255,9 @@ def open_source(spec: str | os.PathLike, *, live: bool | None = None,
     is_url = bool(_URL_RE.match(spec))
     if is_camera or is_url:
         kind = "camera" if is_camera else "stream"
-        op = opener or _default_opener(policy)
+        op = opener or default_opener(policy)
         if live is False:
-            src = _SequentialLive(spec, kind, op, policy)
+            src = SequentialLive(spec, kind, op, policy)
             return src
         return LiveSource(spec, kind, op, policy)
 
@@ -630,68 +294,3 @@ def open_source(spec: str | os.PathLike, *, live: bool | None = None,
         src.fps = rate
         return src
     return VideoSource(spec, fps)
-
-
-class _SequentialLive(FrameSource):
-    """A camera or stream read in the calling thread (``live=False``): no frame dropped.
-
-    Drops are reconnected with the same policy as :class:`LiveSource`; timestamps are
-    ``time.monotonic()`` at read.
-    """
-
-    def __init__(self, spec: str, kind: str, opener: Callable[[str], Capture],
-                 policy: ReconnectPolicy, max_consecutive_corrupt: int = 30) -> None:
-        super().__init__(spec)
-        self.kind = kind
-        self._max_corrupt = max_consecutive_corrupt
-        self._opener = opener
-        self.policy = policy
-        self._stop = threading.Event()
-        #: seconds waited before each reopening attempt, in order.
-        self.backoff_history: list[float] = []
-        self._cap = self._connect(initial=True)
-
-    def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
-        return _connect(self.spec, self.kind, self._opener, self.policy, self._stop,
-                        self.backoff_history, initial, prior_failures)
-
-    def _frames(self) -> Iterator[Frame]:
-        seq = 0
-        corrupt_run = 0
-        got_frame, barren = False, 0   # barren: connections in a row that gave no frame
-        while self._cap is not None:
-            ok, img = self._cap.read()
-            if ok and img is not None and getattr(img, "size", 0) > 0:
-                corrupt_run = 0
-                got_frame = True
-                self._count_read()
-                yield Frame(to_bgr(img), time.monotonic(), seq, self.spec)
-                seq += 1
-                continue
-            if ok:
-                corrupt_run += 1
-                self._count_corrupt(f"frame {seq}")
-                seq += 1
-                if corrupt_run < self._max_corrupt:
-                    continue
-            corrupt_run = 0
-            barren = 0 if got_frame else barren + 1
-            got_frame = False
-            self._cap.release()
-            self._cap = None
-            t_drop = time.monotonic()
-            log.warning("%s %s dropped after frame %d; reconnecting", self.kind, self.spec,
-                        seq - 1)
-            self._cap = self._connect(initial=False, prior_failures=barren)
-            if self._cap is None:
-                return
-            gap = time.monotonic() - t_drop
-            with self._lock:
-                self._stats.reconnects += 1
-                self._stats.gaps_s += gap
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._cap is not None:
-            self._cap.release()
-            self._cap = None

@@ -2,7 +2,8 @@
 
 Each sub-command module registers itself with :func:`argparse` and keeps its heavy imports
 inside its handler, so ``paigow hand`` never loads OpenCV or PyTorch. An
-:class:`scoring.errors.InputError` becomes one line on stderr and exit code 2.
+:class:`scoring.errors.InputError` becomes one line on stderr and exit code 2 (with ``--json``
+also one JSON object ``{"error", "command", "exit_code"}`` on stdout).
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rc = args.func(args)
     except InputError as exc:
-        print(f"paigow {args.command}: error: {exc}", file=sys.stderr)
+        msg = " ".join(str(exc).split())  # one line, whatever the message holds
+        print(f"paigow {args.command}: error: {msg}", file=sys.stderr)
+        if getattr(args, "json", False):  # machine readers get the error as JSON on stdout
+            import json
+
+            print(json.dumps({"error": msg, "command": args.command, "exit_code": 2}))
         return 2
     except KeyboardInterrupt:
         return 130

@@ -37,6 +37,11 @@ graph beside it: to the full square ``imgsz`` (``rect=False``) for a static expo
 minimum rectangle (``rect=True``) when the model's JSON says ``export.dynamic`` (the tile
 model), so the two backends see the same input.
 
+Checked at load (:mod:`vision.modelcheck`): the file's SHA-256 against the one recorded in
+the JSON beside it (a damaged or replaced file is refused, naming it), and the class layout --
+a spot model given as the tile model, or the reverse, is refused by its class names (the
+file's own names and the JSON's).
+
 Defaults follow ultralytics predict: ``conf=0.25``, ``iou=0.7``, ``max_det=300``.
 """
 
@@ -320,10 +325,15 @@ class Detector:
         max_batch: most images per ONNX run when the batch axis is dynamic.
 
     Raises:
-        InputError: model file missing or unreadable (names it), bad backend or task.
+        InputError: model file missing or unreadable (names it), its bytes differ from the
+            SHA-256 recorded in the JSON beside it, its class names are the other model's
+            (``role``), bad backend or task.
     """
 
     default_model: Path | None = None
+    #: ``"tile"`` or ``"spot"``: the class layout required (vision.modelcheck.ROLE_CLASSES);
+    #: None accepts any.
+    role: str | None = None
     default_task: str | None = None
     default_offset: int = 0
     default_iou: float = 0.7
@@ -347,10 +357,16 @@ class Detector:
         self.max_batch = max(1, int(max_batch))
         offset = self.default_offset if class_offset is None else int(class_offset)
         task = task or self.default_task
+        self._own_names: dict[int, str] = {}  # the class names stored in the model file itself
         if backend == "onnx":
             self._init_onnx(path, task, offset, providers)
         else:
             self._init_ultralytics(path, task, offset)
+        if self.role is not None:
+            from .modelcheck import check_classes
+
+            check_classes(self.info.path, self._own_names, self.role)
+            check_classes(self.info.path.with_suffix(".json"), self.info.names, self.role)
         self._class_map = self._make_class_map()
 
     # -- backends
@@ -360,6 +376,9 @@ class Detector:
 
         if not path.is_file():
             raise InputError(f"model file not found: {path}")
+        from .modelcheck import verify_checksum
+
+        verify_checksum(path)
         so = ort.SessionOptions()
         so.intra_op_num_threads = os.cpu_count() or 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -373,6 +392,9 @@ class Detector:
         inp = self.session.get_inputs()[0]
         self._input_name = inp.name
         meta = self.session.get_modelmeta().custom_metadata_map or {}
+        own = _literal(meta.get("names"))
+        if isinstance(own, dict):
+            self._own_names = {int(k): str(v) for k, v in own.items()}
         self.info = read_model_info(path, meta, inp.shape, offset, task)
         self._output_name = self.session.get_outputs()[0].name
 
@@ -383,6 +405,9 @@ class Detector:
         pt = path if path.suffix == ".pt" else path.with_suffix(".pt")
         if not pt.is_file():
             raise InputError(f"model file not found: {pt}")
+        from .modelcheck import verify_checksum
+
+        verify_checksum(pt)
         try:
             from ultralytics import YOLO
 
@@ -390,6 +415,7 @@ class Detector:
         except Exception as exc:
             raise InputError(f"not a readable ultralytics model: {pt} ({exc})") from exc
         names = {int(k): str(v) for k, v in self.model.names.items()}
+        self._own_names = dict(names)
         args = getattr(self.model.model, "args", {}) or {}
         imgsz = args.get("imgsz", 640) if isinstance(args, dict) else 640
         meta = {"names": names, "task": self.model.task, "imgsz": imgsz,
@@ -562,6 +588,7 @@ class TileDetector(Detector):
     default_model = DEFAULT_TILE_MODEL
     default_task = None
     default_offset = 0
+    role = "tile"
 
 
 class PipDetector(Detector):
@@ -578,6 +605,7 @@ class PipDetector(Detector):
     default_model = DEFAULT_PIP_MODEL
     default_task = "detect"
     default_offset = 2
+    role = "spot"
     # Spots never overlap and a spot is red or white, never both: suppress across classes, and
     # at a lower IoU than ultralytics' 0.7, which let two boxes stand on one spot in
     # ../shared/realdata (duplicates over-count a half). Export the pip model without embedded

@@ -200,7 +200,7 @@ def _exact_text(value) -> str:
         raise InputError(f"amount {value!r} is not a decimal")
     if isinstance(value, float):
         return repr(value)
-    return str(value).strip()
+    return str(value).strip(" \t\r\n")  # ASCII blanks only: the money grammar is ASCII
 
 
 def load_layout(path: str | Path) -> Layout:

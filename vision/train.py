@@ -466,6 +466,7 @@ def finalize(cfg: dict | str | Path, save_dir: str | Path, out_dir: Path = Path(
         "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     (out_dir / f"{name}.json").write_text(json.dumps(meta, indent=2) + "\n")
+    meta["sha256"] = _stamp(weights, onnx_path)
     log.info("finalize %s: metrics %s, files %s %s", name, metrics, weights, onnx_path)
     return meta
 
@@ -505,8 +506,17 @@ def reexport(cfg: dict | str | Path, out_dir: Path = Path("models")) -> dict:
     })
     meta.pop("onnx_parity", None)  # belonged to the previous graph
     js.write_text(json.dumps(meta, indent=2) + "\n")
+    meta["sha256"] = _stamp(weights, onnx_path)
     log.info("reexport %s: %s", name, onnx_path)
     return meta
+
+
+def _stamp(*files: Path) -> dict[str, str]:
+    """Record the SHA-256 of the product files in ``<name>.json`` (checked when a detector
+    loads them, :mod:`vision.modelcheck`); returns ``{file name: sha256}``."""
+    from .modelcheck import stamp
+
+    return next(iter(stamp(files).values()), {})
 
 
 def onnx_parity(weights: str | Path, onnx_path: str | Path, images: list[str | Path], *,

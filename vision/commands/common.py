@@ -79,7 +79,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     defaults.
 
     Raises:
-        InputError: a bad value (named).
+        InputError: a bad value (named); an output folder that is an existing file or cannot
+            be written (:func:`vision.outputs.check_out_dir`).
     """
     from vision.config import OutputConfig, PipelineConfig, RunConfig, load_config_file
 
@@ -101,6 +102,10 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit,
                                   "audit_key_file": args.audit_key_file}.items()
                 if v is not None})
+    if out.get("out_dir") is not None:  # a file or an unwritable place: one line, before work
+        from vision.outputs import check_out_dir
+
+        check_out_dir(out["out_dir"], "--out" if args.out is not None else "output.out_dir")
     out["json_events"] = bool(args.json) or bool(out.get("json_events", False))
     out["show"] = show or bool(out.get("show", False))
     out.setdefault("progress", progress)

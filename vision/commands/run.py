@@ -91,8 +91,13 @@ def report(summary: dict, as_json: bool) -> None:
             print(settlement_table(ev), file=out)
     settled = sum(1 for e in summary["events"] if e.get("settled", True))
     ms = summary.get("ms_per_frame") or {}
+    cs = summary.get("capture_stats") or {}
+    skipped, gaps = cs.get("skipped_corrupt", 0), cs.get("gaps", 0)
     print(f"{summary.get('frames', 0)} frame(s), {summary.get('rounds', 0)} round(s) "
-          f"({settled} settled, {len(summary['events']) - settled} not settled); ms/frame "
+          f"({settled} settled, {len(summary['events']) - settled} not settled)"
+          + (f", {skipped} unreadable frame(s) skipped" if skipped else "")
+          + (f", {gaps} feed gap(s) totalling {cs.get('gaps_s', 0.0):.1f} s" if gaps else "")
+          + "; ms/frame "
           + ", ".join(f"{k} {v}" for k, v in ms.items())
           + f"; pipeline {summary.get('fps_pipeline')} fps, wall {summary.get('fps_wall')} fps"
           + (f"; output {summary['output']}, events {summary['events_path']}"
@@ -123,6 +128,9 @@ def _run(args) -> int:
 
 def _demo(args) -> int:
     from vision.demo import demo
+    from vision.outputs import check_out_dir
+
+    check_out_dir(args.out)
 
     demo(out_dir=args.out, models_dir=args.models, backend=args.backend,
          json_events=args.json)

@@ -81,12 +81,12 @@ def normalise_results(results: Iterable[Mapping]) -> list[dict]:
             raise InputError(f"identify result without 'image': {r!r}")
         w, h = r.get("width"), r.get("height")
         if not w or not h:
-            import cv2
+            from vision.capture import image_size
 
-            img = cv2.imread(str(r["image"]), cv2.IMREAD_UNCHANGED)
-            if img is None:
+            size = image_size(str(r["image"]))  # from the header: nothing decoded
+            if size is None:
                 raise InputError(f"cannot read image {str(r['image'])!r} to get its size")
-            h, w = img.shape[:2]
+            w, h = size
         tiles = []
         for t in r.get("tiles") or []:
             poly = _polygon(t)
