@@ -36,13 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rc = args.func(args)
     except InputError as exc:
-        msg = " ".join(str(exc).split())  # one line, whatever the message holds
-        print(f"paigow {args.command}: error: {msg}", file=sys.stderr)
-        if getattr(args, "json", False):  # machine readers get the error as JSON on stdout
-            import json
-
-            print(json.dumps({"error": msg, "command": args.command, "exit_code": 2}))
-        return 2
+        return _fail(args, str(exc))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. `paigow ... --json | head`: the reader left; not an error
@@ -56,10 +50,20 @@ def main(argv: list[str] | None = None) -> int:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"paigow {args.command}: error: disk full: {where}{exc.strerror or exc}",
-              file=sys.stderr)
-        return 2
+        return _fail(args, f"disk full: {where}{exc.strerror or exc}")
     return int(rc or 0)
+
+
+def _fail(args, message: str) -> int:
+    """One line on stderr (with ``--json`` also ``{"error", "command", "exit_code"}`` on
+    stdout); exit code 2."""
+    msg = " ".join(message.split())  # one line, whatever the message holds
+    print(f"paigow {args.command}: error: {msg}", file=sys.stderr)
+    if getattr(args, "json", False):  # machine readers get the error as JSON on stdout
+        import json
+
+        print(json.dumps({"error": msg, "command": args.command, "exit_code": 2}))
+    return 2
 
 
 if __name__ == "__main__":

@@ -175,7 +175,9 @@ class Session:
             if self.stopped_by is not None:
                 raise KeyboardInterrupt
             self.stopped_by = "SIGTERM"
-            self.stop()
+            self._stop.set()
+            # closing a live source joins its reader thread: not inside a signal handler
+            threading.Thread(target=self.stop, name="sigterm-stop", daemon=True).start()
 
         old = signal.signal(signal.SIGTERM, on_sigterm)
         try:

@@ -62,7 +62,9 @@ def test_a_real_full_disk_ends_the_run_with_one_line(video, tmpfs):
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     o, err = proc.communicate(timeout=200)
     assert proc.returncode == 2, err[-2000:]
-    printed = [json.loads(x) for x in o.splitlines() if x.startswith("{")]
+    lines = [json.loads(x) for x in o.splitlines() if x.startswith("{")]
+    printed = [x for x in lines if "error" not in x]
+    assert lines[-1]["error"].startswith("disk full") and lines[-1]["exit_code"] == 2
     _check(db, printed, err)
 
 
@@ -76,7 +78,11 @@ def _run_in_process(video, tmp_path, monkeypatch, capsys):
     rc = main(["run", str(video["path"]), "--audit", str(db), "--out", str(out), "--json",
                "--stable", str(N_STABLE), "--no-progress"])
     cap = capsys.readouterr()
-    return rc, db, [json.loads(x) for x in cap.out.splitlines()], cap.err
+    lines = [json.loads(x) for x in cap.out.splitlines()]
+    if rc == 2:  # under --json the error is the last line, as JSON
+        assert lines[-1]["error"].startswith("disk full") and lines[-1]["exit_code"] == 2
+        lines = lines[:-1]
+    return rc, db, lines, cap.err
 
 
 def _nth_call_fails(monkeypatch, owner, name, n, exc):
