@@ -83,3 +83,37 @@ def test_sigterm_closes_the_video_and_leaves_the_store_consistent(video, tmp_pat
     assert [json.loads(x) for x in lines] == printed
     if moment != "first frames":
         assert sum(e["settled"] for e in printed) >= int(moment.split()[1])
+
+
+def test_sigterm_during_a_stream_outage(video, tmp_path):
+    """A live MJPEG stream goes down; the process waits for it (it never gives up) and is then
+    sent SIGTERM: it stops promptly, with the video closed and playable."""
+    from mjpeg_server import MjpegServer
+
+    out, db = tmp_path / "out", tmp_path / "audit.db"
+    errf = tempfile.TemporaryFile("w+")
+    with MjpegServer(fps=20) as srv:
+        proc = cli_child(video["fake"], ["run", srv.url, "--out", out, "--audit", db,
+                                         "--no-progress"],
+                         stdout=subprocess.PIPE, stderr=errf, text=True)
+        try:
+            mp4 = out / "annotated.mp4"
+            t0 = time.monotonic()
+            while not (mp4.is_file() and mp4.stat().st_size > 0):
+                assert proc.poll() is None and time.monotonic() - t0 < 120
+                time.sleep(0.05)
+            time.sleep(0.5)
+            srv.down()
+            time.sleep(1.5)
+            assert proc.poll() is None
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.communicate(timeout=60)  # it stops (else it would wait for the stream forever)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    errf.seek(0)
+    err = errf.read()
+    assert proc.returncode == 143, err[-2000:]
+    assert _frames_readable(out / "annotated.mp4") > 0
+    assert main(["audit", "verify", str(db)]) == 0
