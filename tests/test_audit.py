@@ -27,7 +27,8 @@ def make_event(i: int, *, net1="0.95", net2="-1", table="table-1", dealer=None, 
     ev = {
         "round_id": f"r{i:06d}", "table_id": table,
         "time": f"2026-11-29T12:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
-        "source": "table.mp4", "source_file": "table.mp4", "frame_index": 100 * i, "rules": "pa", "commission": "0.05",
+        "source": "table.mp4", "source_file": "table.mp4", "frame_index": 100 * i,
+        "rules": "pa", "commission": "0.05",
         "house_way": "reference", "model_version": "tiles-v1+pips-v1",
         "banker_position": "dealer",
         "positions": {

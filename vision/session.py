@@ -254,6 +254,8 @@ class Session:
         A round the store already holds (exactly once) is not reported again."""
         if self.audit is not None:
             event = self.audit.store_round(event, key_frame)
+            if hasattr(self.pipeline, "round_base"):  # the overlay's next id = the store's
+                self.pipeline.round_base = self.audit.last_number - self.pipeline.round_no
             if event is None:
                 return
         self.events.append(event.to_dict())

@@ -197,6 +197,8 @@ class AuditSink:
         self.appended = 0
         self.already_recorded = 0
         self.head_hash: str | None = None
+        #: the number of the table's last stored round (``r000042`` -> 42)
+        self.last_number = 0
 
     def attach(self, table_id: str) -> int:
         """Check the store records this table; the round number to continue from.
@@ -209,7 +211,8 @@ class AuditSink:
             raise InputError(f"audit store {st.label!r} records table {st.table_id!r}, this "
                              f"run is table {table_id!r}")
         last = st.last_record(table_id)
-        return round_number(last.round_id) if last is not None else 0
+        self.last_number = round_number(last.round_id) if last is not None else 0
+        return self.last_number
 
     def store_round(self, event: RoundEvent, key_frame: np.ndarray | None) -> RoundEvent | None:
         """Append one round (one durable transaction, alerts of :mod:`vision.alerts` merged
@@ -227,6 +230,7 @@ class AuditSink:
             return None
         self.appended += 1
         self.head_hash = rec.hash
+        self.last_number = round_number(rec.round_id)
         return RoundEvent.from_dict(rec.payload)
 
     def summary(self) -> dict:

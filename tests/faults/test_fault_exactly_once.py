@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 
 import pytest
+import faultkit
 from faultkit import N_STABLE, SEEDS, cli_child, make_video
 
 from vision.audit import AuditStore, verify
@@ -51,19 +52,28 @@ def test_restart_with_the_settled_round_still_in_view_is_not_stored_again(video,
     first = run("0", n_stable=N_STABLE, audit=db, table_id="t1", progress=False,
                 tile_detector=fake, pip_detector=fake, frames=_camera_frames(video, 0, 12))
     assert first["audit"]["appended"] == 1
-    # the process restarts; the same round is still on the table (frame numbers start over)
+    # the process restarts; the same round is still on the table (frame numbers start over),
+    # then it is cleared and the next deal comes
+    empty = faultkit.tra._empty_table(video["scenes"][0])
+    frames = (_camera_frames(video, 0, 12)
+              + [Frame(empty.copy(), 0.0, 0, "0", None) for _ in range(4)]
+              + _camera_frames(video, 1, 12, start=16))
     again = run("0", n_stable=N_STABLE, audit=db, table_id="t1", progress=False,
-                tile_detector=fake, pip_detector=fake, frames=_camera_frames(video, 0, 12))
-    assert again["audit"] == {"store": str(db), "appended": 0, "already_recorded": 1,
-                              "head_hash": None}
-    assert again["events"] == []  # not reported again either
-    # a new deal after the restart is stored, numbered after the first
-    new = run("0", n_stable=N_STABLE, audit=db, table_id="t1", progress=False,
-              tile_detector=fake, pip_detector=fake, frames=_camera_frames(video, 1, 12))
-    assert [e["round_id"] for e in new["events"]] == ["r000002"]
+                tile_detector=fake, pip_detector=fake, frames=frames)
+    assert again["audit"]["already_recorded"] == 1 and again["audit"]["appended"] == 1
+    # the round in view is neither stored nor reported again; the next one follows it
+    assert [e["round_id"] for e in again["events"]] == ["r000002"]
     recs = _stored(db)
     assert [r.round_id for r in recs] == ["r000001", "r000002"]
+    assert sorted(recs[1].payload["positions"]["dealer"]["tiles"]) == \
+        sorted(video["scenes"][1].deal["dealer"])
     assert verify(db).ok
+    # and once more: nothing new on the table, nothing stored
+    last = run("0", n_stable=N_STABLE, audit=db, table_id="t1", progress=False,
+               tile_detector=fake, pip_detector=fake, frames=_camera_frames(video, 1, 12))
+    assert last["audit"] == {"store": str(db), "appended": 0, "already_recorded": 1,
+                             "head_hash": None}
+    assert last["events"] == []
 
 
 def test_the_same_file_read_again_adds_nothing(video, tmp_path):
