@@ -221,8 +221,8 @@ class VerifyResult:
             return (f"ok: {self.rounds} rounds, chain intact, {self.frames_checked} frames "
                     f"checked, " + ("MACs checked, " if self.macs_checked else "")
                     + ("anchor matched, " if self.anchor else "") + f"head {self.head_hash}")
-        return (f"BROKEN at record {self.broken_seq} (round {self.broken_round_id}): "
-                f"{self.reason}")
+        rnd = f" (round {self.broken_round_id})" if self.broken_round_id else ""
+        return f"BROKEN at record {self.broken_seq}{rnd}: {self.reason}"
 
 
 def _opt_str(v) -> str | None:

@@ -294,6 +294,9 @@ class AuditStore:
             if db.is_full(exc):  # SQLITE_FULL: the disk (or the database) is full
                 raise OSError(errno.ENOSPC, f"database or disk is full ({exc})",
                               self.label) from None
+            if isinstance(exc, db.errors) and "locked" in str(exc):  # another writer, 30 s
+                raise InputError(f"audit store {self.label!r} stayed locked by another "
+                                 f"writer ({exc})") from None
             if isinstance(exc, db.integrity_errors):
                 raise InputError(f"audit store {self.label!r}: {exc}") from None
             raise
@@ -414,6 +417,20 @@ class AuditStore:
         return AuditRecord(int(seq), rid, tid, t, payload,
                            (self.frames_dir / ffile) if ffile and self.frames_dir else None,
                            fsha, prev, h, _key or "", _mac or "")
+
+    def head(self) -> tuple[str, int]:
+        """``(head_hash, rounds)`` from one snapshot: the last record's hash (the meta hash
+        of an empty version 2 store) and the number of records -- an anchor to keep outside
+        the store (``paigow audit anchor``; :func:`verify` ``anchor=``)."""
+        db = self._db
+        db.begin_read()
+        try:
+            n, last = db.execute("SELECT COUNT(*), MAX(seq) FROM paigow_rounds").fetchone()
+            row = db.execute("SELECT hash FROM paigow_rounds WHERE seq = ?",
+                             (last,)).fetchone() if n else None
+            return (row[0] if row else self._genesis()), int(n)
+        finally:
+            db.rollback()
 
     def verify(self, *, check_frames: bool = True, deep: bool = False,
                anchor=None, allow_after: bool = False) -> VerifyResult:

@@ -86,19 +86,10 @@ def _anchor(args) -> int:
     from vision.audit.verification import format_anchor
 
     with AuditStore(args.db, create=False, read_only=True) as st:
-        st._db.begin_read()  # the count and the head from one snapshot
-        try:
-            row = st._db.execute("SELECT COUNT(*), MAX(seq) FROM paigow_rounds").fetchone()
-            n = int(row[0])
-            last = st._db.execute("SELECT hash FROM paigow_rounds WHERE seq = ?",
-                                  (row[1],)).fetchone() if n else None
-            head = last[0] if last else st._genesis()
-        finally:
-            st._db.rollback()
+        head, n = st.head()
     if args.json:
-        print(json.dumps({"head_hash": head, "rounds": n, "store": str(args.db),
-                          "time": datetime.now(timezone.utc).isoformat(timespec="seconds")
-                          .replace("+00:00", "Z")}))
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        print(json.dumps({"head_hash": head, "rounds": n, "store": str(args.db), "time": now}))
     else:
         print(format_anchor(head, n))
     return 0

@@ -7,6 +7,10 @@ Examples::
     paigow run 0 --stable 15 --banker 3          # camera 0, seat 3 banks
     paigow run 0 --audit audit.db --table-id t7 --json   # every round into the audit store
     paigow demo --out demo_out
+
+Exit codes of ``run``: 0 the source ended (or ``--max-frames``), 2 bad input or a full disk
+(one line naming it), 130 Ctrl-C, 143 stopped by SIGTERM after closing its outputs (the open
+round stored, the video playable; docs/audit.md).
 """
 
 from __future__ import annotations
