@@ -150,3 +150,25 @@ def test_the_store_itself_refuses_a_second_copy(video, tmp_path):
                     "payload, prev_hash, hash || 'x', mac FROM paigow_rounds WHERE seq = 1")
     con.close()
     assert len(_stored(db)) == 1
+
+
+def test_two_processes_creating_one_new_store(tmp_path, monkeypatch):
+    """The second of two writers starting on a new store at once looked before the first had
+    created the schema, then failed with "table paigow_audit_meta already exists" once it got
+    the write lock. Now it finds the schema inside its transaction and opens the store."""
+    from vision.audit.backends import _SQLiteBackend
+
+    db = tmp_path / "audit.db"
+    AuditStore(db).close()  # the first process created it ...
+    real = _SQLiteBackend.table_names
+    looks = [0]
+
+    def first_look_before_it(self):  # ... after the second one's first look
+        looks[0] += 1
+        return set() if looks[0] == 1 else real(self)
+
+    monkeypatch.setattr(_SQLiteBackend, "table_names", first_look_before_it)
+    with AuditStore(db) as st:
+        assert st.schema_version == 2 and len(st) == 0
+    assert looks[0] >= 2
+    assert verify(db).ok

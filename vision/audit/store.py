@@ -104,8 +104,9 @@ class AuditStore:
                 raise InputError(f"{self.label!r} is not an audit store (no paigow_audit_meta "
                                  f"table; holds {what})")
             self._db.configure()
-            self._create()
-            return
+            if self._create():
+                return
+            names = self._db.table_names()  # another process created it meanwhile
         rows = dict(self._db.execute("SELECT key, value FROM paigow_audit_meta").fetchall())
         if rows.get("magic") != MAGIC:
             raise InputError(f"{self.label!r} is not an audit store (magic "
@@ -152,10 +153,15 @@ class AuditStore:
             .fetchall()
         return meta_hash(self.meta, schema)
 
-    def _create(self) -> None:
+    def _create(self) -> bool:
+        """Create the schema in one write transaction; False (nothing done) when another
+        process created it between our first look and our write lock."""
         db = self._db
         db.begin_write() if db.name == "sqlite" else db.execute("BEGIN")
         try:
+            if "paigow_audit_meta" in db.table_names():
+                db.rollback()
+                return False
             for stmt in _TABLES:
                 db.execute(stmt)
             meta = {"magic": MAGIC, "created": _now_iso()}
@@ -172,6 +178,7 @@ class AuditStore:
             raise
         self.schema_version = SCHEMA_VERSION
         self.meta = meta
+        return True
 
     # ---------------------------------------------------------------- writing
 
