@@ -259,3 +259,38 @@ def test_bad_anchor_text_is_one_line_exit_2(plain, capsys):
     assert main(["audit", "verify", str(plain), "--anchor", "nothex:5"]) == 2
     err = capsys.readouterr().err
     assert "--anchor 'nothex:5'" in err and err.count("\n") == 1
+
+
+def test_keyed_run_through_the_cli(tmp_path, monkeypatch, capsys):
+    """``paigow run --audit DB --audit-key-file K`` writes a keyed store (only the model
+    loader is replaced); verify checks its MACs with the key from the file or the
+    environment; a run without the key, or with another, is refused in one line."""
+    import pickle
+
+    import vision.pipeline
+    from faultkit import N_STABLE, make_video
+
+    video = make_video(tmp_path)
+    with open(video["fake"], "rb") as f:
+        fake = pickle.load(f)
+    monkeypatch.setattr(vision.pipeline, "load_detectors", lambda *a, **k: (fake, fake))
+    monkeypatch.delenv("PAIGOW_AUDIT_KEY", raising=False)
+    keyf = tmp_path / "audit.key"
+    keyf.write_bytes(KEY + b"\n")
+    db = tmp_path / "audit.db"
+    argv = ["run", str(video["path"]), "--audit", str(db), "--stable", str(N_STABLE),
+            "--no-progress", "--max-frames", "32"]
+    assert main(argv + ["--audit-key-file", str(keyf)]) == 0
+    capsys.readouterr()
+    res = verify(db, key=KEY)
+    assert res.ok and res.macs_checked and res.rounds == 2
+    assert KEY not in db.read_bytes()
+    assert main(["audit", "verify", str(db), "--key-file", str(keyf)]) == 0
+    assert "MACs checked" in capsys.readouterr().out
+    assert main(argv) == 2  # no key
+    assert "is keyed" in capsys.readouterr().err
+    monkeypatch.setenv("PAIGOW_AUDIT_KEY", "another key of enough length")
+    assert main(argv) == 2
+    assert "is not the key of" in capsys.readouterr().err
+    assert main(["audit", "verify", str(db)]) == 1  # the wrong key from the environment
+    assert "MAC mismatch" in capsys.readouterr().out
