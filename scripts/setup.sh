@@ -9,11 +9,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q torch==2.14.1 torchvision==0.29.1
-.venv/bin/python -m pip install -q -e '.[train,test]'
+# postgres: psycopg 3 for the audit store on PostgreSQL; ray: `paigow reaudit` (Ray tasks);
+# openvino: `--backend openvino`
+.venv/bin/python -m pip install -q -e '.[train,test,postgres,ray,openvino]'
 # The labelling tools' own validators for tests/test_exports.py, without their dependency pins:
 # label-studio-sdk 2.1 pins opencv-python-headless<4.13 (and numpy<2.3 through it), datumaro 1.13
 # opencv-python-headless<5 and pillow~=12; either would replace the OpenCV 5 / Pillow 13 the
 # project runs on (ultralytics pulls opencv-python 5, and two OpenCV versions would share one cv2
 # folder). The modules the tests use need only the light dependencies in the `test` extra.
 .venv/bin/python -m pip install -q --no-deps label-studio-sdk==2.1.2 datumaro==1.13.12
-echo "set up: $(.venv/bin/python -c 'import torch, ultralytics, onnxruntime; print("torch", torch.__version__, "ultralytics", ultralytics.__version__, "onnxruntime", onnxruntime.__version__)')"
+echo "set up: $(.venv/bin/python -c 'import torch, ultralytics, onnxruntime, psycopg, ray; print("torch", torch.__version__, "ultralytics", ultralytics.__version__, "onnxruntime", onnxruntime.__version__, "psycopg", psycopg.__version__, "ray", ray.__version__)')"

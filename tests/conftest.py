@@ -55,3 +55,19 @@ def pytest_terminal_summary(terminalreporter):
     if _seen[0]:
         terminalreporter.write_line(f"round events checked against docs/round-event.schema.json: "
                                     f"{_seen[0]}")
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+# One throwaway cluster per test run (tests/pgserver.py), started on first use; each test
+# gets its own database from `pg_cluster.new_database()`.
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    from pgserver import PgCluster
+
+    cluster = PgCluster()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -82,8 +82,9 @@ def test_page_and_static_files_load_without_external_references(feed):
     c = TestClient(create_app(feed))
     r = c.get("/")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
-    assert 'id="positions-body"' in r.text and "/static/app.js" in r.text
-    assert 'src="/video.mjpeg"' in r.text
+    # relative URLs: the same page serves a table under the pit view (/tables/<id>/)
+    assert 'id="positions-body"' in r.text and 'src="static/app.js"' in r.text
+    assert 'src="video.mjpeg"' in r.text
     for path, kind in (("/static/app.js", "javascript"), ("/static/style.css", "css")):
         s = c.get(path)
         assert s.status_code == 200 and kind in s.headers["content-type"]

@@ -18,6 +18,7 @@ option, else the environment variable ``PAIGOW_MODELS``, else the repository's `
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -32,7 +33,7 @@ __all__ = ["MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig"
 #: Environment variable naming the models folder (docs/configuration.md).
 MODELS_ENV = "PAIGOW_MODELS"
 #: Inference backends of :mod:`vision.detect`.
-BACKENDS = ("onnx", "ultralytics")
+BACKENDS = ("onnx", "openvino", "ultralytics")
 
 
 def default_models_dir() -> Path:
@@ -70,7 +71,8 @@ class RecognitionConfig:
     Attributes:
         models_dir: folder with ``tiles.onnx`` / ``pips.onnx`` (``.pt`` for ultralytics);
             None: :func:`default_models_dir`.
-        backend: ``"onnx"`` (onnxruntime, default) or ``"ultralytics"``.
+        backend: ``"onnx"`` (onnxruntime, default), ``"openvino"`` (the same ONNX files run by
+            OpenVINO) or ``"ultralytics"``.
         min_confidence: faces read below this confidence (0..1) are unknown.
         tile_conf, pip_conf: detector confidence thresholds (None: the detector's default).
         allow_diagonal_two: accept diagonal 2s (:func:`vision.decode.half_shape_ok`).
@@ -95,7 +97,7 @@ class RecognitionConfig:
                    f"scales must be multiples of 32 px, got {list(sizes)!r}")
             object.__setattr__(self, "scales", sizes)
         _check(self.backend in BACKENDS,
-               f"unknown backend {self.backend!r}: choose onnx or ultralytics")
+               f"unknown backend {self.backend!r}: choose onnx, openvino or ultralytics")
         _fraction("min confidence", self.min_confidence)
         for name in ("tile_conf", "pip_conf"):
             if getattr(self, name) is not None:
@@ -289,6 +291,8 @@ class OutputConfig:
             reported), or None.
         progress: a progress bar on stderr for files.
         max_frames: stop after this many frames (None: the whole source).
+        audit_frames: folder of the audit store's key frames (default ``<db>.frames`` beside
+            an SQLite file; required with a PostgreSQL URL: key frames are files).
         audit_key_file: file holding the audit store's secret key (None: the environment
             variable ``PAIGOW_AUDIT_KEY`` when set, else an unkeyed store; docs/audit.md).
     """
@@ -299,6 +303,7 @@ class OutputConfig:
     audit: Any = None
     progress: bool = True
     max_frames: int | None = None
+    audit_frames: Path | None = None
     audit_key_file: Path | None = None
 
     def __post_init__(self) -> None:
@@ -309,6 +314,12 @@ class OutputConfig:
         a = self.audit
         if a is not None and isinstance(a, (str, os.PathLike)):
             _check(bool(str(a).strip()), f"audit store must be a path, got {a!r}")
+            _check(self.audit_frames is not None
+                   or not re.match(r"^postgres(ql)?://", str(a)),
+                   "a PostgreSQL audit store needs a folder for its key frames "
+                   "(--audit-frames DIR, output.audit_frames)")
+        if self.audit_frames is not None and not isinstance(self.audit_frames, Path):
+            object.__setattr__(self, "audit_frames", Path(self.audit_frames))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Tile and pip detectors: ONNX Runtime (default, CPU) or ultralytics (alternative) backends.
+"""Tile and pip detectors: ONNX Runtime (default, CPU), OpenVINO (the same ONNX graph, the
+``openvino`` extra) or ultralytics (alternative) backends.
 
 Both backends return :class:`vision.detections.Detections` in the INPUT image's pixel
 coordinates with GLOBAL class ids (tile model: 0 tile, 1 tile_back; pip model: 2 pip_red,
@@ -7,7 +8,8 @@ coordinates with GLOBAL class ids (tile model: 0 tile, 1 tile_back; pip model: 2
 (0 for tiles, 2 for pips). Oriented (OBB) tile detections carry their polygon in the canonical
 order of :func:`vision.geometry.order_polygon` (clockwise, corner 0 -> 1 a short side).
 
-ONNX path (``backend="onnx"``):
+ONNX path (``backend="onnx"``; ``backend="openvino"`` is the same path with OpenVINO running
+the graph instead of ONNX Runtime, :class:`_OpenVINOSession`):
 
 * model facts come from the ONNX ``metadata_props`` written by ultralytics export (``task``,
   ``names``, ``imgsz``, ``stride``, ``batch``, ``args.nms``, ``end2end``), overridden by a JSON
@@ -306,6 +308,35 @@ def _parse_output(out: np.ndarray, task: str, nc: int, conf: float, iou: float, 
 
 # ----------------------------------------------------------------------------- detector
 
+class _OpenVINOSession:
+    """The ``run(output_names, feed)`` of an onnxruntime session, answered by OpenVINO running
+    the same ONNX graph on the CPU (backend ``openvino``): the letterbox, the graph (embedded
+    NMS included) and the parsing stay those of the ONNX path, only the inference engine
+    changes. scripts/bench_tables.py measures both on a 1080p frame and checks they read the
+    same tiles.
+
+    Raises:
+        InputError: the ``openvino`` package is missing, or it cannot compile the model.
+    """
+
+    def __init__(self, path: Path) -> None:
+        try:
+            import openvino as ov
+        except ImportError:
+            raise InputError("backend 'openvino' needs the openvino package "
+                             "(pip install 'paigow-vision[openvino]')") from None
+        try:
+            core = ov.Core()
+            self.model = core.compile_model(core.read_model(str(path)), "CPU")
+        except Exception as exc:  # noqa: BLE001 - OpenVINO raises its own RuntimeError types
+            raise InputError(f"OpenVINO cannot compile {path}: {exc}") from None
+        self._out = self.model.output(0)
+
+    def run(self, output_names, feed: dict) -> list[np.ndarray]:
+        """``[output 0]`` for the one input in ``feed`` (float32 NCHW)."""
+        return [self.model(next(iter(feed.values())))[self._out]]
+
+
 class Detector:
     """A YOLO detector (detect or OBB task) returning :class:`Detections`.
 
@@ -346,8 +377,9 @@ class Detector:
         path = Path(model) if model is not None else self.default_model
         if path is None:
             raise InputError("no model path given")
-        if backend not in ("onnx", "ultralytics"):
-            raise InputError(f"backend must be 'onnx' or 'ultralytics', got {backend!r}")
+        if backend not in ("onnx", "ultralytics", "openvino"):
+            raise InputError(f"backend must be 'onnx', 'openvino' or 'ultralytics', got "
+                             f"{backend!r}")
         iou = self.default_iou if iou is None else iou
         self.agnostic = self.default_agnostic if agnostic is None else bool(agnostic)
         if not (0.0 <= conf <= 1.0) or not (0.0 <= iou <= 1.0):
@@ -358,8 +390,10 @@ class Detector:
         offset = self.default_offset if class_offset is None else int(class_offset)
         task = task or self.default_task
         self._own_names: dict[int, str] = {}  # the class names stored in the model file itself
-        if backend == "onnx":
+        if backend in ("onnx", "openvino"):
             self._init_onnx(path, task, offset, providers)
+            if backend == "openvino":
+                self.session = _OpenVINOSession(path)
         else:
             self._init_ultralytics(path, task, offset)
         if self.role is not None:

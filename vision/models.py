@@ -30,9 +30,9 @@ def model_files(models_dir: str | Path | None = None, backend: str = "onnx"
                 ) -> tuple[Path, Path]:
     """``(tile model, pip model)`` paths in ``models_dir`` (None: the default folder)."""
     if backend not in BACKENDS:
-        raise InputError(f"unknown backend {backend!r}: choose onnx or ultralytics")
+        raise InputError(f"unknown backend {backend!r}: choose onnx, openvino or ultralytics")
     d = Path(models_dir) if models_dir is not None else default_models_dir()
-    ext = ".onnx" if backend == "onnx" else ".pt"
+    ext = ".pt" if backend == "ultralytics" else ".onnx"  # openvino runs the ONNX files
     return d / f"tiles{ext}", d / f"pips{ext}"
 
 

@@ -60,6 +60,9 @@ class Session:
         stdout: stream for ``json_events`` (default ``sys.stdout``).
         pace: play file sources at their own frame rate (the dealer display).
         loop: replay a file source from the start when it ends.
+        keep_events: keep every round's event for :meth:`summary` (``events``); False for a
+            session that runs for days (a ``paigow serve --tables`` worker): the list stays
+            empty, ``rounds`` still counts.
 
     Raises:
         InputError: bad source, audit store, layout or models; ``show`` without a GUI.
@@ -67,7 +70,8 @@ class Session:
 
     def __init__(self, config: RunConfig, *, frames: Iterable | None = None, pipeline=None,
                  sinks: Sequence[Sink] = (), tile_detector=None, pip_detector=None,
-                 stdout=None, pace: bool = False, loop: bool = False) -> None:
+                 stdout=None, pace: bool = False, loop: bool = False,
+                 keep_events: bool = True) -> None:
         from .capture import open_source
 
         self.config = config
@@ -79,6 +83,7 @@ class Session:
         self.audit: AuditSink | None = None
         self.sinks: list[Sink] = []
         self.events: list[dict] = []
+        self.keep_events = bool(keep_events)
         self._frames = frames
         kind, fps = "video", None
         try:
@@ -88,7 +93,7 @@ class Session:
             pcfg: PipelineConfig = config.pipeline
             self.stills = kind in ("image", "images") and pcfg.table.n_stable is None
             if out.audit is not None:
-                self.audit = AuditSink(out.audit, out.audit_key_file)
+                self.audit = AuditSink(out.audit, out.audit_frames, out.audit_key_file)
             if pipeline is None:
                 pcfg = pcfg.with_table(n_stable=1 if self.stills else (pcfg.table.n_stable or 10))
                 pipeline = Pipeline(pcfg, tile_detector=tile_detector, pip_detector=pip_detector)
@@ -258,7 +263,8 @@ class Session:
                 self.pipeline.round_base = self.audit.last_number - self.pipeline.round_no
             if event is None:
                 return
-        self.events.append(event.to_dict())
+        if self.keep_events:
+            self.events.append(event.to_dict())
         for s in self.sinks:
             s.round(event)
 
@@ -338,7 +344,7 @@ def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool 
         table_id: str | None = None, progress: bool = True, tile_detector=None,
         pip_detector=None, frames: Iterable | None = None, stdout=None,
         max_frames: int | None = None, audit=None, config: RunConfig | None = None,
-        **pipeline_kw: Any) -> dict:
+        audit_frames: str | Path | None = None, **pipeline_kw: Any) -> dict:
     """Run the whole pipeline on a source (``paigow run``): a :class:`Session` over a
     :class:`vision.config.RunConfig` built once from these settings (or given as ``config``).
 
@@ -354,6 +360,7 @@ def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool 
         max_frames: stop after this many frames.
         audit: audit store path / URL / open :class:`vision.audit.AuditStore` (see
             :mod:`vision.session`: stored before reported).
+        audit_frames: the store's key-frame folder (required for a PostgreSQL URL).
         pipeline_kw: more :meth:`vision.config.PipelineConfig.build` settings.
 
     Returns:
@@ -368,6 +375,7 @@ def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool 
                                     n_stable=n_stable, banker=banker, table_id=table_id,
                                     source=str(source), **pipeline_kw)
         config = RunConfig(str(source), pcfg,
-                           OutputConfig(out_dir, json_events, show, audit, progress, max_frames))
+                           OutputConfig(out_dir, json_events, show, audit, progress, max_frames,
+                                        audit_frames))
     return Session(config, frames=frames, tile_detector=tile_detector,
                    pip_detector=pip_detector, stdout=stdout).run()

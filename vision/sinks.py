@@ -175,6 +175,8 @@ class AuditSink:
     Args:
         audit: a path (SQLite file, created when missing), a ``postgresql://`` URL or an open
             :class:`vision.audit.AuditStore` (left open at the end).
+        frames_dir: the store's key-frame folder (default ``<db>.frames``; required for a
+            PostgreSQL URL).
         key_file: the store's secret key file (default: ``$PAIGOW_AUDIT_KEY`` when set;
             :func:`vision.audit.keys.load_key`).
 
@@ -183,7 +185,7 @@ class AuditSink:
             fit the store.
     """
 
-    def __init__(self, audit, key_file=None) -> None:
+    def __init__(self, audit, frames_dir=None, key_file=None) -> None:
         from .audit import AuditStore
         from .audit.keys import load_key
 
@@ -192,7 +194,8 @@ class AuditSink:
         else:
             if not isinstance(audit, (str, os.PathLike)) or not str(audit).strip():
                 raise InputError(f"audit store must be a path or an AuditStore, got {audit!r}")
-            self.store = AuditStore(audit, create=True, key=load_key(key_file))
+            self.store = AuditStore(audit, create=True, frames_dir=frames_dir,
+                                    key=load_key(key_file))
             self._own = True
         self.appended = 0
         self.already_recorded = 0

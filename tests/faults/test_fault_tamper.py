@@ -104,8 +104,7 @@ def _forge(path, seq):
 
 def _anchor(path):
     with AuditStore(path, create=False, read_only=True) as s:
-        last = s.last_record()
-        return (last.hash, last.seq)
+        return s.head()
 
 
 # --------------------------------------------------------------------------- with a key

@@ -13,8 +13,12 @@ and two hashes that chain the records:
 * ``round_key``: the round's identity (:func:`vision.audit.chain.round_key`): one record per
   table and key, so a round is stored exactly once (after a restart, with several writers).
 * ``hash``: SHA-256 of the canonical JSON of every other column
-  (:func:`vision.audit.chain.record_hash_v2`); ``prev_hash`` is the previous record's ``hash``,
-  the first record's the hash of the meta tables (:func:`vision.audit.chain.meta_hash`).
+  (:func:`vision.audit.chain.record_hash_v2`). ``prev_hash`` is the ``hash`` of the previous
+  record of the same table (one chain per table, :data:`~vision.audit.chain.CHAIN_PER_TABLE`);
+  a table's first record has the hash of the meta tables (:func:`vision.audit.chain.meta_hash`).
+  Record ids (``seq``) run 1, 2, 3... over the whole store. Stores of schema version 1 (hash
+  over payload and frame hash, first link 64 zeros; one chain over all records before
+  per-table chains) are still verified.
 * ``mac``: with a secret key (:mod:`vision.audit.keys`), HMAC-SHA256 of ``hash``.
 
 :func:`verify` recomputes the chain and names the first broken record and why. What the chain
@@ -49,10 +53,14 @@ frame is written to a temporary name, fsynced, renamed into place and the folder
 the row commits; a crash in between leaves at most an orphan frame file (never referenced, and
 overwritten by nothing: names carry the hash) and never a row without its frame.
 
-PostgreSQL: pass a URL (``postgresql://user@host/db``); the same SQL runs through a thin DB-API
-adapter over ``psycopg`` (version 3, if installed; not a dependency). Key frames then go to
-``frames_dir`` (required when a frame is appended). The PostgreSQL path is written to the same
-portable SQL but only SQLite is tested.
+PostgreSQL (many tables, one server): pass a URL (``postgresql://user@host/db``, libpq's form,
+e.g. ``postgresql://paigow@/audit?host=/run/postgresql``); the same SQL runs through a thin
+adapter over ``psycopg`` 3 (the ``postgres`` extra). Table workers write at once: an append
+holds the ``paigow_rounds`` table lock (``EXCLUSIVE``, readers go on) for its one transaction, so
+ids stay gap-free and each table's link is taken by one writer at a time; a writer killed
+mid-transaction leaves nothing (the server rolls it back). Append-only: a statement trigger
+refuses ``UPDATE``, ``DELETE`` and ``TRUNCATE``. Key frames go to ``frames_dir`` (required when
+a frame is appended). Tested against a real server (tests/test_audit_backends.py).
 
 Modules: :mod:`~vision.audit.chain` (canonical JSON, hashes, record types),
 :mod:`~vision.audit.backends` (SQLite, PostgreSQL), :mod:`~vision.audit.store`

@@ -1,6 +1,7 @@
 """Storage backends of the audit store: SQLite (standard library, the default) and
-PostgreSQL (``psycopg`` 3 when installed), behind one small adapter running the same portable
-SQL."""
+PostgreSQL (``psycopg`` 3, the ``postgres`` extra), behind one small adapter running the same
+portable SQL. Both are tested against real databases (tests/test_audit_backends.py starts a
+throwaway PostgreSQL cluster)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ _TABLES = _META_TABLES + (
         UNIQUE (table_id, round_key))""",
     "CREATE INDEX paigow_rounds_round_id ON paigow_rounds (round_id)",
     "CREATE INDEX paigow_rounds_time ON paigow_rounds (time)",
+    "CREATE INDEX paigow_rounds_table ON paigow_rounds (table_id, seq)",
 )
 _GUARDED = ("paigow_audit_meta", "paigow_audit_schema", "paigow_rounds")
 _COLUMNS_BY_VERSION = {
@@ -111,6 +113,10 @@ class _SQLiteBackend:
     def execute(self, text: str, params=()):
         return self.conn.execute(text, params)
 
+    def stream(self, text: str):
+        """A cursor over a long result, read with ``fetchmany`` (SQLite reads pages lazily)."""
+        return self.conn.execute(text)
+
     def table_names(self) -> set[str]:
         rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
         return {r[0] for r in rows}
@@ -120,6 +126,12 @@ class _SQLiteBackend:
 
     def begin_read(self) -> None:
         self.conn.execute("BEGIN")
+
+    def begin_create(self) -> set[str]:
+        """Start the schema-creating transaction; returns the tables present once the write
+        lock is held (another process may have created them meanwhile)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.table_names()
 
     def commit(self) -> None:
         self.conn.execute("COMMIT")
@@ -191,20 +203,31 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
         return connect(mode="ro", immutable="1")
 
 
-class _PostgresBackend:  # pragma: no cover - needs a server; written to the same portable SQL
+class _PostgresBackend:
+    """PostgreSQL through psycopg 3 (autocommit connection; explicit transactions).
+
+    Several writers (one per table worker) share one database: an append takes the table lock
+    ``EXCLUSIVE`` for its transaction, so record ids stay gap-free and each table's chain link
+    is read and written by one writer at a time (readers -- verify, payout checks -- are not
+    blocked: ``EXCLUSIVE`` still admits ``SELECT``). Creating the schema is serialised by a
+    transaction-level advisory lock, so two workers starting on an empty database do not race.
+    """
+
     name = "postgresql"
+    _CREATE_LOCK = 0x50475741  # advisory lock key for schema creation ("PGWA")
 
     def __init__(self, url: str, create: bool):
         try:
             import psycopg
         except ImportError:
-            raise InputError(f"audit store URL {url!r} needs psycopg (pip install psycopg)") \
-                from None
+            raise InputError(f"audit store URL {url!r} needs psycopg "
+                             "(pip install 'psycopg[binary]')") from None
         self.label = re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
         try:
             self.conn = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
-            raise InputError(f"cannot connect to audit store {self.label!r}: {exc}") from None
+            raise InputError(f"cannot connect to audit store {self.label!r}: "
+                             f"{str(exc).strip()}") from None
         self.frames_default = None
         self.errors = (psycopg.Error,)
         self.integrity_errors = (psycopg.IntegrityError,)
@@ -221,7 +244,18 @@ class _PostgresBackend:  # pragma: no cover - needs a server; written to the sam
         return text.replace("?", "%s")
 
     def execute(self, text: str, params=()):
+        # no parameters: send the text as is (a literal % in a function body stays one)
+        if not params:
+            return self.conn.execute(text)
         return self.conn.execute(self.sql(text), params)
+
+    def stream(self, text: str):
+        """A server-side cursor over a long result (inside the read transaction), so verifying
+        a store of many rounds does not load every payload at once."""
+        cur = self.conn.cursor(name="paigow_stream")
+        cur.itersize = 2000
+        cur.execute(text)
+        return cur
 
     def table_names(self) -> set[str]:
         rows = self.conn.execute(
@@ -229,18 +263,28 @@ class _PostgresBackend:  # pragma: no cover - needs a server; written to the sam
             "current_schema()").fetchall()
         return {r[0] for r in rows}
 
+    def begin_create(self) -> set[str]:
+        """Start the schema-creating transaction; returns the tables present once the creation
+        lock is held (another worker may have created them meanwhile)."""
+        self.conn.execute("BEGIN")
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._CREATE_LOCK,))
+        return self.table_names()
+
     def begin_write(self) -> None:
         self.conn.execute("BEGIN")
         self.conn.execute("LOCK TABLE paigow_rounds IN EXCLUSIVE MODE")
 
     def begin_read(self) -> None:
-        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
 
     def commit(self) -> None:
         self.conn.execute("COMMIT")
 
     def rollback(self) -> None:
-        self.conn.execute("ROLLBACK")
+        from psycopg.pq import TransactionStatus
+
+        if self.conn.info.transaction_status != TransactionStatus.IDLE:
+            self.conn.execute("ROLLBACK")
 
     def create_extra(self) -> None:
         self.conn.execute(

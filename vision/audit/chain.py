@@ -30,7 +30,14 @@ READ_VERSIONS = (1, 2)
 APPLICATION_ID = 0x50475741  # "PGWA"
 """SQLite ``PRAGMA application_id`` of an audit store file."""
 GENESIS_HASH = "0" * 64
-"""``prev_hash`` of the first record."""
+"""``prev_hash`` of the first record (of each table's chain)."""
+CHAIN_PER_TABLE = "table"
+"""``chain`` in ``paigow_audit_meta`` of stores created now: each table's records form their own
+chain (``prev_hash`` is the hash of the previous record *of the same table*), so tables written
+by separate workers are verified, exported and truncation-checked one by one."""
+CHAIN_STORE = "store"
+"""The chain of stores without a ``chain`` key (written before per-table chains): one chain
+over every record in id order."""
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -82,6 +89,16 @@ def meta_hash(meta: Mapping[str, str], schema_rows) -> str:
     an edit of it breaks record 1's link."""
     obj = {"meta": dict(meta), "schema": sorted([int(v), str(t)] for v, t in schema_rows)}
     return hashlib.sha256(("paigow-audit-meta:" + canonical_json(obj)).encode("utf-8")) \
+        .hexdigest()
+
+
+def anchor_hash(heads: Mapping[str, str], genesis: str) -> str:
+    """The hash an anchor keeps (``paigow audit anchor``): SHA-256 of the canonical JSON of
+    every chain's head (table id -> hash of its newest record; ``""`` -> the newest record of a
+    store-wide chain) and the chains' start (:func:`meta_hash`), so a rewrite of any table's
+    chain, not only of the newest record's, changes it."""
+    obj = {"genesis": genesis, "heads": dict(heads)}
+    return hashlib.sha256(("paigow-audit-anchor:" + canonical_json(obj)).encode("utf-8")) \
         .hexdigest()
 
 

@@ -15,9 +15,10 @@ from scoring.errors import InputError
 
 from ..schema import RoundEvent
 from .backends import _COLUMNS_BY_VERSION, _INSERT_COLUMNS, _TABLES, _open_backend
-from .chain import (GENESIS_HASH, MAGIC, READ_VERSIONS, SCHEMA_VERSION, AuditRecord,
-                    VerifyResult, _money, _opt_str, canonical_json, key_id, meta_hash,
-                    parse_time, record_hash_v2, record_mac, round_key, round_number)
+from .chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, READ_VERSIONS,
+                    SCHEMA_VERSION, AuditRecord, VerifyResult, _money, _opt_str,
+                    canonical_json, key_id, meta_hash, parse_time, record_hash_v2, record_mac,
+                    round_key, round_number)
 
 
 class DuplicateRound(InputError):
@@ -106,7 +107,7 @@ class AuditStore:
             self._db.configure()
             if self._create():
                 return
-            names = self._db.table_names()  # another process created it meanwhile
+            names = self._db.table_names()  # another writer created it meanwhile
         rows = dict(self._db.execute("SELECT key, value FROM paigow_audit_meta").fetchall())
         if rows.get("magic") != MAGIC:
             raise InputError(f"{self.label!r} is not an audit store (magic "
@@ -119,6 +120,7 @@ class AuditStore:
                              f"reads versions {', '.join(map(str, READ_VERSIONS))}")
         self.schema_version = int(v)
         self.meta = {str(k): str(val) for k, val in rows.items()}
+        self.chain = rows.get("chain", CHAIN_STORE)
         if not self.read_only:
             self._check_writable()
         self._db.configure()
@@ -146,7 +148,8 @@ class AuditStore:
                              f"{self.label!r} (id {self.meta['key_id']})")
 
     def _genesis(self) -> str:
-        """``prev_hash`` of the first record: the meta hash (version 2), 64 zeros (v1)."""
+        """``prev_hash`` of the first record (of each table's chain): the meta hash (version
+        2), 64 zeros (version 1)."""
         if self.schema_version < 2:
             return GENESIS_HASH
         schema = self._db.execute("SELECT version, applied_at FROM paigow_audit_schema") \
@@ -154,17 +157,17 @@ class AuditStore:
         return meta_hash(self.meta, schema)
 
     def _create(self) -> bool:
-        """Create the schema in one write transaction; False (nothing done) when another
-        process created it between our first look and our write lock."""
+        """Create the schema in one transaction; False when another writer created it first
+        (two table workers starting on one empty database)."""
         db = self._db
-        db.begin_write() if db.name == "sqlite" else db.execute("BEGIN")
+        present = db.begin_create()
         try:
-            if "paigow_audit_meta" in db.table_names():
+            if "paigow_audit_meta" in present:
                 db.rollback()
                 return False
             for stmt in _TABLES:
                 db.execute(stmt)
-            meta = {"magic": MAGIC, "created": _now_iso()}
+            meta = {"magic": MAGIC, "created": _now_iso(), "chain": CHAIN_PER_TABLE}
             if self.key is not None:
                 meta.update({"mac": "hmac-sha256", "key_id": key_id(self.key)})
             for k, v in meta.items():
@@ -178,6 +181,7 @@ class AuditStore:
             raise
         self.schema_version = SCHEMA_VERSION
         self.meta = meta
+        self.chain = CHAIN_PER_TABLE
         return True
 
     # ---------------------------------------------------------------- writing
@@ -235,11 +239,20 @@ class AuditStore:
         try:
             row = db.execute(
                 "SELECT seq, hash FROM paigow_rounds ORDER BY seq DESC LIMIT 1").fetchone()
-            seq, prev = (int(row[0]), row[1]) if row else (0, self._genesis())
+            seq, last = (int(row[0]), row[1]) if row else (0, None)
+            heads: dict[str, str] = {}  # table id -> hash of its newest record (per-table chain)
             numbers: dict[str, int] = {}
             for payload_obj, frame in prepared:
                 seq += 1
                 tid = payload_obj["table_id"]
+                if self.chain != CHAIN_PER_TABLE:
+                    prev = last if last is not None else self._genesis()
+                elif tid in heads:
+                    prev = heads[tid]
+                else:
+                    r = db.execute("SELECT hash FROM paigow_rounds WHERE table_id = ? "
+                                   "ORDER BY seq DESC LIMIT 1", (tid,)).fetchone()
+                    prev = r[0] if r else self._genesis()
                 rkey = round_key(payload_obj)
                 dup = db.execute(f"SELECT {self._cols} FROM paigow_rounds WHERE table_id = ? "
                                  "AND round_key = ?", (tid, rkey)).fetchone()
@@ -251,9 +264,10 @@ class AuditStore:
                         f"{rec.round_id}, same source and content)", rec)
                 if renumber:
                     if tid not in numbers:
-                        last = db.execute("SELECT round_id FROM paigow_rounds WHERE table_id = "
-                                          "? ORDER BY seq DESC LIMIT 1", (tid,)).fetchone()
-                        numbers[tid] = round_number(last[0]) if last else 0
+                        lastid = db.execute("SELECT round_id FROM paigow_rounds WHERE "
+                                            "table_id = ? ORDER BY seq DESC LIMIT 1",
+                                            (tid,)).fetchone()
+                        numbers[tid] = round_number(lastid[0]) if lastid else 0
                     numbers[tid] += 1
                     payload_obj["round_id"] = f"r{numbers[tid]:06d}"
                 taken = db.execute("SELECT seq FROM paigow_rounds WHERE table_id = ? AND "
@@ -285,7 +299,7 @@ class AuditStore:
                                        payload,
                                        self.frames_dir / frame_file if frame_file else None,
                                        frame_sha, prev, h, rkey, mac))
-                prev = h
+                heads[tid] = last = h
             db.commit()
         except BaseException as exc:
             try:
@@ -426,16 +440,24 @@ class AuditStore:
                            fsha, prev, h, _key or "", _mac or "")
 
     def head(self) -> tuple[str, int]:
-        """``(head_hash, rounds)`` from one snapshot: the last record's hash (the meta hash
-        of an empty version 2 store) and the number of records -- an anchor to keep outside
-        the store (``paigow audit anchor``; :func:`verify` ``anchor=``)."""
+        """``(anchor_hash, rounds)`` from one snapshot: the hash of every chain's head
+        (:func:`vision.audit.chain.anchor_hash`) and the number of records -- an anchor to keep
+        outside the store (``paigow audit anchor``; :func:`verify` ``anchor=``)."""
+        from .chain import anchor_hash
+
         db = self._db
         db.begin_read()
         try:
-            n, last = db.execute("SELECT COUNT(*), MAX(seq) FROM paigow_rounds").fetchone()
-            row = db.execute("SELECT hash FROM paigow_rounds WHERE seq = ?",
-                             (last,)).fetchone() if n else None
-            return (row[0] if row else self._genesis()), int(n)
+            n = int(db.execute("SELECT COUNT(*) FROM paigow_rounds").fetchone()[0])
+            if self.chain == CHAIN_PER_TABLE:
+                rows = db.execute("SELECT table_id, hash FROM paigow_rounds WHERE seq IN "
+                                  "(SELECT MAX(seq) FROM paigow_rounds GROUP BY table_id)")
+                heads = dict(rows.fetchall())
+            else:
+                row = db.execute("SELECT hash FROM paigow_rounds ORDER BY seq DESC LIMIT 1") \
+                    .fetchone()
+                heads = {"": row[0]} if row else {}
+            return anchor_hash(heads, self._genesis()), n
         finally:
             db.rollback()
 

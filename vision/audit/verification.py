@@ -12,8 +12,8 @@ from pathlib import Path
 
 from scoring.errors import InputError
 
-from .chain import (HASHED_COLUMNS, VerifyResult, canonical_json, key_id, record_hash_v2,
-                    record_mac, round_key)
+from .chain import (CHAIN_PER_TABLE, HASHED_COLUMNS, VerifyResult, anchor_hash,
+                    canonical_json, key_id, record_hash_v2, record_mac, round_key)
 
 __all__ = ["verify_chain", "parse_anchors", "format_anchor"]
 
@@ -93,9 +93,11 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
     db.begin_read()  # one consistent snapshot while the writer goes on
     try:
         genesis = store._genesis()
-        cur = db.execute(f"SELECT {store._cols} FROM paigow_rounds ORDER BY seq")
+        cur = db.stream(f"SELECT {store._cols} FROM paigow_rounds ORDER BY seq")
+        per_table = getattr(store, "chain", None) == CHAIN_PER_TABLE
+        heads: dict[str, tuple[str, int]] = {}  # chain -> (hash, id) of its newest record
         prev = genesis
-        hashes_at = {0: genesis}
+        anchored_at = {0: anchor_hash({}, genesis)} if 0 in anchors else {}
         expected = 1
         n = 0
         frames_checked = 0
@@ -119,15 +121,19 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
                     why = (f"record missing: expected id {expected}, found {seq} "
                            f"({seq - expected} record(s) removed)")
                     return broken(seq, rid, why)
-                if prev_hash != prev:
-                    if seq == 1 and v2:
-                        why = (f"meta changed: record 1 is chained to {prev_hash[:16]}..., the "
-                               f"meta tables now hash to {prev[:16]}... (paigow_audit_meta or "
-                               "paigow_audit_schema was edited)")
+                link, link_seq = heads.get(tid if per_table else "", (genesis, 0))
+                if prev_hash != link:
+                    if link_seq == 0 and v2:
+                        why = (f"meta changed: the chain's first record is chained to "
+                               f"{prev_hash[:16]}..., the meta tables now hash to "
+                               f"{link[:16]}... (paigow_audit_meta or paigow_audit_schema was "
+                               "edited, or the link was changed)")
                     else:
+                        of = (f"of record {link_seq}" if link_seq else
+                              "of the chain's start (genesis)")
                         why = (f"prev link broken: prev_hash {prev_hash[:16]}... does not match "
-                               f"the hash {prev[:16]}... of record {seq - 1} (that record's "
-                               "hash or this link was changed)")
+                               f"the hash {link[:16]}... {of} (that record's hash or this link "
+                               "was changed)")
                     return broken(seq, rid, why)
                 if fsha or ffile:
                     if ffile:
@@ -163,7 +169,10 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
                                 f"id {store.meta['key_id']})")
                     return broken(seq, rid, why)
                 prev = h
-                hashes_at[seq] = h
+                heads[tid if per_table else ""] = (h, seq)
+                if seq in anchors:
+                    anchored_at[seq] = anchor_hash({c: v[0] for c, v in heads.items()},
+                                                   genesis)
                 expected += 1
         orphans: list[str] = []
         if store.frames_dir is not None and store.frames_dir.is_dir():
@@ -188,11 +197,12 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
                     f"shorter than the anchor: the store holds {n} record(s), the anchor "
                     f"{want[:16]}...:{c} names {c} (records removed from the end)",
                     frames_checked, orphans, keyed=keyed, anchor=checked, notes=notes)
-            if hashes_at[c] != want:
+            if anchored_at[c] != want:
                 return VerifyResult(
                     False, n, prev, c, None,
-                    f"differs from the anchor: record {c} has hash {hashes_at[c][:16]}..., the "
-                    f"anchor says {want[:16]}... (the store was rewritten, or is another one)",
+                    f"differs from the anchor: up to record {c} the chains' heads hash to "
+                    f"{anchored_at[c][:16]}..., the anchor says {want[:16]}... (the store was "
+                    "rewritten, or is another one)",
                     frames_checked, orphans, keyed=keyed, anchor=checked, notes=notes)
         if anchors and n > max(anchors):
             after = n - max(anchors)
@@ -208,6 +218,10 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
                             keyed=keyed, macs_checked=key is not None, anchor=checked,
                             notes=notes)
     finally:
+        try:
+            cur.close()
+        except (*db.errors, NameError):
+            pass
         db.rollback()
 
 

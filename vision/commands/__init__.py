@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-_GROUPS = ("render", "train", "run", "audit", "export", "serve")
+_GROUPS = ("render", "train", "run", "audit", "export", "serve", "reaudit")
 
 
 def register(sub) -> None:

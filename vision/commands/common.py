@@ -9,8 +9,9 @@ from scoring.errors import InputError
 def add_model_options(p, scales: bool = True) -> None:
     """``--backend``, ``--models`` (docs/configuration.md: models) and, for commands that read
     still images, ``--scales``."""
-    p.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
-                   help="inference backend (default onnx: onnxruntime on CPU)")
+    p.add_argument("--backend", choices=("onnx", "openvino", "ultralytics"), default="onnx",
+                   help="inference backend (default onnx: onnxruntime on CPU; openvino: the "
+                        "same ONNX files run by OpenVINO, the openvino extra)")
     p.add_argument("--models", "--models-dir", dest="models", default=None, metavar="DIR",
                    help="folder with tiles.onnx and pips.onnx (default: $PAIGOW_MODELS, else "
                         "the repository's models/)")
@@ -39,9 +40,10 @@ def parse_scales(text: str | None) -> tuple[int, ...] | None:
     return sizes
 
 
-def add_session_options(p) -> None:
-    """The options of one session (source, layout, table, outputs, audit store)."""
-    p.add_argument("source", metavar="SOURCE",
+def add_session_options(p, source_optional: bool = False) -> None:
+    """The options of one session (source, layout, table, outputs, audit store);
+    ``source_optional``: SOURCE may be left out (``serve --tables``)."""
+    p.add_argument("source", metavar="SOURCE", nargs="?" if source_optional else None,
                    help="camera index (0), video file, rtsp/http URL, image, folder or glob")
     p.add_argument("--layout", default=None, metavar="FILE",
                    help="layout YAML (positions, rules, commission, table_id; docs/layout.md); "
@@ -63,6 +65,9 @@ def add_session_options(p) -> None:
                    help="append every round to this audit store (SQLite file, created when "
                         "missing; key frames in DB.frames/) before it is reported; check it "
                         "with 'paigow audit verify DB'")
+    p.add_argument("--audit-frames", default=None, metavar="DIR",
+                   help="folder of the audit store's key frames (default DB.frames beside an "
+                        "SQLite file; required with a postgresql:// URL)")
     p.add_argument("--audit-key-file", default=None, metavar="FILE",
                    help="secret key of the audit store (HMAC over every record; default "
                         "$PAIGOW_AUDIT_KEY; never stored in the store; docs/audit.md)")
@@ -100,7 +105,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     pcfg = PipelineConfig.build(layout=args.layout, source=str(args.source), **options)
     out = dict(file.get("output", {}))
     out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit,
-                                  "audit_key_file": args.audit_key_file}.items()
+                                  "audit_frames": getattr(args, "audit_frames", None),
+                                  "audit_key_file": getattr(args, "audit_key_file", None)}.items()
                 if v is not None})
     if out.get("out_dir") is not None:  # a file or an unwritable place: one line, before work
         from vision.outputs import check_out_dir

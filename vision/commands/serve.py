@@ -7,6 +7,10 @@ table id, audit, models) and runs the same frame loop (:class:`vision.session.Se
 starts, so a port in use is an :class:`scoring.errors.InputError` naming it (exit code 2); the
 bound socket is handed to uvicorn. Control endpoints (``POST /api/control/reset``) need
 ``--token`` or the ``PAIGOW_TOKEN`` environment variable; without one they are disabled.
+
+``paigow serve --tables FILE`` watches many tables (docs/pit.md): one worker process per table
+(:class:`vision.pit.Pit`), one web server with the pit view at ``/`` and each table's dealer
+display at ``/tables/<id>/``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,11 @@ def register(sub) -> None:
                                    "display (docs/web-api.md): GET / (page), /video.mjpeg, "
                                    "/api/state, /api/events (server-sent events). With --audit "
                                    "every round shown is stored first.")
-    add_session_options(p)
+    add_session_options(p, source_optional=True)
+    p.add_argument("--tables", default=None, metavar="FILE",
+                   help="tables file (YAML, docs/pit.md): watch many tables, one worker process "
+                        "per camera, a pit view at / and each dealer display at /tables/<id>/ "
+                        "(instead of SOURCE)")
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)")
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
@@ -103,6 +111,12 @@ def make_server(app, feed, log_level: str = "warning"):
 
 def _serve(args) -> int:
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    if args.tables is not None:
+        if args.source is not None:
+            raise InputError("give SOURCE or --tables FILE, not both")
+        return _serve_tables(args, token)
+    if args.source is None:
+        raise InputError("serve needs SOURCE (a camera, stream or file) or --tables FILE")
     from vision.capture import open_source
 
     # cheap checks first: the settings and the source, then the port; the models last
@@ -133,6 +147,46 @@ def _serve(args) -> int:
             from .run import report
 
             report(summary, args.json)
+    finally:
+        sock.close()
+    return 0
+
+
+# session options that belong in the tables file with --tables (named when given)
+_PER_TABLE = ("layout", "config", "out", "stable", "banker", "table_id", "audit", "audit_frames",
+              "min_confidence", "models", "scales")
+
+
+def _serve_tables(args, token: str | None, pit_factory=None) -> int:
+    """``paigow serve --tables FILE``: the pit (docs/pit.md)."""
+    from vision.pit import Pit, load_tables
+
+    given = [k for k in _PER_TABLE if getattr(args, k, None) is not None]
+    if given or args.json:
+        name = "--" + (given[0] if given else "json").replace("_", "-")
+        raise InputError(f"{name} is a per-table setting with --tables: write it in the "
+                         "tables file")
+    specs = load_tables(args.tables)
+    for spec in specs:  # every table's settings checked before any worker starts
+        spec.run_config()
+    sock = bind_socket(args.host, args.port)
+    try:
+        from vision.web.pit import create_pit_app
+
+        pit = (pit_factory or Pit)(specs)
+        app = create_pit_app(pit, token=token)
+        server = make_server(app, pit, args.log_level)
+        host = sock.getsockname()[0]
+        shown = f"[{host}]" if ":" in host else host
+        logging.getLogger("vision.pit").setLevel(args.log_level.upper())
+        print(f"paigow serve: pit view of {len(specs)} table(s) on "
+              f"http://{shown}:{sock.getsockname()[1]}/ (dealer displays at /tables/<id>/); "
+              "Ctrl-C to stop", flush=True)
+        pit.start()
+        try:
+            server.run(sockets=[sock])
+        finally:
+            pit.stop()
     finally:
         sock.close()
     return 0

@@ -147,7 +147,7 @@ async function refresh() {
   try {
     do {
       again = false;
-      const r = await fetch("/api/state", { cache: "no-store" });
+      const r = await fetch("api/state", { cache: "no-store" });
       if (r.ok) render(await r.json());
     } while (again);
   } catch (e) {
@@ -159,7 +159,7 @@ async function refresh() {
 }
 
 function listen() {
-  const es = new EventSource("/api/events");
+  const es = new EventSource("api/events");
   const st = document.getElementById("events-status");
   es.onopen = () => { st.textContent = "live"; st.className = "status live"; };
   es.onerror = () => { st.textContent = "reconnecting"; st.className = "status lost"; };
@@ -174,7 +174,7 @@ function listen() {
 function video() {
   const img = document.getElementById("video");
   img.addEventListener("error", () => {
-    setTimeout(() => { img.src = "/video.mjpeg?t=" + Date.now(); }, 2000);
+    setTimeout(() => { img.src = "video.mjpeg?t=" + Date.now(); }, 2000);
   });
 }
 
@@ -185,7 +185,7 @@ function control() {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     sessionStorage.setItem("paigow-token", input.value);
-    const r = await fetch("/api/control/reset", {
+    const r = await fetch("api/control/reset", {
       method: "POST", headers: { Authorization: "Bearer " + input.value } });
     setText("control-msg", r.ok ? "new round started" : "refused (" + r.status + ")");
   });

@@ -1,0 +1,302 @@
+#!/usr/bin/env python
+"""Throughput for many tables (issue 12): frames per second per table and tables per machine
+at 10 fps each on 1080p video; onnxruntime vs OpenVINO per frame; Ray speed-up of
+``paigow reaudit`` from one to two workers.
+
+1. **Per table**: a 1080p round rendered by the project's renderer (held-out seed,
+   :func:`vision.demo.demo_frames`: ``--deal`` frames of dealing in which the picture changes,
+   then ``--still`` frames of the still table, so the motion gate counts), written as mp4v,
+   run through the loop of ``paigow run`` (:func:`vision.session.run`, no outputs, real models)
+   by K worker processes at once (K = 1, 2, ... ``--max-workers``; each a table, as
+   ``paigow serve --tables`` runs them). Reported: each table's fps and the sum; **tables per
+   machine at 10 fps** = the best sum / 10 (a table's camera delivering 10 frames/s with this
+   mix of changing and still frames).
+2. **Detector backends**: the tile model on the still 1080p frame, the same pre- and
+   post-processing (:class:`vision.detect.TileDetector`), inference by onnxruntime
+   (``models/tiles.onnx``) and by OpenVINO (skipped without the ``openvino`` package), twice:
+   OpenVINO running the same ``tiles.onnx`` graph (the backends alone), and ``models/tiles.pt``
+   exported with ultralytics' ``export(format="openvino")`` into a temporary folder (that graph
+   has no NMS: the detector's own NMS runs on its output). Median ms per frame of ``detect``
+   and whether both read the same tiles (same count and classes, every box matched at IoU >=
+   0.9). Also the pip model on the frame's tile crops.
+3. **Ray**: ``--recordings`` short 1080p round videos re-read by :func:`vision.reaudit.reaudit`
+   with 1 and then 2 Ray workers (one local Ray, 2 CPUs, started before timing).
+
+The machine's other load changes every figure: run it on a quiet machine for numbers to keep.
+
+Usage::
+
+    .venv/bin/python scripts/bench_tables.py [--deal 30] [--still 90] [--max-workers 2]
+        [--recordings 4] [--backend onnx|openvino] [--skip-ray] [--skip-openvino] [--json]
+
+Exit code 0; 2 for bad arguments or missing models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import multiprocessing as mp
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("YOLO_OFFLINE", "1")
+os.environ.setdefault("YOLO_AUTOINSTALL", "false")
+os.environ.setdefault("YOLO_CONFIG_DIR", str(ROOT / ".yolo_config"))
+
+
+def _write_video(path: Path, frames) -> None:
+    import cv2
+
+    h, w = frames[0].image.shape[:2]
+    vw = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 30.0, (w, h))
+    for f in frames:
+        vw.write(f.image)
+    vw.release()
+
+
+def _table_worker(video: str, models: str | None, backend: str, ready, start, out) -> None:
+    from vision.config import OutputConfig, PipelineConfig, RunConfig
+    from vision.session import Session
+
+    cfg = RunConfig(video, PipelineConfig.build(models_dir=models, backend=backend,
+                                                source=video), OutputConfig(progress=False))
+    session = Session(cfg)  # models loaded before the clock starts
+    ready.put(1)
+    start.wait()
+    t0 = time.perf_counter()
+    s = session.run()
+    out.put({"frames": s.get("frames"), "wall_s": time.perf_counter() - t0,
+             "rounds": len(s.get("events") or []), "detector_runs": s.get("detector_runs")})
+
+
+def bench_tables(video: Path, models: str | None, max_workers: int, backend: str) -> dict:
+    ctx = mp.get_context("spawn")
+    rows = []
+    for k in range(1, max_workers + 1):
+        ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
+        procs = [ctx.Process(target=_table_worker,
+                             args=(str(video), models, backend, ready, start, out))
+                 for _ in range(k)]
+        for p in procs:
+            p.start()
+        for _ in procs:
+            ready.get(timeout=600)
+        start.set()
+        res = [out.get(timeout=1800) for _ in procs]
+        for p in procs:
+            p.join()
+        per = [r["frames"] / r["wall_s"] for r in res]
+        rows.append({"workers": k, "fps_per_table": [round(x, 2) for x in per],
+                     "fps_total": round(sum(per), 2), "rounds": [r["rounds"] for r in res],
+                     "detector_runs": res[0]["detector_runs"]})
+    best = max(r["fps_total"] for r in rows)
+    return {"backend": backend, "runs": rows, "best_fps_total": best,
+            "tables_at_10fps": round(best / 10.0, 2)}
+
+
+class _OpenVINOSession:
+    """``run(output_names, feed)`` of an onnxruntime session, answered by OpenVINO."""
+
+    def __init__(self, xml: Path):
+        import openvino as ov
+
+        core = ov.Core()
+        self.model = core.compile_model(core.read_model(str(xml)), "CPU")
+
+    def run(self, names, feed):
+        blob = next(iter(feed.values()))
+        return [self.model(blob)[self.model.output(0)]]
+
+
+def _median_ms(fn, n: int) -> float:
+    fn()  # warm-up
+    ts = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(1000 * (time.perf_counter() - t0))
+    return round(statistics.median(ts), 1)
+
+
+def _same(a, b) -> dict:
+    from vision.geometry import iou_matrix
+
+    same_count = len(a) == len(b)
+    matched = 0
+    if len(a) and len(b):
+        iou = iou_matrix(a.xyxy, b.xyxy)
+        for i in range(len(a)):
+            j = int(iou[i].argmax())
+            if iou[i, j] >= 0.9 and a.class_id[i] == b.class_id[j]:
+                matched += 1
+    return {"onnxruntime": len(a), "openvino": len(b),
+            "same": bool(same_count and matched == len(a))}
+
+
+def bench_backends(image, models: Path, n: int) -> dict:
+    from vision.detect import PipDetector, TileDetector
+    from vision.geometry import rectify
+
+    out: dict = {}
+    tiles = TileDetector(models / "tiles.onnx")
+    pips = PipDetector(models / "pips.onnx")
+    dets = tiles.detect(image)
+    crops = [rectify(image, p)[0] for p in dets.polygon]
+    out["tile_ms"] = {"onnxruntime": _median_ms(lambda: tiles.detect(image), n)}
+    out["pip_ms_all_crops"] = {"onnxruntime": _median_ms(lambda: pips.detect_batch(crops), n)}
+    out["tiles_found"] = len(dets)
+    try:
+        import openvino  # noqa: F401
+
+        # OpenVINO running the very same ONNX graph (embedded NMS included): the backends alone
+        same = TileDetector(models / "tiles.onnx")
+        same.session = _OpenVINOSession(models / "tiles.onnx")
+        out["tile_ms"]["openvino_same_onnx"] = _median_ms(lambda: same.detect(image), n)
+        out["tiles_read_same_onnx"] = _same(dets, same.detect(image))
+    except Exception as exc:  # noqa: BLE001 - reported, the rest goes on
+        out["tile_ms"]["openvino_same_onnx"] = f"failed: {type(exc).__name__}: {exc}"
+    try:
+        import openvino  # noqa: F401
+        from ultralytics import YOLO
+    except ImportError as exc:
+        out["openvino"] = f"skipped: {exc}"
+        return out
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, det, key in (("tiles", tiles, "tile_ms"), ("pips", pips, "pip_ms_all_crops")):
+            pt = Path(tmp) / f"{name}.pt"
+            shutil.copy(models / f"{name}.pt", pt)
+            h, w = det.info.imgsz
+            t0 = time.perf_counter()
+            from ultralytics.utils import LOGGER
+
+            level = LOGGER.level
+            LOGGER.setLevel(logging.ERROR)  # the export's progress lines would mix into --json
+            try:
+                with contextlib.redirect_stdout(sys.stderr):
+                    folder = YOLO(str(pt)).export(format="openvino", imgsz=(h, w),
+                                                  dynamic=True, verbose=False)
+            finally:
+                LOGGER.setLevel(level)
+            out.setdefault("export_s", {})[name] = round(time.perf_counter() - t0, 1)
+            xml = next(Path(folder).glob("*.xml"))
+            ov_det = TileDetector(models / "tiles.onnx") if name == "tiles" else \
+                PipDetector(models / "pips.onnx")
+            ov_det.session = _OpenVINOSession(xml)
+            # ultralytics' OpenVINO export has no NMS in the graph (the ONNX files may): the
+            # detector's own NMS runs on the raw output, counted in the per-frame time
+            ov_det.info.nms = False
+            if name == "tiles":
+                out[key]["openvino_ultralytics_export"] = _median_ms(
+                    lambda: ov_det.detect(image), n)
+                out["tiles_read_ultralytics_export"] = _same(dets, ov_det.detect(image))
+            else:
+                out[key]["openvino_ultralytics_export"] = _median_ms(
+                    lambda: ov_det.detect_batch(crops), n)
+                a, b = pips.detect_batch(crops), ov_det.detect_batch(crops)
+                agree = [_same(x, y)["same"] for x, y in zip(a, b)]
+                out["pips_read"] = {"crops": len(crops), "same": sum(agree)}
+    return out
+
+
+def bench_ray(videos: list[Path], models: str | None) -> dict:
+    import ray
+
+    from vision.reaudit import reaudit
+
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [
+        p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    t0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    init_s = time.perf_counter() - t0
+    rows = {}
+    try:
+        for k in (1, 2):
+            t0 = time.perf_counter()
+            res = reaudit(videos, options={"models": models}, workers=k, progress=False)
+            rows[k] = {"wall_s": round(time.perf_counter() - t0, 2),
+                       "rounds": sum(len(r["events"]) for r in res),
+                       "frames": sum(r["frames"] for r in res)}
+    finally:
+        ray.shutdown()
+    return {"ray_init_s": round(init_s, 1), "recordings": len(videos), "workers_1": rows[1],
+            "workers_2": rows[2], "speedup": round(rows[1]["wall_s"] / rows[2]["wall_s"], 2)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--deal", type=int, default=30, help="changing frames per round (30)")
+    ap.add_argument("--still", type=int, default=90, help="still frames per round (90)")
+    ap.add_argument("--seed", type=int, default=1_000_911, help="render seed (held out)")
+    ap.add_argument("--max-workers", type=int, default=2, help="most tables at once (2)")
+    ap.add_argument("--recordings", type=int, default=4, help="videos for the Ray part (4)")
+    ap.add_argument("--repeat", type=int, default=10, help="detector timings per backend (10)")
+    ap.add_argument("--models", default=None, help="models folder (default: models/)")
+    ap.add_argument("--backend", default="onnx", choices=("onnx", "openvino"),
+                    help="detector backend of the per-table part (default onnx)")
+    ap.add_argument("--skip-ray", action="store_true")
+    ap.add_argument("--skip-openvino", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if args.deal < 1 or args.still < 0 or args.max_workers < 1 or args.recordings < 1:
+        print("bench_tables: --deal, --max-workers, --recordings must be >= 1 and --still >= 0",
+              file=sys.stderr)
+        return 2
+    models = Path(args.models) if args.models else ROOT / "models"
+    if not (models / "tiles.onnx").is_file() or not (models / "pips.onnx").is_file():
+        print(f"bench_tables: models not found in {models}", file=sys.stderr)
+        return 2
+    from vision.demo import demo_frames
+
+    res: dict = {"cpus": os.cpu_count(), "load_avg_at_start": [round(x, 2) for x in
+                                                              os.getloadavg()]}
+    with tempfile.TemporaryDirectory() as tmp:
+        frames, _ = demo_frames(args.seed, n_deal=args.deal, n_still=args.still)
+        video = Path(tmp) / "table.mp4"
+        _write_video(video, frames)
+        res["video"] = {"size": list(frames[0].image.shape[1::-1]), "frames": len(frames),
+                        "changing": args.deal, "still": args.still}
+        res["tables"] = bench_tables(video, str(models), args.max_workers, args.backend)
+        if not args.skip_openvino:
+            res["backends"] = bench_backends(frames[-1].image, models, args.repeat)
+        if not args.skip_ray:
+            vids = []
+            for i in range(args.recordings):
+                fr, _ = demo_frames(args.seed + 1 + i, n_deal=10, n_still=30)
+                vids.append(Path(tmp) / f"rec{i + 1}.mp4")
+                _write_video(vids[-1], fr)
+            res["ray"] = bench_ray(vids, str(models))
+    res["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    if args.json:
+        print(json.dumps(res, indent=1))
+        return 0
+    v = res["video"]
+    print(f"{res['cpus']} CPUs, load average {res['load_avg_at_start']} at start, "
+          f"{res['load_avg_at_end']} at end")
+    print(f"video {v['size'][0]}x{v['size'][1]}, {v['frames']} frames ({v['changing']} changing, "
+          f"{v['still']} still)")
+    for r in res["tables"]["runs"]:
+        print(f"  {r['workers']} table(s) at once: fps per table {r['fps_per_table']}, total "
+              f"{r['fps_total']}")
+    print(f"tables per machine at 10 fps each: {res['tables']['tables_at_10fps']}")
+    if "backends" in res:
+        print(f"detector backends: {json.dumps(res['backends'])}")
+    if "ray" in res:
+        r = res["ray"]
+        print(f"ray (init {r['ray_init_s']} s): {r['recordings']} recordings, 1 worker "
+              f"{r['workers_1']['wall_s']} s, 2 workers {r['workers_2']['wall_s']} s, speed-up "
+              f"{r['speedup']}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""``paigow reaudit VIDEO_OR_FOLDER... --audit DB [--compare LIVE_DB]``: recordings re-read in
+parallel as Ray tasks (:mod:`vision.reaudit`, docs/reaudit.md).
+
+Exit codes: 0 done (no disagreement with ``--compare``), 1 the re-read disagrees with the live
+record, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from scoring.errors import InputError
+
+from .common import add_model_options
+
+
+def register(sub) -> None:
+    """Add ``reaudit`` to the sub-parser collection."""
+    p = sub.add_parser("reaudit", help="re-read recorded video in parallel (Ray) into an audit "
+                                       "store; compare with what was recorded live",
+                       description="Re-read recordings (video files or folders of them) as "
+                                   "Ray tasks, one per recording, on a local Ray or a cluster "
+                                   "(--address); append the rounds found to --audit; with "
+                                   "--compare list where they disagree with the live store.")
+    p.add_argument("paths", nargs="+", metavar="VIDEO_OR_FOLDER")
+    p.add_argument("--audit", default=None, metavar="DB",
+                   help="append the rounds found to this audit store (SQLite file or "
+                        "postgresql:// URL)")
+    p.add_argument("--compare", default=None, metavar="LIVE_DB",
+                   help="the audit store recorded live: list every round where the re-read "
+                        "disagrees (exit code 1 when any)")
+    p.add_argument("--workers", type=int, default=2, metavar="N",
+                   help="recordings read at once (Ray tasks; default 2)")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address (ray://host:10001, or 'auto'); default: a local Ray")
+    p.add_argument("--layout", default=None, metavar="FILE", help="layout YAML (docs/layout.md)")
+    p.add_argument("--config", default=None, metavar="FILE", help="config file (YAML)")
+    p.add_argument("--stable", type=int, default=None, metavar="N",
+                   help="frames a position must stay identical to be final (default 10)")
+    p.add_argument("--banker", default=None, metavar="POS", help="banking position")
+    p.add_argument("--table-id", default=None, metavar="ID",
+                   help="table id of every recording (default: each file's stem)")
+    p.add_argument("--min-confidence", type=float, default=None)
+    add_model_options(p, scales=False)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_reaudit)
+
+
+def _reaudit(args) -> int:
+    from vision import reaudit as mod
+
+    if args.audit is None and args.compare is None:
+        raise InputError("reaudit needs --audit DB (where to store the rounds) and/or "
+                         "--compare LIVE_DB")
+    live = None
+    if args.compare is not None:  # the live store is checked before any work
+        from vision.audit import AuditStore
+
+        with AuditStore(args.compare, create=False) as s:
+            live = [r.payload for r in s.rounds()]
+    options = {"layout": args.layout, "config": args.config, "stable": args.stable,
+               "banker": args.banker, "table_id": args.table_id,
+               "min_confidence": args.min_confidence, "models": args.models,
+               "backend": args.backend}
+    results = mod.reaudit(args.paths, audit=args.audit, options=options, workers=args.workers,
+                          address=args.address, progress=not args.no_progress)
+    events = [e for r in results for e in r["events"]]
+    diffs = mod.compare_rounds(events, live) if live is not None else None
+    if args.json:
+        print(json.dumps({"recordings": [{k: r[k] for k in ("path", "table_id", "frames",
+                                                            "stored", "wall_s")}
+                                         | {"rounds": len(r["events"])} for r in results],
+                          "rounds": len(events),
+                          "differences": diffs}, indent=1))
+    else:
+        out = sys.stdout
+        for r in results:
+            print(f"{r['path']}: table {r['table_id']}, {r['frames']} frames, "
+                  f"{len(r['events'])} round(s), {r['stored']} stored", file=out)
+        if diffs is not None:
+            for d in diffs:
+                where = f"round {d['round_id']} of {d['table_id']}"
+                if d["position"]:
+                    where += f" position {d['position']}"
+                what = d["field"] or d["kind"]
+                print(f"{d['kind']}: {where}: {what}: live {d['live']!r}, re-read "
+                      f"{d['reread']!r}", file=out)
+            print(f"{len(diffs)} difference(s) with {args.compare}", file=out)
+    return 1 if diffs else 0

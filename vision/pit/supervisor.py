@@ -1,0 +1,290 @@
+"""Starting, watching and restarting the table workers; one relay feed per table.
+
+:class:`Pit` starts one worker process per table (:func:`vision.pit.worker.worker_main`, the
+``spawn`` start method: a fresh interpreter, no threads or locks inherited from the web
+server). Each worker has its own pipes (a worker killed mid-message breaks only its own pipe,
+never another table's) and its own reader thread here, which publishes what the worker sends to
+the table's :class:`TableFeed` -- a :class:`vision.web.hub.LiveFeed`, so the dealer display
+(:func:`vision.web.app.create_app`) serves it unchanged.
+
+A worker that exits without having ended its source (killed, crashed, camera lost beyond the
+capture's own reconnects) is restarted after a back-off (``restart_delay``: 0.5 s doubling up
+to 10 s; back to 0.5 s after a worker ran a minute); the pit view shows how often and why
+(:meth:`Pit.state`). One table's failures never stop another's worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import signal
+import threading
+import time
+from typing import Any, Mapping, Sequence
+
+from ..views import round_summary
+from ..events import utc_now_iso
+from ..web.hub import LiveFeed
+from .tables import TableSpec
+from .worker import worker_main
+
+log = logging.getLogger("vision.pit")
+
+__all__ = ["Pit", "TableFeed"]
+
+
+class TableFeed(LiveFeed):
+    """The relay feed of one table: published by the pit's reader thread of its worker; a
+    reset is sent to the worker (applied between two frames there)."""
+
+    def __init__(self, pit: "Pit", spec: TableSpec) -> None:
+        super().__init__(table_id=spec.table_id, source=spec.source)
+        self.pit, self.spec = pit, spec
+
+    def _reset(self) -> dict:
+        return {"pending": self.pit.send(self.table_id, "reset")}
+
+
+class _Worker:
+    """Book-keeping of one table's current worker process."""
+
+    def __init__(self) -> None:
+        self.process = None
+        self.conn = None      # receiving end (here)
+        self.control = None   # sending end (here)
+        self.pid: int | None = None
+        self.state = "starting"  # starting | running | restarting | ended | stopped
+        self.started_at: float | None = None
+        self.started_iso: str | None = None
+        self.restarts = 0
+        self.failures = 0     # consecutive, for the back-off
+        self.ended = False
+        self.error: str | None = None
+        self.last_exit: dict | None = None
+        self.next_start = 0.0
+        self.model_version: str | None = None
+
+
+class Pit:
+    """The workers of several tables and their feeds.
+
+    Args:
+        specs: the tables (:func:`vision.pit.tables.load_tables`).
+        detectors: table id -> detectors handed to that table's worker (picklable; tests), or
+            None: every worker loads its table's models.
+        max_picture_fps: most pictures per second a worker sends.
+        restart_delay: ``(first, longest)`` seconds before a failed worker is restarted.
+        start_method: multiprocessing start method (``spawn``).
+
+    Use :meth:`start`, :meth:`state`, :attr:`feeds`, :meth:`stop` (or a ``with`` block).
+    """
+
+    def __init__(self, specs: Sequence[TableSpec], *,
+                 detectors: Mapping[str, Any] | None = None, max_picture_fps: float = 10.0,
+                 restart_delay: tuple[float, float] = (0.5, 10.0),
+                 start_method: str = "spawn") -> None:
+        self.specs = {s.table_id: s for s in specs}
+        self.detectors = dict(detectors or {})
+        self.max_picture_fps = float(max_picture_fps)
+        self.restart_delay = restart_delay
+        self.ctx = mp.get_context(start_method)
+        self.feeds: dict[str, TableFeed] = {t: TableFeed(self, s) for t, s in self.specs.items()}
+        self.workers: dict[str, _Worker] = {t: _Worker() for t in self.specs}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._stop_lock = threading.Lock()  # stop() from a signal's thread and from the caller
+        self._stopped = False
+        self._monitor: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> "Pit":
+        """Start every worker and the monitor thread; returns self."""
+        for tid, feed in self.feeds.items():
+            feed.start()
+            self._spawn(tid)
+        self._monitor = threading.Thread(target=self._watch, daemon=True, name="pit-monitor")
+        self._monitor.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop every worker (``"stop"``, then SIGTERM, then SIGKILL after ``timeout`` s) and
+        every feed (idempotent; a second call waits for the first)."""
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stop(timeout)
+            self._stopped = True
+
+    def _stop(self, timeout: float) -> None:
+        self._stopping.set()
+        if self._monitor is not None:  # no restart may start after this point
+            self._monitor.join(10)
+        for tid in self.specs:
+            self.send(tid, "stop")
+        deadline = time.monotonic() + timeout
+        for w in self.workers.values():
+            p = w.process
+            if p is None:
+                continue
+            p.join(max(0.1, deadline - time.monotonic()))
+            if p.is_alive():
+                p.terminate()
+                p.join(2)
+            if p.is_alive():
+                p.kill()
+                p.join(2)
+            if w.state in ("starting", "running", "restarting"):
+                w.state = "stopped"
+        for feed in self.feeds.values():
+            feed.stop()
+
+    def __enter__(self) -> "Pit":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def send(self, table_id: str, message: str) -> bool:
+        """Send a control message (``"reset"``, ``"stop"``) to a table's worker; False when it
+        has none running."""
+        w = self.workers[table_id]
+        try:
+            if w.control is None:
+                return False
+            w.control.send(message)
+            return True
+        except (OSError, ValueError):
+            return False
+
+    # -- workers --------------------------------------------------------------------------
+    def _spawn(self, tid: str) -> None:
+        w = self.workers[tid]
+        recv, send = self.ctx.Pipe(duplex=False)
+        crecv, csend = self.ctx.Pipe(duplex=False)
+        p = self.ctx.Process(target=worker_main, name=f"paigow-table-{tid}",
+                             args=(self.specs[tid], send, crecv, self.detectors.get(tid),
+                                   self.max_picture_fps), daemon=True)
+        p.start()
+        send.close()
+        crecv.close()
+        with self._lock:
+            w.process, w.conn, w.control, w.pid = p, recv, csend, p.pid
+            w.state, w.ended, w.error = "starting", False, None
+            w.started_at, w.started_iso = time.monotonic(), utc_now_iso()
+        threading.Thread(target=self._read, args=(tid, p, recv), daemon=True,
+                         name=f"pit-read-{tid}").start()
+
+    def _read(self, tid: str, process, conn) -> None:
+        """Publish what one worker sends until its pipe ends (EOF, or broken by a kill)."""
+        w, feed = self.workers[tid], self.feeds[tid]
+        while True:
+            try:
+                kind, body = conn.recv()
+            except Exception:  # noqa: BLE001 - EOF, or a message cut short by a kill
+                break
+            if w.process is not process:
+                continue
+            if kind == "frame":
+                feed.publish_frame(body["jpeg"], frame_index=body["frame_index"],
+                                   positions=body["positions"], alerts=body["alerts"])
+            elif kind == "round":
+                feed.publish_event(body)
+            elif kind == "started":
+                with self._lock:
+                    w.state, w.model_version = "running", body.get("model_version")
+                feed._set_status("running")
+            elif kind == "error":
+                with self._lock:
+                    w.error = str(body)
+            elif kind == "ended":
+                with self._lock:
+                    w.ended = True
+        conn.close()
+
+    def _watch(self) -> None:
+        first, longest = self.restart_delay
+        while not self._stopping.wait(0.2):
+            for tid, w in self.workers.items():
+                p = w.process
+                if p is None or w.state in ("ended", "stopped"):
+                    continue
+                if w.state == "restarting":
+                    if time.monotonic() >= w.next_start and not self._stopping.is_set():
+                        log.warning("table %s: restarting its worker (restart %d)", tid,
+                                    w.restarts)
+                        self._spawn(tid)
+                    continue
+                if p.is_alive():
+                    continue
+                code = p.exitcode
+                ran = time.monotonic() - (w.started_at or time.monotonic())
+                exit_info = {"code": code, "signal": -code if code is not None and code < 0
+                             else None, "time": utc_now_iso(), "ran_s": round(ran, 1),
+                             "error": w.error}
+                if code is not None and code < 0:
+                    try:
+                        exit_info["signal_name"] = signal.Signals(-code).name
+                    except ValueError:
+                        pass
+                with self._lock:
+                    w.last_exit = exit_info
+                    if code == 0 and w.ended:
+                        w.state = "ended"
+                        self.feeds[tid]._set_status("ended")
+                        continue
+                    w.failures = 1 if ran >= 60 else w.failures + 1
+                    delay = min(longest, first * 2 ** (w.failures - 1))
+                    w.state, w.next_start = "restarting", time.monotonic() + delay
+                    w.restarts += 1
+                    w.control = None
+                log.warning("table %s: worker pid %s exited (%s); restarting in %.1f s", tid,
+                            w.pid, _exit_text(exit_info), delay)
+                self.feeds[tid]._set_status("restarting", _exit_text(exit_info))
+
+    # -- the pit view -----------------------------------------------------------------------
+    def state(self) -> dict:
+        """Every table for the pit view (docs/pit.md).
+
+        Returns:
+            ``{"time", "tables": [{"table_id", "source", "url" (its dealer display),
+            "status" (the feed's), "fps", "frames", "frame_index", "updated", "round_count",
+            "last_round" (round summary or None), "alerts" (open alerts: what the camera shows
+            now, then the last round's), "worker": {"pid", "state" (starting | running |
+            restarting | ended | stopped), "started", "restarts", "last_exit" ({"code",
+            "signal", "signal_name", "time", "ran_s", "error"} or None), "note" (one line or
+            None), "model_version"}}]}``.
+        """
+        tables = []
+        for tid, feed in self.feeds.items():
+            st = feed.state()
+            w = self.workers[tid]
+            with self._lock:
+                worker = {"pid": w.pid, "state": w.state, "started": w.started_iso,
+                          "restarts": w.restarts, "last_exit": w.last_exit,
+                          "model_version": w.model_version,
+                          "note": (f"restarted {w.restarts}x; last exit: "
+                                   f"{_exit_text(w.last_exit)}") if w.restarts else None}
+            last = st.get("last_round")
+            open_alerts = list(st["live"]["alerts"]) + list(st.get("alerts") or [])
+            tables.append({
+                "table_id": tid, "source": feed.source, "url": f"/tables/{tid}/",
+                "status": st["status"], "error": st.get("error"), "fps": st["fps"],
+                "frames": st["frames"], "frame_index": st["frame_index"],
+                "updated": st["updated"], "round_count": st["round_count"],
+                "last_round": round_summary(last) if last else None,
+                "alerts": open_alerts, "worker": worker})
+        return {"time": utc_now_iso(), "tables": tables}
+
+
+def _exit_text(info: Mapping | None) -> str:
+    if not info:
+        return "-"
+    if info.get("signal"):
+        what = f"killed by signal {info['signal']}"
+        if info.get("signal_name"):
+            what += f" ({info['signal_name']})"
+    else:
+        what = f"exit code {info.get('code')}"
+    if info.get("error"):
+        what += f": {info['error']}"
+    return f"{what} at {info.get('time')}"

@@ -1,0 +1,161 @@
+"""The tables file of ``paigow serve --tables`` (docs/pit.md): which tables one machine watches.
+
+.. code-block:: yaml
+
+    defaults:                 # optional: settings every table gets unless it names its own
+      audit: postgresql://paigow@/audit?host=/run/postgresql
+      config: common.yaml
+    tables:
+      - id: table-7           # the table id written in its rounds (unique)
+        source: rtsp://cam7/stream
+        layout: layouts/table7.yaml
+        banker: dealer
+      - id: table-8
+        source: /recordings/table8.mp4
+        loop: true
+        audit: table8.db      # SQLite file, relative to this file's folder
+
+Per table: ``id`` and ``source`` (required); ``layout``, ``config``, ``audit``,
+``audit_frames`` (key-frame folder; required with a PostgreSQL store), ``banker``,
+``stable``, ``out``, ``min_confidence``, ``models``, ``backend``, ``loop`` (replay a file source),
+``realtime`` (pace a file to its frame rate; default true). Relative paths (layout, config,
+out, a file source, an SQLite audit store, models) are taken from the tables file's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from argparse import Namespace
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from scoring.errors import InputError
+
+_KEYS = {"id", "source", "layout", "config", "audit", "audit_frames", "banker", "stable", "out",
+         "min_confidence", "models", "backend", "loop", "realtime"}
+_PATHS = ("layout", "config", "out", "models", "audit_frames")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One table of the tables file (values as written, relative paths resolved).
+
+    Attributes:
+        table_id: the table's id (letters, digits, ``_.-``; used in URLs: ``/tables/<id>/``).
+        source: camera index, stream URL or file.
+        options: the session options (``layout``, ``config``, ``audit``, ``banker``,
+            ``stable``, ``out``, ``min_confidence``, ``models``, ``backend``).
+        loop: replay a file source when it ends.
+        realtime: pace a file source to its frame rate.
+    """
+
+    table_id: str
+    source: str
+    options: Mapping[str, Any]
+    loop: bool = False
+    realtime: bool = True
+
+    def run_config(self):
+        """The :class:`vision.config.RunConfig` of this table, built like ``paigow run``'s
+        (:func:`vision.commands.common.run_config`).
+
+        Raises:
+            InputError: a bad setting, layout or config file (named).
+        """
+        from vision.commands.common import run_config
+
+        o = self.options
+        args = Namespace(source=self.source, layout=o.get("layout"), config=o.get("config"),
+                         out=o.get("out"), json=False, stable=o.get("stable"),
+                         banker=o.get("banker"), table_id=self.table_id, audit=o.get("audit"),
+                         audit_frames=o.get("audit_frames"),
+                         min_confidence=o.get("min_confidence"), models=o.get("models"),
+                         backend=o.get("backend") or "onnx", scales=None)
+        try:
+            return run_config(args)
+        except InputError as exc:
+            raise InputError(f"table {self.table_id!r}: {exc}") from None
+
+
+def _resolve(base: Path, value: Any) -> str:
+    p = Path(os.path.expanduser(str(value)))
+    return str(p if p.is_absolute() else base / p)
+
+
+def _is_file_source(s: str) -> bool:
+    return not (s.isdigit() or "://" in s)
+
+
+def load_tables(path: str | os.PathLike) -> list[TableSpec]:
+    """Read a tables file (module docstring).
+
+    Returns:
+        the tables in file order.
+
+    Raises:
+        InputError: a missing or unreadable file, bad YAML, no ``tables`` list, a table
+            without ``id`` or ``source``, a duplicate or malformed id, an unknown key (named
+            with the table), a non-boolean ``loop``/``realtime``.
+    """
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"tables file not found: {p}")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"tables file {p} is not valid YAML: {str(exc).splitlines()[0]}") \
+            from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("tables"), list) \
+            or not data["tables"]:
+        raise InputError(f"tables file {p}: expected a non-empty 'tables:' list")
+    unknown_top = set(data) - {"tables", "defaults"}
+    if unknown_top:
+        raise InputError(f"tables file {p}: unknown key {sorted(unknown_top)[0]!r} "
+                         "(allowed: tables, defaults)")
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, Mapping):
+        raise InputError(f"tables file {p}: 'defaults' must be a mapping")
+    base = p.resolve().parent
+    out: list[TableSpec] = []
+    seen: set[str] = set()
+    for n, entry in enumerate(data["tables"], 1):
+        if not isinstance(entry, Mapping):
+            raise InputError(f"tables file {p}: table {n} is not a mapping")
+        merged = {**defaults, **entry}
+        where = f"tables file {p}: table {entry.get('id', n)!r}"
+        bad = sorted(set(merged) - _KEYS)
+        if bad:
+            raise InputError(f"{where}: unknown key {bad[0]!r} (allowed: "
+                             f"{', '.join(sorted(_KEYS))})")
+        tid, source = entry.get("id"), merged.get("source")
+        if not isinstance(tid, str) or not _ID.match(tid):
+            raise InputError(f"{where}: id must be 1-64 letters, digits, '_', '.', '-' "
+                             f"(got {tid!r})")
+        if tid in seen:
+            raise InputError(f"{where}: id {tid!r} is used by two tables")
+        seen.add(tid)
+        if source is None or str(source).strip() == "":
+            raise InputError(f"{where}: no source")
+        source = str(source)
+        if _is_file_source(source):
+            source = _resolve(base, source)
+        opts = {k: merged[k] for k in _KEYS - {"id", "source", "loop", "realtime"}
+                if merged.get(k) is not None}
+        for k in _PATHS:
+            if k in opts:
+                opts[k] = _resolve(base, opts[k])
+        if "audit" in opts and "://" not in str(opts["audit"]):
+            opts["audit"] = _resolve(base, opts["audit"])
+        flags = {}
+        for k, default in (("loop", False), ("realtime", True)):
+            v = merged.get(k, default)
+            if not isinstance(v, bool):
+                raise InputError(f"{where}: {k} must be true or false (got {v!r})")
+            flags[k] = v
+        out.append(TableSpec(tid, source, opts, **flags))
+    return out

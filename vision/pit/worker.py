@@ -1,0 +1,143 @@
+"""The worker process of one table (``paigow serve --tables``): the table's session, its
+pictures and rounds sent to the web server's process.
+
+Runs :class:`vision.session.Session` -- the frame loop of ``paigow run`` (capture, detect,
+decode, table, audit: a round is stored before it is sent) -- with one more sink that sends
+over a pipe, as plain picklable values:
+
+* ``("started", {"pid", "model_version", "rules"})`` once the models are loaded;
+* ``("frame", {"frame_index", "jpeg" (bytes or None), "positions", "alerts"})`` for every
+  processed frame (``jpeg``: the annotated picture, at most ``max_picture_fps`` per second; the
+  others carry None and keep the previous picture); ``positions`` is the live view
+  (:func:`vision.views.live_positions_view`);
+* ``("round", event dict)`` for every round (docs/round-event.md), after the audit store;
+* ``("error", text)`` before a failing worker exits (exit code 1);
+* ``("ended", {"frames", "rounds"})`` when the source ended.
+
+A second pipe carries ``"reset"`` (the dealer display's control) and ``"stop"``. The worker
+ignores SIGINT (the supervisor stops it) and stops cleanly on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from typing import Any, Mapping
+
+from scoring.errors import InputError
+
+from ..session import Session
+from ..sinks import Sink
+from .tables import TableSpec
+
+log = logging.getLogger("vision.pit")
+
+
+class _PipeSink(Sink):
+    """Sends a session's frames and rounds over a pipe (module docstring)."""
+
+    def __init__(self, conn, rules: str, max_picture_fps: float) -> None:
+        self.conn, self.rules = conn, rules
+        self.min_interval = 1.0 / max_picture_fps if max_picture_fps > 0 else 0.0
+        self._last_picture = 0.0
+
+    def frame(self, image, frame, result) -> bool:
+        from ..views import live_positions_view
+        from ..web.hub import encode_jpeg
+
+        now = time.monotonic()
+        jpeg = None
+        picture = image if image is not None else getattr(frame, "image", None)
+        if picture is not None and now - self._last_picture >= self.min_interval:
+            jpeg = encode_jpeg(picture)
+            self._last_picture = now
+        positions = getattr(result, "positions", None)
+        alerts = getattr(result, "alerts", None)
+        self.conn.send(("frame", {
+            "frame_index": int(frame.index),
+            "jpeg": jpeg,
+            "positions": live_positions_view(positions, self.rules)
+            if isinstance(positions, Mapping) else None,
+            "alerts": [dict(a) for a in alerts] if alerts is not None else None}))
+        return True
+
+    def round(self, event) -> None:
+        self.conn.send(("round", event.to_dict()))
+
+
+def _split(detectors: Any) -> tuple[Any, Any]:
+    if detectors is None:
+        return None, None
+    if isinstance(detectors, tuple):
+        return detectors
+    return detectors, detectors
+
+
+def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
+                max_picture_fps: float = 10.0) -> None:
+    """Entry point of a table's worker process (module docstring).
+
+    Args:
+        spec: the table.
+        conn: the sending end of the pipe to the supervisor.
+        control: the receiving end of the control pipe (``"reset"``, ``"stop"``).
+        detectors: None (the table's models), one object with ``detect`` and
+            ``detect_batch``, or a ``(tile_detector, pip_detector)`` pair (picklable; tests).
+        max_picture_fps: most annotated pictures sent per second.
+
+    Exits with code 0 when the source ended or the worker was stopped, 1 on an error (sent
+    first as ``("error", text)``).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    session: Session | None = None
+    stopped = threading.Event()
+
+    def stop(*_a) -> None:
+        stopped.set()
+        if session is not None:
+            session.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        cfg = spec.run_config()
+        tile, pips = _split(detectors)
+        rules = cfg.pipeline.table.rules
+        sink = _PipeSink(conn, rules, max_picture_fps)
+        session = Session(cfg, sinks=[sink], pace=spec.realtime, loop=spec.loop,
+                          tile_detector=tile, pip_detector=pips, keep_events=False)
+        if stopped.is_set():
+            session.stop()
+
+        def listen() -> None:
+            while True:
+                try:
+                    msg = control.recv()
+                except (EOFError, OSError):
+                    msg = "stop"  # the supervisor is gone
+                if msg == "reset":
+                    session.request_reset()
+                elif msg == "stop":
+                    stop()
+                    return
+
+        threading.Thread(target=listen, daemon=True, name="pit-control").start()
+        conn.send(("started", {"pid": os.getpid(),
+                               "model_version": getattr(session.pipeline, "model_version", None),
+                               "rules": rules}))
+        summary = session.run()
+        conn.send(("ended", {"frames": summary.get("frames"), "rounds": summary.get("rounds")}))
+    except BaseException as exc:  # noqa: BLE001 - reported to the pit view, then exit 1
+        if isinstance(exc, SystemExit) and not exc.code:
+            raise
+        if isinstance(exc, InputError):  # a camera that cannot be opened, a bad store: one line
+            log.error("table %s: worker failed: %s", spec.table_id, exc)
+        else:
+            log.exception("table %s: worker failed", spec.table_id)
+        try:
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        except OSError:
+            pass
+        raise SystemExit(1) from None

@@ -1,0 +1,73 @@
+"""The pit view of ``paigow serve --tables`` (FastAPI): every table on one page, each table's
+dealer display under ``/tables/<id>/`` (docs/pit.md).
+
+================================  ==========================================================
+``GET /``                         the pit page (plain HTML + JS from ``/static``; no CDN)
+``GET /api/pit``                  :meth:`vision.pit.Pit.state` as JSON
+``GET /healthz``                  ``{"ok": true, "tables": {id: status}}``
+``/tables/<id>/...``              the table's dealer display, every route of
+                                  :func:`vision.web.app.create_app` (docs/web-api.md)
+================================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from .app import _CSP, _NO_STORE, STATIC_DIR, create_app
+
+__all__ = ["create_pit_app"]
+
+
+def create_pit_app(pit, *, token: str | None = None, title: str = "Pai gow pit") -> FastAPI:
+    """Build the pit app over a :class:`vision.pit.Pit` (started by the caller).
+
+    Args:
+        pit: the pit (its :attr:`~vision.pit.Pit.feeds` and :meth:`~vision.pit.Pit.state`).
+        token: control token of the tables' dealer displays (None: control disabled).
+        title: page title.
+
+    Returns:
+        The FastAPI application.
+    """
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.middleware("http")
+    async def _headers(request: Request, call_next):
+        resp = await call_next(request)
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "no-referrer")
+        resp.headers.setdefault("Content-Security-Policy", _CSP)
+        return resp
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(STATIC_DIR / "pit.html", media_type="text/html", headers=_NO_STORE)
+
+    @app.get("/api/pit")
+    async def api_pit() -> JSONResponse:
+        st = pit.state()
+        st["title"] = title
+        return JSONResponse(st, headers=_NO_STORE)
+
+    @app.get("/healthz")
+    async def healthz() -> dict:
+        return {"ok": True, "tables": {t["table_id"]: t["status"]
+                                       for t in pit.state()["tables"]}}
+
+    for tid, feed in pit.feeds.items():
+        app.add_api_route(f"/tables/{tid}", _redirect(f"/tables/{tid}/"),
+                          include_in_schema=False)
+        app.mount(f"/tables/{tid}", create_app(feed, token=token,
+                                               title=f"{tid}: dealer display"))
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _redirect(to: str):
+    async def go() -> RedirectResponse:
+        return RedirectResponse(to, status_code=307)
+
+    return go

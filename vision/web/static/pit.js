@@ -1,0 +1,73 @@
+// The pit view: every table's feed state, fps, last round and open alerts (GET /api/pit,
+// polled each second); each row links to the table's dealer display (/tables/<id>/).
+"use strict";
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else e.setAttribute(k, v);
+  }
+  for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+  return e;
+}
+
+function lastRound(r) {
+  if (!r) return el("span", { class: "reason" }, "none yet");
+  const results = Object.entries(r.results || {})
+    .map(([pos, res]) => pos + " " + String(res).toUpperCase()).join(", ");
+  return el("span", {}, el("b", { class: "round-id" }, r.round_id), " ",
+            el("span", { class: "reason" }, (r.time || "") + (results ? " \u2014 " + results : "")
+               + (r.banker_net != null ? " \u2014 bank " + r.banker_net : "")));
+}
+
+function alerts(list) {
+  if (!list || !list.length) return el("span", { class: "reason" }, "none");
+  const ul = el("ul", { class: "alerts" });
+  for (const a of list.slice(0, 5)) {
+    ul.append(el("li", {}, a.kind + (a.position ? " (" + a.position + ")" : "")));
+  }
+  if (list.length > 5) ul.append(el("li", {}, "+" + (list.length - 5) + " more"));
+  return ul;
+}
+
+function worker(w) {
+  const td = el("td", { class: "worker" },
+                el("span", { class: "status " + w.state }, w.state),
+                " pid " + (w.pid == null ? "-" : w.pid));
+  if (w.note) td.append(el("span", { class: "reason restart-note" }, w.note));
+  return td;
+}
+
+function render(st) {
+  document.getElementById("table-count").textContent = st.tables.length;
+  const up = document.getElementById("updated");
+  up.textContent = st.time; up.className = "status live";
+  const body = document.getElementById("pit-body");
+  const rows = [];
+  for (const t of st.tables) {
+    const link = el("a", { href: t.url, class: "table-link" }, t.table_id);
+    const tr = el("tr", { "data-table": t.table_id },
+      el("td", {}, link, el("span", { class: "reason" }, t.source)),
+      el("td", {}, el("span", { class: "status feed-status " + t.status }, t.status),
+         t.error ? el("span", { class: "reason" }, t.error) : ""),
+      el("td", { class: "num fps" }, Number(t.fps).toFixed(1)),
+      el("td", { class: "last-round" }, lastRound(t.last_round)),
+      el("td", { class: "num round-count" }, t.round_count),
+      el("td", { class: "alert-cell" }, alerts(t.alerts)),
+      worker(t.worker));
+    rows.push(tr);
+  }
+  body.replaceChildren(...rows);
+}
+
+async function refresh() {
+  try {
+    const r = await fetch("/api/pit", { cache: "no-store" });
+    if (r.ok) render(await r.json());
+  } catch (e) {
+    const up = document.getElementById("updated");
+    up.textContent = "unreachable"; up.className = "status error";
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => { refresh(); setInterval(refresh, 1000); });
