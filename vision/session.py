@@ -118,6 +118,9 @@ class Session:
         self.wall_s = 0.0
         self.stopped_by: str | None = None
         self._full: OSError | None = None
+        #: a recording looped on purpose: each pass is new rounds for the audit store
+        self._replay_id = f"{time.time_ns():x}-{id(self):x}"
+        self._pass = 0
 
     # -- control (thread-safe) ----------------------------------------------------------------
     def stop(self) -> None:
@@ -228,6 +231,7 @@ class Session:
 
             self.src = open_source(self.config.source)
             self._restart()
+            self._pass += 1
 
     def _restart(self) -> None:
         """Flush the open round (it is accounted for), then forget the table state."""
@@ -258,7 +262,9 @@ class Session:
         """Stored before reported: the audit store first, then every sink the stored event.
         A round the store already holds (exactly once) is not reported again."""
         if self.audit is not None:
-            event = self.audit.store_round(event, key_frame)
+            looped = self.loop and not getattr(self.src, "live", False)
+            replay = f"{self._replay_id}:{self._pass}" if looped else None
+            event = self.audit.store_round(event, key_frame, replay)
             if hasattr(self.pipeline, "round_base"):  # the overlay's next id = the store's
                 self.pipeline.round_base = self.audit.last_number - self.pipeline.round_no
             if event is None:

@@ -217,17 +217,19 @@ class AuditSink:
         self.last_number = round_number(last.round_id) if last is not None else 0
         return self.last_number
 
-    def store_round(self, event: RoundEvent, key_frame: np.ndarray | None) -> RoundEvent | None:
+    def store_round(self, event: RoundEvent, key_frame: np.ndarray | None,
+                    replay: str | None = None) -> RoundEvent | None:
         """Append one round (one durable transaction, alerts of :mod:`vision.alerts` merged
         in, numbered by the store) with its key frame; returns the event as stored, or None
-        when the store already holds the round (it is not stored again).
+        when the store already holds the round (it is not stored again). ``replay``: the
+        session and pass of a recording looped on purpose (each pass is new rounds).
 
         Raises:
             OSError: ``ENOSPC`` when the disk is full (nothing of this round is stored)."""
         from .audit.store import DuplicateRound
 
         try:
-            rec = self.store.append(event, frame=key_frame, renumber=True)
+            rec = self.store.append(event, frame=key_frame, renumber=True, replay=replay)
         except DuplicateRound:
             self.already_recorded += 1
             return None

@@ -172,3 +172,22 @@ def test_two_processes_creating_one_new_store(tmp_path, monkeypatch):
         assert st.schema_version == 2 and len(st) == 0
     assert looks[0] >= 2
     assert verify(db).ok
+
+
+def test_a_recording_looped_on_purpose_is_new_rounds_each_pass(video, tmp_path):
+    """``serve --loop`` / a pit table's demo video: each pass settles and stores its rounds
+    again (the display goes on settling); a file read once is kept once (above)."""
+    from vision.config import OutputConfig, PipelineConfig, RunConfig
+    from vision.session import Session
+
+    db = tmp_path / "audit.db"
+    fake = _fake(video)
+    n = len(SEEDS) * (4 + 12) + 4  # the video's frames (tests/test_run_audit.py): one pass
+    cfg = RunConfig(str(video["path"]),
+                    PipelineConfig.build(n_stable=N_STABLE, table_id="t1",
+                                         source=str(video["path"])),
+                    OutputConfig(audit=db, progress=False, max_frames=2 * n))
+    s = Session(cfg, tile_detector=fake, pip_detector=fake, loop=True).run()
+    assert s["audit"]["appended"] == 2 * len(SEEDS) and s["audit"]["already_recorded"] == 0
+    assert [e["round_id"] for e in s["events"]] == [f"r{i:06d}" for i in range(1, 9)]
+    assert verify(db).ok

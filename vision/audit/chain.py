@@ -120,7 +120,7 @@ _ROUND_KEY_FIELDS = ("tiles", "states", "high", "low", "role", "result", "bet", 
                      "commission")
 
 
-def round_key(payload: Mapping[str, Any]) -> str:
+def round_key(payload: Mapping[str, Any], replay: str | None = None) -> str:
     """The identity of a round for exactly-once storage (64 hex digits): SHA-256 of the
     canonical JSON of the table, the source, the round's content (each position's faces,
     states, hands, result and money; each tile's face, state and position -- not its pixel
@@ -132,6 +132,9 @@ def round_key(payload: Mapping[str, Any]) -> str:
     streams the frame index restarts with the process and is left out: two rounds of one table
     with every face at every position and every result identical are one round (for shuffled
     tiles a chance far below one in 10^12 per pair of rounds).
+
+    ``replay``: a recording played in a loop on purpose (``serve --loop``, a pit table's demo
+    video) names its session and pass here, so each pass is new rounds, not the same ones.
     """
     positions = payload.get("positions") or {}
     pos = {str(p): {k: o.get(k) for k in _ROUND_KEY_FIELDS} for p, o in positions.items()
@@ -144,6 +147,8 @@ def round_key(payload: Mapping[str, Any]) -> str:
            "source_file": file, "frame_index": payload.get("frame_index") if file else None,
            "banker_position": payload.get("banker_position"),
            "settled": payload.get("settled", True), "positions": pos, "tiles": tiles}
+    if replay is not None:
+        obj["replay"] = str(replay)
     return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
 
 

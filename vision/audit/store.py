@@ -187,7 +187,8 @@ class AuditStore:
     # ---------------------------------------------------------------- writing
 
     def append(self, event: RoundEvent | Mapping, frame=None, *,
-               compute_alerts: bool = True, renumber: bool = False) -> AuditRecord:
+               compute_alerts: bool = True, renumber: bool = False,
+               replay: str | None = None) -> AuditRecord:
         """Append one round, settled or not (one transaction; durable when it returns).
 
         Args:
@@ -200,6 +201,8 @@ class AuditStore:
             renumber: give the round the next number of its table (``r<last + 1>``), decided
                 inside the write transaction, so several writers of one table never record one
                 round id twice (``paigow run``; the stored id is in the returned record).
+            replay: the session and pass of a recording looped on purpose
+                (:func:`vision.audit.chain.round_key`): each pass is new rounds.
 
         Returns:
             the stored :class:`AuditRecord`.
@@ -213,10 +216,10 @@ class AuditStore:
             OSError: ``ENOSPC`` when the disk (or the database) is full; nothing is written.
         """
         return self.append_many([(event, frame)], compute_alerts=compute_alerts,
-                                renumber=renumber)[0]
+                                renumber=renumber, replay=replay)[0]
 
     def append_many(self, items: Iterable, *, compute_alerts: bool = True,
-                    renumber: bool = False) -> list[AuditRecord]:
+                    renumber: bool = False, replay: str | None = None) -> list[AuditRecord]:
         """Append several rounds in ONE transaction (all or none), e.g. to import an events
         file. ``items``: events, or ``(event, frame)`` pairs. Same errors as :meth:`append`.
 
@@ -253,7 +256,7 @@ class AuditStore:
                     r = db.execute("SELECT hash FROM paigow_rounds WHERE table_id = ? "
                                    "ORDER BY seq DESC LIMIT 1", (tid,)).fetchone()
                     prev = r[0] if r else self._genesis()
-                rkey = round_key(payload_obj)
+                rkey = round_key(payload_obj, replay)
                 dup = db.execute(f"SELECT {self._cols} FROM paigow_rounds WHERE table_id = ? "
                                  "AND round_key = ?", (tid, rkey)).fetchone()
                 if dup:
