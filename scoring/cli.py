@@ -66,8 +66,9 @@ def register(sub) -> None:
         "settle", help="settle a round",
         description="Settle a round against the banker [docs/rules.md 4]. A position is 'a b / c d' "
                     "(high / low) or four tiles (set by the house way).")
-    p.add_argument("--banker", "--dealer", dest="banker", required=True,
+    p.add_argument("--banker", dest="banker", default=None,
                    help="the dealer's tiles, e.g. '6-6 4-5 / 1-3 2-2'")
+    p.add_argument("--dealer", dest="banker", help=argparse.SUPPRESS)  # old name, hidden
     p.add_argument("--seat", action="append", default=[], metavar="N=TILES",
                    help="a seat (1..7) and its tiles, e.g. 1='1-1 3-6 / 2-2 5-5' (repeatable)")
     p.add_argument("--bet", action="append", default=[], metavar="[N=]AMOUNT",
@@ -90,7 +91,9 @@ def register(sub) -> None:
     p = sub.add_parser("analyze", help="exact game analysis (probabilities and edge)",
                        description="Exact enumeration of every deal: P(win), P(lose), P(push) "
                                    "and the edge, as fractions.")
-    p.add_argument("--strategy", default="house", choices=("house", "optimal"))
+    p.add_argument("--strategy", default="house", choices=("house", "optimal"),
+                   help="how the player sets: house (the house way, default) or optimal (the "
+                        "setting of highest expected value)")
     p.add_argument("--banking", action="store_true", help="the player banks")
     p.add_argument("--way", default="reference", help="house way name")
     p.add_argument("--commission", default=None, help="commission rate (default: profile's)")
@@ -177,6 +180,8 @@ def cmd_settle(args) -> int:
     from .rules import get_profile
     from .settle import SEAT_IDS, parse_money, settle_round
 
+    if not args.banker:
+        raise InputError("--banker is required: the dealer's tiles, e.g. '6-6 4-5 / 1-3 2-2'")
     prof = get_profile(args.rules)
     changes = {}
     if args.rounding:
@@ -212,6 +217,10 @@ def cmd_settle(args) -> int:
             raise InputError(f"banking seat {args.banking_seat!r} is not one of 1..7")
     elif args.co_bank:
         raise InputError("--co-bank needs --banking-seat N")
+    if args.co_bank and "dealer" in bets:
+        raise InputError(f"--bet dealer={bets['dealer']}: with --co-bank the house is half of "
+                         f"the bank and places no bet against it; drop the dealer bet or "
+                         f"--co-bank")
     r = settle_round(positions, bets=bets, banker=banker, rules=prof, way=args.way,
                      co_bank=args.co_bank, commission=args.commission)
     d = r.to_dict()

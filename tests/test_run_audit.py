@@ -313,11 +313,16 @@ def test_bad_or_foreign_audit_store_refused_before_any_frame(small_video, tmp_pa
             run(str(small_video["path"]), audit=db, progress=False, tile_detector=fake,
                 pip_detector=fake, out_dir=tmp_path / "o")
         assert fake.calls == 0
-        # the CLI: one line on stderr, exit code 2 (before the models are loaded)
-        assert main(["run", str(small_video["path"]), "--audit", str(db), "--json",
-                     "--no-progress", "--models", str(tmp_path / "no_models")]) == 2
+        # the CLI: one line on stderr, exit code 2 (before the models are loaded); under
+        # --json that line is {"error": ...} on stdout
+        argv = ["run", str(small_video["path"]), "--audit", str(db), "--no-progress",
+                "--models", str(tmp_path / "no_models")]
+        assert main(argv) == 2
         err = capsys.readouterr().err
         assert msg in err and err.count("\n") == 1
+        assert main(argv + ["--json"]) == 2
+        cap = capsys.readouterr()
+        assert msg in json.loads(cap.out)["error"] and msg in cap.err
     assert foreign.read_bytes() == before  # a foreign database is never modified
     assert not (tmp_path / "missing").exists()
     assert not (tmp_path / "o" / "events.jsonl").exists()

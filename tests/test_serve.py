@@ -119,9 +119,11 @@ def test_state_shows_the_rounds_alerts_per_position(feed):
     assert [a["kind"] for a in ev["alerts"]] == ["house_way_deviation"]
     feed.publish_event(ev)
     st = TestClient(create_app(feed)).get("/api/state").json()
-    assert st["alerts"] == ev["alerts"]
+    say = "Dealer: not set the house way -- supervisor to check"  # plain words for people
+    assert st["alerts"] == [dict(a, say=say, acknowledged=False) for a in ev["alerts"]]
     assert st["positions"]["dealer"]["alerts"] == [
-        {"kind": "house_way_deviation", "detail": ev["alerts"][0]["detail"]}]
+        {"kind": "house_way_deviation", "detail": ev["alerts"][0]["detail"], "say": say,
+         "acknowledged": False}]
     assert ev["alerts"][0]["detail"].startswith("dealer set 6-6 1-3 / 2-2 4-5")
     assert st["positions"]["1"]["alerts"] == []
     # dealer 6-6 1-3 / 2-2 4-5 (Teen 6 / Bon 3): seat 2 (Gee Joon / Mooy 6) wins both hands

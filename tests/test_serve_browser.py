@@ -164,7 +164,7 @@ def test_page_shows_each_pushed_round(page):
             _check_table(page, ev1)
             # seat 2 (Gee Joon / Mooy 6) beats the dealer's Teen 6 / Bon 3: WIN +0.95
             assert page.locator('#positions-body tr[data-pos="2"] .result').inner_text() == "WIN"
-            assert "house way deviation" in page.locator("#alerts").inner_text()
+            assert "Dealer: not set the house way" in page.locator("#alerts").inner_text()
             assert page.locator("#positions-body tr").first.get_attribute("data-pos") == "dealer"
             assert not page.locator("#control").is_visible()  # no token: no control form
             page.wait_for_function("() => document.getElementById('video').naturalWidth > 0",

@@ -17,6 +17,7 @@ option, else the environment variable ``PAIGOW_MODELS``, else the repository's `
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field, fields, replace
@@ -28,7 +29,7 @@ from scoring.settle import POSITIONS
 
 __all__ = ["MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
            "CacheConfig", "TableConfig", "PipelineConfig", "OutputConfig", "RunConfig",
-           "load_config_file", "BACKENDS"]
+           "CaptureConfig", "ServeConfig", "load_config_file", "BACKENDS"]
 
 #: Environment variable naming the models folder (docs/configuration.md).
 MODELS_ENV = "PAIGOW_MODELS"
@@ -323,6 +324,37 @@ class OutputConfig:
 
 
 @dataclass(frozen=True)
+class CaptureConfig:
+    """Cameras and streams (:mod:`vision.live`).
+
+    Attributes:
+        reconnect_max_s: the most seconds between two attempts to reopen a lost camera or
+            stream (the backoff's cap, :class:`vision.live.ReconnectPolicy` ``max_delay_s``):
+            the picture comes back at most about this long after the camera does. None: the
+            policy's default. Finite, > 0, at most an hour.
+    """
+
+    reconnect_max_s: float | None = None
+
+    def __post_init__(self) -> None:
+        v = self.reconnect_max_s
+        if v is None:
+            return
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and \
+            math.isfinite(v) and 0 < v <= 3600
+        _check(ok, f"reconnect max must be a number of seconds > 0 and <= 3600, got {v!r}")
+        object.__setattr__(self, "reconnect_max_s", float(v))
+
+    def policy(self):
+        """The :class:`vision.live.ReconnectPolicy` of these settings (None: the default)."""
+        if self.reconnect_max_s is None:
+            return None
+        from .live import ReconnectPolicy
+
+        return ReconnectPolicy(max_delay_s=self.reconnect_max_s)
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """One session: a source, the pipeline, the outputs.
 
@@ -330,16 +362,41 @@ class RunConfig:
         source: camera index, video file, stream URL, image, folder or glob.
         pipeline: :class:`PipelineConfig`.
         output: :class:`OutputConfig`.
+        capture: :class:`CaptureConfig` (live sources).
     """
 
     source: str
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """The dealer display's own settings (``paigow serve``; docs/web-api.md).
+
+    Attributes:
+        health_grace_s: seconds the camera may be lost (reconnecting, or no new frame from a
+            live source) -- or the display's picture frozen while the feed runs -- before
+            ``GET /healthz`` fails with 503 (default 10; finite, > 0, at most a day). Shorter
+            outages are shown on the page but keep the server healthy, so a supervisor does
+            not restart it for a blip the capture rides out by itself.
+    """
+
+    health_grace_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        v = self.health_grace_s
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and \
+            math.isfinite(v) and 0 < v <= 86400
+        _check(ok, f"health grace must be a number of seconds > 0 and <= 86400, got {v!r}")
+        object.__setattr__(self, "health_grace_s", float(v))
 
 
 def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
-    """Read a config file (YAML): sections ``recognition``, ``gate``, ``cache``, ``table``
-    and ``output``, each mapping field names of the dataclass of that name to values.
+    """Read a config file (YAML): sections ``recognition``, ``gate``, ``cache``, ``table``,
+    ``output``, ``capture`` and ``serve``, each mapping field names of the dataclass of that
+    name to values.
 
     Returns:
         section -> {field: value} (empty without a path).
@@ -360,7 +417,8 @@ def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
         raise InputError(f"config file {p} is not valid YAML: {str(exc).splitlines()[0]}") \
             from None
     kinds = {"recognition": RecognitionConfig, "gate": GateConfig, "cache": CacheConfig,
-             "table": TableConfig, "output": OutputConfig}
+             "table": TableConfig, "output": OutputConfig, "capture": CaptureConfig,
+             "serve": ServeConfig}
     _check(isinstance(data, Mapping), f"config file {p}: expected sections "
                                       f"{', '.join(kinds)}")
     out: dict[str, dict] = {}

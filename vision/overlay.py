@@ -144,7 +144,9 @@ def _label_lines(pos: str, entry: Mapping[str, Any], banker: str | None) -> tupl
     if entry.get("low_hand"):
         lines.append(f"Low: {entry['low_hand']}")
     if key == "not_settled" and entry.get("reason"):
-        lines.append(str(entry["reason"])[:40])
+        import textwrap
+
+        lines += textwrap.wrap(str(entry["reason"]), 34)[:2]  # whole words, two lines at most
     return lines, key
 
 

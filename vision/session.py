@@ -88,7 +88,7 @@ class Session:
         kind, fps = "video", None
         try:
             if frames is None:
-                self.src = open_source(config.source)
+                self.src = open_source(config.source, policy=config.capture.policy())
                 kind, fps = self.src.kind, self.src.fps
             pcfg: PipelineConfig = config.pipeline
             self.stills = kind in ("image", "images") and pcfg.table.n_stable is None
@@ -229,7 +229,7 @@ class Session:
             self.src.close()
             from .capture import open_source
 
-            self.src = open_source(self.config.source)
+            self.src = open_source(self.config.source, policy=self.config.capture.policy())
             self._restart()
             self._pass += 1
 

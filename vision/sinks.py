@@ -214,7 +214,13 @@ class AuditSink:
             raise InputError(f"audit store {st.label!r} records table {st.table_id!r}, this "
                              f"run is table {table_id!r}")
         last = st.last_record(table_id)
-        self.last_number = round_number(last.round_id) if last is not None else 0
+        if last is None:
+            self.last_number = 0
+        elif last.payload.get("kind") in (None, "round"):
+            self.last_number = round_number(last.round_id)
+        else:  # manual entries and acknowledgements (vision.audit.entries) name earlier rounds
+            self.last_number = max(round_number(r.round_id)
+                                   for r in st.rounds(table_id=table_id))
         return self.last_number
 
     def store_round(self, event: RoundEvent, key_frame: np.ndarray | None,

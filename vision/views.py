@@ -16,7 +16,76 @@ from typing import Any, Mapping
 from scoring.settle import POSITIONS
 
 __all__ = ["live_position", "live_positions_view", "round_view", "positions_view",
-           "round_summary", "settlement_table", "position_order"]
+           "round_summary", "settlement_table", "position_order", "plain_reason",
+           "position_name", "DEALING"]
+
+#: Live status of a position whose hand is still being laid out (fewer than four tiles, the
+#: tiles still changing): not an alert.
+DEALING = "dealing"
+
+
+def position_name(pos) -> str:
+    """``"dealer"`` -> ``"Dealer"``, ``"3"`` -> ``"Seat 3"``, None -> ``"Table"``."""
+    if pos is None:
+        return "Table"
+    return "Dealer" if str(pos) == "dealer" else f"Seat {pos}"
+
+
+def plain_reason(pos, text: str | None = None, kind: str | None = None) -> str | None:
+    """What a dealer is told about a problem, in plain words, never the decoder's message.
+
+    Args:
+        pos: the position concerned (or None).
+        text: the machine's reason or alert detail (e.g. ``"1 tile(s) unknown (read A: no
+            face has 0 red and 2 white spots; ...)"``); used only to choose the sentence.
+        kind: the alert kind when known (``unknown_tile``, ``wrong_tile_count``,
+            ``duplicate_face``, ``mis_set``, ``house_way_deviation``, ``face_down``).
+
+    Returns:
+        e.g. ``"Seat 3: a tile cannot be read -- move the hand into view"``; None when there
+        is nothing to say.
+    """
+    if not text and not kind:
+        return None
+    who = position_name(pos)
+    t = (text or "").lower()
+    for prefix in ("table cleared before the round settled: ",
+                   "source ended before the round settled: ",
+                   "still not settled after the manual entry: "):
+        if t.startswith(prefix):
+            t = t[len(prefix):]
+    k = kind or ""
+    if not k and t.startswith("banker "):  # a player waiting on an unreadable bank
+        if "unknown" in t or "unread" in t:
+            return f"{who}: not settled -- the banker's tiles cannot be read"
+        return f"{who}: not settled -- the banker's hand is not settled"
+    if k == "house_way_deviation" or "house way" in t and "dealer set" in t:
+        return f"{who}: not set the house way -- supervisor to check"
+    if k == "mis_set" or "mis-set" in t:
+        return f"{who}: low hand is higher than the high hand (mis-set)"
+    if k == "duplicate_face" or "duplicate" in t or "more often" in t:
+        return f"{who}: the same tile is seen twice -- check the tiles"
+    if k == "wrong_tile_count" or "a position holds 4" in t:
+        import re
+
+        m = re.search(r"(\d+) tiles, a position holds 4", t)
+        n = f"{m.group(1)} tiles" if m else "wrong number of tiles"
+        return f"{who}: {n} -- a hand needs 4 tiles"
+    if k == "face_down" or "face down" in t:
+        return f"{who}: a tile is face down -- turn it face up"
+    if k == "unknown_tile" or "unknown" in t or "unread" in t or "read a" in t:
+        if "banker" in t and pos is None:
+            return "Banker: a tile cannot be read -- move the hand into view"
+        return f"{who}: a tile cannot be read -- move the hand into view"
+    if "co-bank" in t:
+        return f"{who}: co-bank -- the house is half of the bank"
+    if "no other position settled" in t:
+        return f"{who}: no player hand could be settled"
+    if "cleared" in t:
+        return f"{who}: table cleared before the round was settled"
+    if "not stable" in t or "source ended" in t:
+        return f"{who}: hands were not still long enough to settle"
+    return f"{who}: cannot be settled -- call a supervisor"
 
 
 def position_order(pos: str) -> int:
@@ -80,7 +149,8 @@ def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
 
     Returns:
         ``{"tiles": [tile dicts with "position"], "positions": {pos: {"tiles", "high", "low",
-        "high_hand", "low_hand", "final", "problems", "reason", "result", "net"}},
+        "high_hand", "low_hand", "final", "problems", "reason" (in plain words,
+        :func:`plain_reason`), "result", "net"}},
         "position_polygons", "banker_position", "table_id", "round_id", "event",
         "settled_now"}``.
     """
@@ -91,7 +161,10 @@ def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
     for p, st in res.positions.items():
         live = live_position(st, rules)
         v = {k: live[k] for k in ("tiles", "high", "low", "high_hand", "low_hand", "problems")}
-        v.update(final=is_final(p), reason=live["detail"], result=None, net=None)
+        say = plain_reason(p, live["detail"]) if live["detail"] else None
+        # drawn under the position's name: plain words without the name, never the decoder's
+        v.update(final=is_final(p), reason=say.split(": ", 1)[-1] if say else None,
+                 result=None, net=None)
         if shown is not None and p in shown["positions"]:
             e = shown["positions"][p]
             v["result"], v["net"] = e.get("result"), e.get("net")
@@ -127,8 +200,9 @@ def positions_view(event: Mapping | None) -> dict[str, dict]:
         position -> ``{"position", "role" ("banker"|"player"), "tiles", "high", "low",
         "high_hand", "low_hand", "result" ("win"|"lose"|"push"|"not_settled", or "in_play"
         while the position has no result yet; for the banker derived from its net), "net",
-        "bet", "commission", "mis_set", "is_house_way", "reason", "alerts" (this position's
-        ``{"kind", "detail"}``)}``, in table order. Money values stay exact decimal strings.
+        "bet", "commission", "mis_set", "is_house_way", "reason", "say" (the reason in plain
+        words, :func:`plain_reason`), "alerts" (this position's ``{"kind", "detail", "say"}``)}``,
+        in table order. Money values stay exact decimal strings.
     """
     if not event:
         return {}
@@ -137,7 +211,8 @@ def positions_view(event: Mapping | None) -> dict[str, dict]:
     for a in event.get("alerts") or []:
         if isinstance(a, Mapping):
             alerts.setdefault(str(a.get("position")), []).append(
-                {"kind": str(a.get("kind", "alert")), "detail": a.get("detail")})
+                {"kind": str(a.get("kind", "alert")), "detail": a.get("detail"),
+                 "say": plain_reason(a.get("position"), a.get("detail"), a.get("kind"))})
     out: dict[str, dict] = {}
     positions = event.get("positions") or {}
     for pos in sorted(positions, key=position_order):
@@ -154,6 +229,7 @@ def positions_view(event: Mapping | None) -> dict[str, dict]:
             "result": result or "in_play", "net": net, "bet": _text(p.get("bet")),
             "commission": _text(p.get("commission")), "mis_set": bool(p.get("mis_set", False)),
             "is_house_way": p.get("is_house_way"), "reason": p.get("reason"),
+            "say": plain_reason(pos, p.get("reason")) if p.get("reason") else None,
             "alerts": alerts.get(pos, []),
         }
     return out

@@ -3,7 +3,9 @@
 stay open, nothing is sent) and come back on the same port.
 
 Each frame is a flat grey image whose level encodes the server's frame counter (``level =
-counter % 200 + 20``), so a test can tell fresh frames from repeated ones.
+counter % 200 + 20``), so a test can tell fresh frames from repeated ones; or, given
+``frames``, frame ``counter % len(frames)`` of that list (a scripted table: deals and empty
+tables, so rounds settle). :attr:`sent_at` records when each frame was sent (monotonic).
 """
 
 from __future__ import annotations
@@ -24,12 +26,20 @@ class MjpegServer:
 
     Args:
         fps: frames per second sent to each client.
-        size: (width, height) of the frames, pixels.
+        size: (width, height) of the grey frames, pixels.
+        frames: uint8 (H, W, 3) BGR pictures sent in turn instead of the grey frames (JPEG
+            quality 95, each encoded once).
     """
 
-    def __init__(self, fps: float = 20.0, size: tuple[int, int] = (64, 48)) -> None:
+    def __init__(self, fps: float = 20.0, size: tuple[int, int] = (64, 48),
+                 frames=None) -> None:
         self.fps = fps
         self.size = size
+        self._jpegs = None if frames is None else \
+            [cv2.imencode(".jpg", f, [int(cv2.IMWRITE_JPEG_QUALITY), 95])[1].tobytes()
+             for f in frames]
+        #: (monotonic time, counter) of every frame sent, in order
+        self.sent_at: list[tuple[float, int]] = []
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/stream.mjpg"
         self._down = threading.Event()       # handlers stop and close their connection
@@ -69,15 +79,21 @@ class MjpegServer:
                     with server._lock:
                         n = server.sent
                         server.sent += 1
-                    w, h = server.size
-                    ok, buf = cv2.imencode(".jpg", np.full((h, w, 3), n % 200 + 20, np.uint8))
-                    data = buf.tobytes()
+                    if server._jpegs is not None:
+                        data = server._jpegs[n % len(server._jpegs)]
+                    else:
+                        w, h = server.size
+                        ok, buf = cv2.imencode(".jpg", np.full((h, w, 3), n % 200 + 20,
+                                                               np.uint8))
+                        data = buf.tobytes()
                     try:
                         self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\n"
                                          b"Content-Length: %d\r\n\r\n" % len(data) + data + b"\r\n")
                         self.wfile.flush()
                     except OSError:
                         return
+                    with server._lock:
+                        server.sent_at.append((time.monotonic(), n))
                     time.sleep(period)
 
         httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)

@@ -24,8 +24,9 @@ _META_TABLES = (
         version INTEGER PRIMARY KEY,
         applied_at TEXT NOT NULL)""",
 )
-# Schema version 2: every column hashed; one record per (table, round id) and per (table,
-# round content) -- exactly once (docs/audit.md); ``mac`` the record's HMAC ("" unkeyed).
+# Schema version 2: every column hashed; one record per (table, round content) -- exactly once
+# (docs/audit.md; a camera round's id is unique in its table, checked on append: manual entries
+# and acknowledgements name the round they belong to); ``mac`` the record's HMAC ("" unkeyed).
 _TABLES = _META_TABLES + (
     """CREATE TABLE paigow_rounds (
         seq INTEGER PRIMARY KEY,
@@ -42,7 +43,7 @@ _TABLES = _META_TABLES + (
         prev_hash TEXT NOT NULL,
         hash TEXT NOT NULL UNIQUE,
         mac TEXT NOT NULL,
-        UNIQUE (table_id, round_id),
+        UNIQUE (table_id, round_id, time),
         UNIQUE (table_id, round_key))""",
     "CREATE INDEX paigow_rounds_round_id ON paigow_rounds (round_id)",
     "CREATE INDEX paigow_rounds_time ON paigow_rounds (time)",

@@ -136,6 +136,9 @@ def round_key(payload: Mapping[str, Any], replay: str | None = None) -> str:
     ``replay``: a recording played in a loop on purpose (``serve --loop``, a pit table's demo
     video) names its session and pass here, so each pass is new rounds, not the same ones.
     """
+    if payload.get("kind") not in (None, "round"):  # a manual entry, an acknowledgement:
+        obj = {"entry": dict(payload), "replay": replay}  # each one is its own record
+        return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
     positions = payload.get("positions") or {}
     pos = {str(p): {k: o.get(k) for k in _ROUND_KEY_FIELDS} for p, o in positions.items()
            if isinstance(o, Mapping)}

@@ -1,4 +1,5 @@
-"""Checking a payout log (CSV, docs/payouts.md) against the nets of the stored rounds."""
+"""Checking a payout log (CSV, docs/payouts.md) against the nets of the stored rounds, per
+table."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from .chain import parse_time
 from .store import AuditStore
 
 
-
-
 def _seat_id(text: str, where: str) -> str:
     s = str(text).strip().lower()
     if s.startswith("seat"):
@@ -27,51 +26,63 @@ def _seat_id(text: str, where: str) -> str:
 
 
 def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathLike, *,
-                  unknown: str = "error") -> list[dict]:
+                  unknown: str = "error", table: str | None = None,
+                  all_rounds: bool = False) -> list[dict]:
     """Compare a payout log with the nets computed for the stored rounds (exact Decimal).
 
     The CSV (UTF-8, header row) needs ``seat``, ``amount_paid`` and a round reference:
-    ``round_id`` (the event's round id; it must name one stored round) or ``time`` (ISO-8601,
-    compared as an instant: ``...Z``, an offset, or naive = UTC). Other columns are ignored.
-    ``amount_paid`` is a signed decimal from the player's side: ``0.95`` paid to the player,
-    ``-1`` collected from the player, ``0`` a push. Several rows for the same round and seat
-    add up. A seat's computed amount is its ``net`` in the stored event (positions with a
-    ``net``; the bank has none).
+    ``round_id`` (the event's round id) or ``time`` (ISO-8601, compared as an instant: ``...Z``,
+    an offset, or naive = UTC); an optional ``table`` (or ``table_id``) column names each
+    row's table. Round ids repeat from table to table: a row's round is looked up in its own
+    table (the row's column, else ``table``); a round id that names rounds of several tables
+    and no table is an error naming them. Other columns are ignored. ``amount_paid`` is a
+    signed decimal from the player's side: ``0.95`` paid to the player, ``-1`` collected from
+    the player, ``0`` a push. Several rows for the same round and seat add up. A seat's
+    computed amount is its ``net`` in the round's settlement: the stored event, or the newest
+    manual record of the round (a supervisor's entry, :mod:`vision.audit.entries`; its
+    differences carry ``"manual": True``).
 
-    Differences (dicts with keys ``kind``, ``round_id``, ``time``, ``seq``, ``seat``, ``paid``,
-    ``computed``, ``difference`` = paid - computed, amounts as exact decimal text or None):
+    Args:
+        db: an open :class:`AuditStore` or its path / URL.
+        csv_path: the payout log.
+        unknown: ``"error"`` (a row naming no stored round is an error) or ``"report"`` (a
+            ``round_not_in_store`` difference).
+        table: only this table: rows of other tables (by their table column) are skipped,
+            rows without one are this table's.
+        all_rounds: check every stored round (of ``table``), also rounds the CSV does not
+            cover (their settled seats are then ``not_paid``); default: only the rounds the
+            CSV names.
+
+    Differences (dicts with keys ``kind``, ``table_id``, ``round_id``, ``time``, ``seq``,
+    ``seat``, ``paid``, ``computed``, ``difference`` = paid - computed, ``manual``; amounts as
+    exact decimal text or None):
 
     * ``amount``: both sides have the seat and the amounts differ;
     * ``seat_not_in_round``: paid for a seat the stored round did not settle;
     * ``not_paid``: a settled seat with a non-zero net and no CSV row (a zero net needs no
       payment; nor does the ``dealer`` position, whose net -- the house bank's, as the
       pipeline's events carry it -- is the house's own result: a ``dealer`` row, when given,
-      is compared like any other); every stored round is checked, including rounds absent
-      from the CSV;
+      is compared like any other);
     * ``round_not_in_store``: only with ``unknown="report"``.
 
     Order: store order (record id), seats dealer, 1..7; then rounds missing from the store.
 
     Raises:
         InputError: naming the file for a missing column (named), a non-numeric amount or a
-            bad seat / time (named with its line number), a round id naming several stored
-            rounds, and (with ``unknown="error"``, the default) a round that is not in the
-            store (named with its line number).
+            bad seat / time (named with its line number), a round id naming rounds of several
+            tables (or several rounds of one table), and (with ``unknown="error"``, the
+            default) a round that is not in the store (named with its line number).
     """
     import csv
 
+    from .report import stored_rounds
+
     if unknown not in ("error", "report"):
         raise InputError(f"unknown={unknown!r} is not 'error' or 'report'")
-    own = not isinstance(db, AuditStore)
-    store = AuditStore(db, create=False) if own else db
-    try:
-        records = list(store.rounds())
-    finally:
-        if own:
-            store.close()
+    rounds = stored_rounds(db, table=table)
     by_id: dict[str, list] = {}
     by_time: dict[datetime, list] = {}
-    for r in records:
+    for r in rounds:
         by_id.setdefault(r.round_id, []).append(r)
         by_time.setdefault(parse_time(r.time, f"stored time of record {r.seq}"), []).append(r)
 
@@ -81,13 +92,15 @@ def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathL
     except OSError as exc:
         raise InputError(f"cannot read payouts file {name!r}: {exc}") from None
     paid: dict[tuple[int, str], Decimal] = {}
-    paid_line: dict[tuple[int, str], int] = {}
-    missing_rounds: dict[tuple[str, str], dict] = {}
+    covered: set[int] = set()
+    missing_rounds: dict[tuple, dict] = {}
     with f:
         reader = csv.DictReader(f)
-        header = [h.strip().lower() for h in (reader.fieldnames or [])]
+        header = [(h or "").strip().lower() for h in (reader.fieldnames or [])]
         reader.fieldnames = header
         key_col = "round_id" if "round_id" in header else ("time" if "time" in header else None)
+        table_col = "table" if "table" in header else ("table_id" if "table_id" in header
+                                                        else None)
         missing = [c for c in ("seat", "amount_paid") if c not in header]
         if key_col is None:
             missing.insert(0, "round_id or time")
@@ -99,6 +112,9 @@ def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathL
             if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
                 continue
             where = f"{name}: line {line}"
+            row_table = (row.get(table_col) or "").strip() if table_col else ""
+            if table is not None and row_table and row_table != table:
+                continue  # another table's payment
             ref = (row.get(key_col) or "").strip()
             if not ref:
                 raise InputError(f"{where}: empty {key_col}")
@@ -114,27 +130,40 @@ def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathL
                 found = by_id.get(ref, [])
             else:
                 found = by_time.get(parse_time(ref, f"{where}: time"), [])
+            if row_table:
+                found = [r for r in found if r.table_id == row_table]
             if len(found) > 1:
+                tables = sorted({r.table_id for r in found})
+                if len(tables) > 1:
+                    raise InputError(f"{where}: {key_col} {ref!r} names rounds of {len(tables)} "
+                                     f"tables ({', '.join(tables)}); give --table or a table "
+                                     f"column")
                 raise InputError(f"{where}: {key_col} {ref!r} names {len(found)} stored rounds "
-                                 f"(records {', '.join(str(r.seq) for r in found)}); use "
+                                 f"of table {tables[0]!r} (records "
+                                 f"{', '.join(str(r.seq) for r in found)}); use "
                                  f"{'time' if key_col == 'round_id' else 'round_id'}")
             if not found:
                 if unknown == "error":
-                    raise InputError(f"{where}: unknown round {ref!r} (not in the audit store)")
-                d = missing_rounds.setdefault((ref, seat), {
-                    "kind": "round_not_in_store", "seq": None,
+                    what = f" of table {row_table or table!r}" if (row_table or table) else ""
+                    raise InputError(f"{where}: unknown round {ref!r}{what} (not in the audit "
+                                     f"store)")
+                d = missing_rounds.setdefault((row_table or table, ref, seat), {
+                    "kind": "round_not_in_store", "seq": None, "table_id": row_table or table,
                     "round_id": ref if key_col == "round_id" else None,
                     "time": ref if key_col == "time" else None, "seat": seat,
-                    "paid": Decimal(0), "computed": None, "difference": None})
+                    "paid": Decimal(0), "computed": None, "difference": None,
+                    "manual": False})
                 d["paid"] += amount
                 continue
             k = (found[0].seq, seat)
+            covered.add(found[0].seq)
             paid[k] = paid.get(k, Decimal(0)) + amount
-            paid_line.setdefault(k, line)
 
     out: list[dict] = []
-    for r in records:
-        positions = r.payload.get("positions") or {}
+    for r in rounds:
+        if not all_rounds and r.seq not in covered:
+            continue
+        positions = r.event.get("positions") or {}
         nets = {}
         for pos, p in positions.items():
             if isinstance(p, dict) and p.get("net") is not None:
@@ -144,7 +173,8 @@ def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathL
         for s in seats:
             got = paid.get((r.seq, s))
             want = nets.get(s)
-            base = {"seq": r.seq, "round_id": r.round_id, "time": r.time, "seat": s}
+            base = {"seq": r.seq, "table_id": r.table_id, "round_id": r.round_id,
+                    "time": r.time, "seat": s, "manual": r.manual is not None}
             if want is None:
                 out.append({"kind": "seat_not_in_round", **base, "paid": got,
                             "computed": None, "difference": None})

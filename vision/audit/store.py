@@ -265,16 +265,15 @@ class AuditStore:
                         f"round {payload_obj['round_id']!r} of table {tid!r} is already "
                         f"recorded in {self.label!r} as record {rec.seq} (round "
                         f"{rec.round_id}, same source and content)", rec)
-                if renumber:
+                camera = payload_obj.get("kind") in (None, "round")
+                if renumber and camera:
                     if tid not in numbers:
-                        lastid = db.execute("SELECT round_id FROM paigow_rounds WHERE "
-                                            "table_id = ? ORDER BY seq DESC LIMIT 1",
-                                            (tid,)).fetchone()
-                        numbers[tid] = round_number(lastid[0]) if lastid else 0
+                        numbers[tid] = self._last_number(tid)
                     numbers[tid] += 1
                     payload_obj["round_id"] = f"r{numbers[tid]:06d}"
-                taken = db.execute("SELECT seq FROM paigow_rounds WHERE table_id = ? AND "
-                                   "round_id = ?", (tid, payload_obj["round_id"])).fetchone()
+                taken = camera and db.execute(
+                    "SELECT seq FROM paigow_rounds WHERE table_id = ? AND round_id = ?",
+                    (tid, payload_obj["round_id"])).fetchone()
                 if taken:
                     raise InputError(
                         f"round {payload_obj['round_id']!r} of table {tid!r} is already "
@@ -326,6 +325,22 @@ class AuditStore:
             raise
         return out
 
+    def _last_number(self, table_id: str) -> int:
+        """The number of the table's newest camera round (``r000042`` -> 42; 0 for none):
+        its newest record's, unless that is a manual entry or an acknowledgement, which name
+        earlier rounds (then the largest of the table)."""
+        db = self._db
+        row = db.execute("SELECT round_id, payload FROM paigow_rounds WHERE table_id = ? "
+                         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
+        if row is None:
+            return 0
+        import json
+
+        if json.loads(row[1]).get("kind") in (None, "round"):
+            return round_number(row[0])
+        ids = db.execute("SELECT round_id FROM paigow_rounds WHERE table_id = ?", (table_id,))
+        return max(round_number(r[0]) for r in ids.fetchall())
+
     def _prepare(self, event: RoundEvent | Mapping, compute_alerts: bool) -> dict:
         if isinstance(event, RoundEvent):
             event = event.to_dict()
@@ -346,6 +361,9 @@ class AuditStore:
         if not isinstance(tid, str) or not tid:
             raise InputError(f"round {rid!r}: table_id {tid!r} is not text")
         parse_time(ev.get("time"), what=f"time of round {rid!r}")
+        if ev.get("kind") == "ack":  # an acknowledgement (vision.audit.entries): no round
+            ev["alerts"] = []
+            return ev
         positions = ev.get("positions")
         if not isinstance(positions, dict) or not positions:
             raise InputError(f"round {rid!r} has no positions")

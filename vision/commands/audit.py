@@ -1,5 +1,5 @@
-"""``paigow audit verify|anchor|check-payouts`` (audit store, docs/audit.md); ``paigow export``
-lives in export.py.
+"""``paigow audit verify|anchor|check-payouts|report`` (audit store, docs/audit.md); ``paigow
+export`` lives in export.py.
 
 Exit codes: 0 ok / no differences, 1 the chain is broken (or differs from its anchor) or
 payouts differ, 2 bad input.
@@ -15,8 +15,9 @@ from scoring.errors import InputError
 
 def register(sub) -> None:
     """Add ``audit`` (verify, check-payouts) to the sub-parser collection."""
-    p = sub.add_parser("audit", help="audit store of settled rounds: verify, check payouts",
-                       description="Audit store of settled rounds (vision/audit.py).")
+    p = sub.add_parser("audit", help="audit store of rounds: verify, check payouts, shift report",
+                       description="Audit store of rounds (vision/audit/): verify the hash "
+                                   "chain, check a payout log, report a shift.")
     asub = p.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
 
     v = asub.add_parser("verify", help="recompute the hash chain; name the first broken record")
@@ -50,10 +51,34 @@ def register(sub) -> None:
     c.add_argument("db", help="audit store")
     c.add_argument("payouts", help="CSV with columns round_id or time, seat, amount_paid "
                                    "(docs/payouts.md)")
+    c.add_argument("--table", default=None, metavar="ID",
+                   help="check this table only: round ids are looked up in it; rows of other "
+                        "tables (by the CSV's table column) are skipped")
+    c.add_argument("--all", dest="all_rounds", action="store_true",
+                   help="check every stored round (of --table), also rounds the CSV does not "
+                        "cover (default: only the rounds the CSV names)")
     c.add_argument("--report-unknown", action="store_true",
                    help="list rounds missing from the store as differences (default: exit 2)")
     c.add_argument("--json", action="store_true", help="print the differences as JSON")
     c.set_defaults(func=_check_payouts)
+
+    r = asub.add_parser("report", help="shift report: rounds, unsettled rounds and why, alerts, "
+                                       "house-way deviations, house net (CSV or HTML)",
+                        description="The shift report of the rounds stored from --from to --to "
+                                    "(docs/payouts.md, shift report).")
+    r.add_argument("db", help="audit store (SQLite file or postgresql:// URL)")
+    r.add_argument("--from", dest="start", default=None, metavar="TIME",
+                   help="first round time included (ISO-8601; naive = UTC; default: the first)")
+    r.add_argument("--to", dest="end", default=None, metavar="TIME",
+                   help="rounds before this time (ISO-8601; default: all)")
+    r.add_argument("--table", default=None, metavar="ID", help="one table only (default: all)")
+    r.add_argument("--format", dest="fmt", default=None, choices=("csv", "html"),
+                   help="csv (default) or html (a printable page); default from --out's suffix")
+    r.add_argument("--out", default=None, metavar="FILE",
+                   help="write the report to FILE (default: stdout)")
+    r.add_argument("--json", action="store_true",
+                   help="print the report as JSON (with --out: print where it was written)")
+    r.set_defaults(func=_report)
 
 
 def _verify(args) -> int:
@@ -99,13 +124,48 @@ def _check_payouts(args) -> int:
     from vision.audit import check_payouts
 
     diffs = check_payouts(args.db, args.payouts,
-                          unknown="report" if args.report_unknown else "error")
+                          unknown="report" if args.report_unknown else "error",
+                          table=args.table, all_rounds=args.all_rounds)
     if args.json:
         print(json.dumps({"differences": diffs, "count": len(diffs)}, indent=1))
     else:
         for d in diffs:
             ref = d["round_id"] or d["time"]
-            print(f"{d['kind']}: round {ref} seat {d['seat']}: paid {d['paid']}, computed "
+            seat = d["seat"]
+            if d.get("table_id"):
+                seat += f" (table {d['table_id']})"
+            if d.get("manual"):
+                seat += " (settled by manual entry)"
+            print(f"{d['kind']}: round {ref} seat {seat}: paid {d['paid']}, computed "
                   f"{d['computed']}, difference {d['difference']}")
         print(f"{len(diffs)} difference(s)")
     return 1 if diffs else 0
+
+
+def _report(args) -> int:
+    from pathlib import Path
+
+    from scoring.errors import InputError
+    from vision.audit.report import shift_report
+    from vision.audit.report_csv import report_csv
+    from vision.audit.report_html import report_html
+
+    fmt = args.fmt or ("html" if args.out and Path(args.out).suffix.lower() in
+                       (".html", ".htm") else "csv")
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise InputError(f"--out: folder of {args.out!r} does not exist")
+    rep = shift_report(args.db, start=args.start, end=args.end, table=args.table)
+    text = report_html(rep) if fmt == "html" else report_csv(rep)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    if args.json:
+        print(json.dumps({"out": args.out, "format": fmt, **rep} if not args.out else
+                         {"out": args.out, "format": fmt, "totals": rep["totals"]}, indent=1))
+    elif args.out:
+        t = rep["totals"]
+        print(f"{args.out}: {t['rounds']} round(s), {t['settled']} settled "
+              f"({t['manual']} by manual entry), {t['not_settled']} not settled, "
+              f"{t['alerts']} alert(s), house net {t['house_net']}")
+    else:
+        print(text, end="")
+    return 0

@@ -12,14 +12,23 @@ def add_model_options(p, scales: bool = True) -> None:
     p.add_argument("--backend", choices=("onnx", "openvino", "ultralytics"), default="onnx",
                    help="inference backend (default onnx: onnxruntime on CPU; openvino: the "
                         "same ONNX files run by OpenVINO, the openvino extra)")
-    p.add_argument("--models", "--models-dir", dest="models", default=None, metavar="DIR",
+    p.add_argument("--models", dest="models", default=None, metavar="DIR",
                    help="folder with tiles.onnx and pips.onnx (default: $PAIGOW_MODELS, else "
                         "the repository's models/)")
+    add_hidden_alias(p, "--models-dir", "models")
     if not scales:
         return
     p.add_argument("--scales", default=None, metavar="PX,PX,...",
                    help="tile-model input sizes a still image is read at and fused (multiples "
                         "of 32; default 832,960,1216; 640 = one pass at the model's size)")
+
+
+def add_hidden_alias(p, option: str, dest: str) -> None:
+    """An old spelling of an option, kept working but not shown in ``--help`` (one name per
+    option across commands: the shown name is the current one)."""
+    import argparse
+
+    p.add_argument(option, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def parse_scales(text: str | None) -> tuple[int, ...] | None:
@@ -58,8 +67,10 @@ def add_session_options(p, source_optional: bool = False) -> None:
     p.add_argument("--stable", type=int, default=None, metavar="N",
                    help="frames a position must stay identical to be final (default 10 for "
                         "video; images are independent tables)")
-    p.add_argument("--banker", default=None, metavar="POS",
-                   help="banking position: dealer (default) or a seat id 1..7")
+    p.add_argument("--banking-seat", dest="banker", default=None, metavar="POS",
+                   help="banking position: dealer (default) or a seat id 1..7 (the name "
+                        "'paigow settle' uses too)")
+    add_hidden_alias(p, "--banker", "banker")
     p.add_argument("--table-id", default=None, metavar="ID", help="table id written in events")
     p.add_argument("--audit", default=None, metavar="DB",
                    help="append every round to this audit store (SQLite file, created when "
@@ -73,6 +84,10 @@ def add_session_options(p, source_optional: bool = False) -> None:
                         "$PAIGOW_AUDIT_KEY; never stored in the store; docs/audit.md)")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="faces below this confidence are unknown (default 0.5)")
+    p.add_argument("--reconnect-max", default=None, metavar="SECONDS",
+                   help="a lost camera or stream is retried for as long as the process runs, "
+                        "at most this many seconds apart (default 10): the picture comes back "
+                        "at most about this long after the camera does")
     add_model_options(p)
 
 
@@ -87,7 +102,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
         InputError: a bad value (named); an output folder that is an existing file or cannot
             be written (:func:`vision.outputs.check_out_dir`).
     """
-    from vision.config import OutputConfig, PipelineConfig, RunConfig, load_config_file
+    from vision.config import (CaptureConfig, OutputConfig, PipelineConfig, RunConfig,
+                               load_config_file)
 
     file = load_config_file(args.config)
     if args.stable is not None and args.stable < 1:
@@ -117,4 +133,59 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     out.setdefault("progress", progress)
     if max_frames is not None:
         out["max_frames"] = max_frames
-    return RunConfig(str(args.source), pcfg, OutputConfig(**out))
+    capture = dict(file.get("capture", {}))
+    reconnect = parse_seconds(getattr(args, "reconnect_max", None), "--reconnect-max")
+    if reconnect is not None:
+        if not 0 < reconnect <= 3600:
+            raise InputError(f"--reconnect-max must be > 0 and <= 3600 seconds, "
+                             f"got {args.reconnect_max!r}")
+        capture["reconnect_max_s"] = reconnect
+    return RunConfig(str(args.source), pcfg, OutputConfig(**out), CaptureConfig(**capture))
+
+
+def add_display_options(p) -> None:
+    """The dealer display's own options (``paigow serve``; :class:`vision.config.ServeConfig`)."""
+    p.add_argument("--health-grace", default=None, metavar="SECONDS",
+                   help="GET /healthz fails (503) once the camera has been lost, or the "
+                        "picture frozen, for longer than this (default 10)")
+
+
+def parse_seconds(text: str | None, option: str) -> float | None:
+    """A number of seconds given as an option: plain ASCII decimal digits with an optional
+    fraction, finite (None: not given). The caller checks the range.
+
+    Raises:
+        InputError: anything else (a sign, an exponent, ``nan``, ``inf``, too many digits),
+            naming the option and the value.
+    """
+    if text is None:
+        return None
+    import math
+    import re
+
+    t = text.strip()
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?|\.[0-9]+", t):
+        raise InputError(f"{option} must be a number of seconds, got {text!r}")
+    v = float(t)
+    if not math.isfinite(v):  # hundreds of digits
+        raise InputError(f"{option} must be a number of seconds, got {text!r}")
+    return v
+
+
+def serve_config(args):
+    """The :class:`vision.config.ServeConfig` of parsed ``serve`` options: the option, else the
+    config file's ``serve`` section, else the defaults.
+
+    Raises:
+        InputError: a bad value (named).
+    """
+    from vision.config import ServeConfig, load_config_file
+
+    values = dict(load_config_file(args.config).get("serve", {}))
+    grace = parse_seconds(getattr(args, "health_grace", None), "--health-grace")
+    if grace is not None:
+        if not 0 < grace <= 86400:
+            raise InputError(f"--health-grace must be > 0 and <= 86400 seconds, "
+                             f"got {args.health_grace!r}")
+        values["health_grace_s"] = grace
+    return ServeConfig(**values)

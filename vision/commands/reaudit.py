@@ -12,7 +12,7 @@ import sys
 
 from scoring.errors import InputError
 
-from .common import add_model_options
+from .common import add_hidden_alias, add_model_options
 
 
 def register(sub) -> None:
@@ -23,7 +23,8 @@ def register(sub) -> None:
                                    "Ray tasks, one per recording, on a local Ray or a cluster "
                                    "(--address); append the rounds found to --audit; with "
                                    "--compare list where they disagree with the live store.")
-    p.add_argument("paths", nargs="+", metavar="VIDEO_OR_FOLDER")
+    p.add_argument("paths", nargs="+", metavar="VIDEO_OR_FOLDER",
+                   help="recorded videos, or folders of them")
     p.add_argument("--audit", default=None, metavar="DB",
                    help="append the rounds found to this audit store (SQLite file or "
                         "postgresql:// URL)")
@@ -38,10 +39,13 @@ def register(sub) -> None:
     p.add_argument("--config", default=None, metavar="FILE", help="config file (YAML)")
     p.add_argument("--stable", type=int, default=None, metavar="N",
                    help="frames a position must stay identical to be final (default 10)")
-    p.add_argument("--banker", default=None, metavar="POS", help="banking position")
+    p.add_argument("--banking-seat", dest="banker", default=None, metavar="POS",
+                   help="banking position: dealer (default) or a seat id 1..7")
+    add_hidden_alias(p, "--banker", "banker")
     p.add_argument("--table-id", default=None, metavar="ID",
                    help="table id of every recording (default: each file's stem)")
-    p.add_argument("--min-confidence", type=float, default=None)
+    p.add_argument("--min-confidence", type=float, default=None,
+                   help="faces below this confidence are unknown (default 0.5)")
     add_model_options(p, scales=False)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

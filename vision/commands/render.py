@@ -35,8 +35,8 @@ def register(sub) -> None:
 def _run(args) -> int:
     from scoring.errors import InputError
 
-    if args.n < 0:
-        raise InputError(f"--n must be >= 0, got {args.n}")
+    if args.n < 1:
+        raise InputError(f"--n must be >= 1 (images to render), got {args.n}")
     n_pips = 4 * args.n if args.n_pips is None else args.n_pips
     if n_pips < 0:
         raise InputError(f"--n-pips must be >= 0, got {n_pips}")

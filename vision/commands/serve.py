@@ -11,6 +11,9 @@ bound socket is handed to uvicorn. Control endpoints (``POST /api/control/reset`
 ``paigow serve --tables FILE`` watches many tables (docs/pit.md): one worker process per table
 (:class:`vision.pit.Pit`), one web server with the pit view at ``/`` and each table's dealer
 display at ``/tables/<id>/``.
+
+``GET /healthz`` fails (503) once the camera has been lost for longer than ``--health-grace``
+seconds (:mod:`vision.web.health`); every feed gap is logged on stderr with its length.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import threading
 
 from scoring.errors import InputError
 
-from .common import add_session_options, run_config
+from .common import add_display_options, add_session_options, run_config, serve_config
 
 TOKEN_ENV = "PAIGOW_TOKEN"
 
@@ -39,6 +42,7 @@ def register(sub) -> None:
                                    "/api/state, /api/events (server-sent events). With --audit "
                                    "every round shown is stored first.")
     add_session_options(p, source_optional=True)
+    add_display_options(p)
     p.add_argument("--tables", default=None, metavar="FILE",
                    help="tables file (YAML, docs/pit.md): watch many tables, one worker process "
                         "per camera, a pit view at / and each dealer display at /tables/<id>/ "
@@ -52,7 +56,8 @@ def register(sub) -> None:
     p.add_argument("--no-realtime", action="store_true",
                    help="process file sources as fast as possible instead of at their frame rate")
     p.add_argument("--log-level", default="warning",
-                   choices=("critical", "error", "warning", "info", "debug"))
+                   choices=("critical", "error", "warning", "info", "debug"),
+                   help="web server log level (default warning; info also logs each request)")
     p.set_defaults(func=_serve)
 
 
@@ -121,6 +126,7 @@ def _serve(args) -> int:
 
     # cheap checks first: the settings and the source, then the port; the models last
     cfg = run_config(args)
+    display = serve_config(args)
     open_source(args.source).close()
     sock = bind_socket(args.host, args.port)
     try:
@@ -129,11 +135,14 @@ def _serve(args) -> int:
 
         feed = feed_mod.PipelineFeed(args.source, config=cfg, loop=args.loop,
                                      realtime=not args.no_realtime)
-        app = create_app(feed, token=token)
+        app = create_app(feed, token=token, health_grace_s=display.health_grace_s)
         server = make_server(app, feed, args.log_level)
         host = sock.getsockname()[0]
         shown = f"[{host}]" if ":" in host else host
         logging.getLogger("vision.web").setLevel(args.log_level.upper())
+        # timestamped lines on stderr (feed gaps with their true length, errors), so a
+        # supervisor's log can be read against /healthz
+        logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         print(f"paigow serve: dealer display on http://{shown}:{sock.getsockname()[1]}/ "
               f"(control {'enabled' if token else 'disabled'}); Ctrl-C to stop", flush=True,
               file=sys.stderr if args.json else sys.stdout)

@@ -11,13 +11,16 @@ def register(sub) -> None:
     p = sub.add_parser(
         "train", help="train a detector (tiles: OBB, pips: detect) and export ONNX",
         description="Train from a config YAML (datasets/train_tiles.yaml, datasets/train_pips.yaml); "
-                    "writes models/<name>.pt, .onnx and .json; log in runs/train/<name>.log.")
+                    "writes <out>/<name>.pt, .onnx and .json (default runs/, never the shipped "
+                    "models/ unless asked); log in runs/train/<name>.log.")
     p.add_argument("--config", required=True, help="training config YAML")
     p.add_argument("--epochs", type=int, default=None, help="override the config's epochs")
     p.add_argument("--hours", type=float, default=None,
                    help="wall-clock budget in hours (epochs fitted to it by ultralytics)")
     p.add_argument("--device", default="cpu", help="cpu or a CUDA index such as 0")
-    p.add_argument("--out", default="models", help="output folder (default models)")
+    p.add_argument("--out", default="runs", metavar="DIR",
+                   help="output folder for the trained weights, ONNX and metadata (default "
+                        "runs/; copy them to models/ or point --models at DIR to use them)")
     p.add_argument("--resume", action="store_true",
                    help="continue from runs/train/<name>/weights/last.pt or models/checkpoints")
     p.add_argument("--json", action="store_true", help="print the metadata as JSON")

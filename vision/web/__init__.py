@@ -5,6 +5,8 @@ position's hands, results and alerts, and pushing every round to the browser (do
   annotated JPEG, the current view, round events).
 - :mod:`vision.web.feed`: :class:`~vision.web.feed.PipelineFeed` (the session's frame loop,
   :mod:`vision.session`, publishing to the hub).
+- :mod:`vision.web.health`: the camera's state for the page and ``GET /healthz`` (503 once
+  the camera has been lost for longer than a grace).
 - :mod:`vision.web.app`: :func:`~vision.web.app.create_app` (FastAPI routers).
 
 The views themselves (the page's and the overlay's) are :mod:`vision.views`. The CLI is

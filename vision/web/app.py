@@ -14,8 +14,21 @@ Routes (all read-only except ``/api/control/*``):
                                   ``?replay=N`` first sends the last N rounds already settled,
                                   ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
                                   (browser reconnect) replays the rounds settled after that id
+<<<<<<< HEAD
 ``GET /healthz``                  ``{"ok": true, "status": ...}``
+``GET /dealer``, ``/?mode=dealer`` the dealer mode: full screen, readable at two metres
+=======
+``GET /healthz``                  200 ``{"ok": true, ...}`` while the display is usable; 503
+                                  ``{"ok": false, "state", "lost_s", "lost_since", "reason",
+                                  ...}`` once the camera has been lost for longer than
+                                  ``health_grace_s`` (:mod:`vision.web.health`)
+>>>>>>> issue10c
 ``POST /api/control/reset``       start a new round (forget the current one); needs the token
+``POST /api/control/ack``         acknowledge an alert (``{"round_id", "kind", "position",
+                                  "by"}``), recorded in the audit store; needs the token
+``POST /api/control/manual``      a supervisor's face for a tile the camera could not read
+                                  (``{"round_id", "tile", "face", "by"}``), stored as a manual
+                                  entry beside the camera's record; needs the token
 ================================  ==========================================================
 
 Control endpoints need ``Authorization: Bearer <token>`` or ``X-Token: <token>``: 401 without a
@@ -36,6 +49,12 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
+<<<<<<< HEAD
+from scoring.errors import InputError
+
+=======
+from .health import health_router
+>>>>>>> issue10c
 from .hub import LiveFeed
 
 __all__ = ["create_app", "MJPEG_BOUNDARY"]
@@ -55,7 +74,8 @@ def _sse(event: dict, name: str = "round") -> bytes:
 
 
 def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float = 10.0,
-               max_fps: float = 15.0, title: str = "Pai gow dealer display") -> FastAPI:
+               max_fps: float = 15.0, title: str = "Pai gow dealer display",
+               health_grace_s: float = 10.0) -> FastAPI:
     """Build the dealer display app over a running (or to-be-started) feed (docs/web-api.md).
 
     Args:
@@ -66,6 +86,8 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
             repeats on the MJPEG stream when no new frame arrives), so dead clients are noticed.
         max_fps: most pictures per second sent to one MJPEG client.
         title: page title.
+        health_grace_s: seconds the camera may be lost before ``/healthz`` fails (503;
+            :mod:`vision.web.health`, :class:`vision.config.ServeConfig`).
 
     Returns:
         The FastAPI application (serve it with uvicorn).
@@ -85,6 +107,7 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(page_router(feed, title, token is not None))
+    app.include_router(health_router(feed, health_grace_s))
     app.include_router(picture_router(feed, heartbeat_s, max_fps))
     app.include_router(event_router(feed, heartbeat_s))
     app.include_router(control_router(feed, token))
@@ -92,17 +115,19 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
 
 
 def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
-    """``GET /``, ``/healthz``, ``/api/state``."""
+    """``GET /``, ``/api/state``."""
     r = APIRouter()
 
     @r.get("/", include_in_schema=False)
-    async def index() -> FileResponse:
-        return FileResponse(STATIC_DIR / "index.html", media_type="text/html",
-                            headers=_NO_STORE)
+    async def index(mode: str = Query("", description="dealer: the dealer mode")
+                    ) -> FileResponse:
+        page = "dealer.html" if mode == "dealer" else "index.html"
+        return FileResponse(STATIC_DIR / page, media_type="text/html", headers=_NO_STORE)
 
-    @r.get("/healthz")
-    async def healthz() -> dict:
-        return {"ok": True, "status": feed.state()["status"]}
+    @r.get("/dealer", include_in_schema=False)
+    async def dealer() -> FileResponse:
+        return FileResponse(STATIC_DIR / "dealer.html", media_type="text/html",
+                            headers=_NO_STORE)
 
     @r.get("/api/state")
     async def api_state() -> JSONResponse:
@@ -225,7 +250,8 @@ async def _event_stream(feed: LiveFeed, sub, backlog: list[dict], limit: int,
 
 
 def control_router(feed: LiveFeed, token: str | None) -> APIRouter:
-    """``POST /api/control/reset``, guarded by the token (module docstring)."""
+    """``POST /api/control/reset``, ``/ack``, ``/manual``, guarded by the token (module
+    docstring)."""
     r = APIRouter()
 
     def require_token(request: Request) -> None:
@@ -246,5 +272,37 @@ def control_router(feed: LiveFeed, token: str | None) -> APIRouter:
     @r.post("/api/control/reset", dependencies=[Depends(require_token)])
     async def control_reset() -> dict[str, Any]:
         return feed.reset()
+
+    async def body(request: Request) -> dict:
+        try:
+            data = await request.json()
+        except ValueError:
+            raise HTTPException(400, "the request body is not JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("round_id"), str):
+            raise HTTPException(400, "the request body needs a round_id")
+        return data
+
+    def run(fn, *args, **kw) -> JSONResponse:
+        try:
+            return JSONResponse(fn(*args, **kw))
+        except InputError as exc:
+            code = 409 if "no audit store" in str(exc) else 400
+            return JSONResponse({"ok": False, "error": str(exc)}, status_code=code)
+
+    @r.post("/api/control/ack", dependencies=[Depends(require_token)])
+    async def control_ack(request: Request) -> JSONResponse:
+        d = await body(request)
+        pos = d.get("position")
+        return await asyncio.to_thread(run, feed.acknowledge, d["round_id"],
+                                       str(d.get("kind") or ""),
+                                       None if pos is None else str(pos),
+                                       by=d.get("by") or None, note=d.get("note") or None)
+
+    @r.post("/api/control/manual", dependencies=[Depends(require_token)])
+    async def control_manual(request: Request) -> JSONResponse:
+        d = await body(request)
+        entries = d.get("entries") or [{"tile": d.get("tile"), "face": d.get("face")}]
+        return await asyncio.to_thread(run, feed.manual_entry, d["round_id"], entries,
+                                       by=d.get("by") or None)
 
     return r

@@ -80,9 +80,15 @@ class PipelineFeed(LiveFeed):
         self.pipeline = self.session.pipeline
         self.rules = self._sink.rules = str(getattr(self.pipeline, "rules", None) or "pa")
         kw.setdefault("source", spec)
+        kw.setdefault("audit", config.output.audit)  # the page's acks and manual entries
         kw.setdefault("table_id", getattr(self.pipeline, "table_id", None) or "table-1")
         super().__init__(**kw)
         self.summary: dict | None = None
+
+    def feed_state(self):
+        """The session's source's :class:`vision.frames.FeedState` (None before it is open)."""
+        src = self.session.src
+        return src.feed_state() if src is not None else None
 
     def _run(self) -> None:
         self.summary = self.session.run()

@@ -30,7 +30,7 @@ from scoring.errors import InputError
 
 from ..events import utc_now_iso
 from ..schema import RoundEvent
-from ..views import live_positions_view, positions_view, round_summary
+from ..views import DEALING, live_positions_view, plain_reason, positions_view, round_summary
 
 __all__ = ["LiveFeed", "Subscription", "encode_jpeg"]
 
@@ -200,13 +200,25 @@ class LiveFeed:
     Args:
         table_id: shown on the page and in :meth:`state` (events carry their own).
         source: the source spec shown on the page.
+        audit: the audit store (path or URL, or an open store whose ``label`` is its path)
+            where acknowledgements and manual entries from the page are recorded; None: they
+            are refused.
+        dealing_frames: a position showing fewer than four tiles is "being dealt" (live
+            status ``dealing``, no alert) until its tiles have stayed the same this many
+            published frames.
         history: settled rounds kept for :meth:`state` (newest first).
         jpeg_quality: 1..100.
         max_width: pictures wider than this (px) are scaled down before JPEG encoding.
     """
 
     def __init__(self, *, table_id: str = "table-1", source: str = "", history: int = 20,
-                 jpeg_quality: int = 80, max_width: int | None = 1280) -> None:
+                 jpeg_quality: int = 80, max_width: int | None = 1280, audit=None,
+                 dealing_frames: int = 10) -> None:
+        self.audit = None if audit is None else (
+            getattr(audit, "label", None) or str(audit))  # path / URL: own connection per use
+        self.dealing_frames = int(dealing_frames)
+        self._streaks: dict[str, tuple[tuple, int]] = {}
+        self._acked: dict[tuple, dict] = {}
         self.table_id = str(table_id)
         self.source = str(source)
         self.jpeg_quality = int(jpeg_quality)
@@ -316,10 +328,14 @@ class LiveFeed:
         with self._lock:
             if jpeg is not None:
                 self._jpeg = jpeg
+            dealing = set()
             if live is not None:
+                dealing = self._mark_dealing(live)
                 self._live_positions = live
             if alerts is not None:
-                self._live_alerts = [dict(a) for a in alerts]
+                self._live_alerts = [
+                    dict(a, say=plain_reason(a.get("position"), a.get("detail"), a.get("kind")))
+                    for a in alerts if a.get("position") not in dealing]
             if frame_index is not None:
                 self._frame_index = int(frame_index)
             self._frame_count += 1
@@ -327,11 +343,37 @@ class LiveFeed:
             self._updated = utc_now_iso()
         self._frames.notify()
 
+    def _mark_dealing(self, live: dict[str, dict]) -> set[str]:
+        """Positions still being dealt (fewer than four tiles, changed within the last
+        ``dealing_frames`` frames): status ``dealing``, no problems, no alert. Adds ``say``
+        (plain words) to the others. Called with the lock held."""
+        dealing = set()
+        streaks = {}
+        for pos, v in live.items():
+            sig = tuple(v.get("tiles") or ())
+            old = self._streaks.get(pos)
+            n = old[1] + 1 if old is not None and old[0] == sig else 1
+            streaks[pos] = (sig, n)
+            if len(sig) < 4 and n < self.dealing_frames:
+                dealing.add(pos)
+                v.update(status=DEALING, detail=None, problems=[], say=None)
+            else:
+                v["say"] = plain_reason(pos, v.get("detail")) if v.get("detail") else None
+        self._streaks = streaks
+        return dealing
+
     def publish_event(self, event: RoundEvent | Mapping) -> None:
         """Publish one round event (a :class:`vision.schema.RoundEvent` or its JSON form) to
-        the state and every subscriber."""
+        the state and every subscriber. A manual record of a round already shown (a
+        supervisor's entry) takes the shown round's place in the history."""
         ev = event.to_dict() if isinstance(event, RoundEvent) else dict(event)
         with self._lock:
+            if ev.get("kind") == "manual":
+                kept = [e for e in self._rounds if (e.get("table_id"), e.get("round_id")) !=
+                        (ev.get("table_id"), ev.get("round_id"))]
+                self._round_count -= len(self._rounds) - len(kept)  # the same round again
+                self._rounds.clear()
+                self._rounds.extend(kept)
             self._rounds.appendleft(ev)
             self._round_count += 1
             subs = list(self._subs)
@@ -362,6 +404,18 @@ class LiveFeed:
         if not self.closed:
             await self._frames.async_wait(after, timeout)
         return self.latest_frame()
+
+    def feed_state(self):
+        """The source's :class:`vision.frames.FeedState` now (camera connected / reconnecting /
+        ended, gaps), or None when the feed has no source to ask (this base feed; subclasses
+        with a source override it). Read by the page and ``/healthz``
+        (:mod:`vision.web.health`)."""
+        return None
+
+    def picture_age(self) -> float | None:
+        """Seconds since the last picture was published (None before the first)."""
+        with self._lock:
+            return time.monotonic() - self._frame_times[-1] if self._frame_times else None
 
     def history(self) -> list[dict]:
         """The settled round events kept (``history`` of them), newest first."""
@@ -397,7 +451,8 @@ class LiveFeed:
             (:func:`positions_view` of the last settled round), "alerts" (its alerts),
             "last_round" (the full event or None), "live": {"positions"
             (:func:`live_positions_view`), "alerts"}, "rounds" (summaries, newest first),
-            "round_count"}``.
+            "round_count", "feed" (the camera's state, :func:`vision.web.health.feed_view`;
+            None without a source)}``.
         """
         with self._lock:
             last = self._rounds[0] if self._rounds else None
@@ -420,12 +475,87 @@ class LiveFeed:
                 "round_count": self._round_count,
                 "rounds": list(self._rounds),
             }
+        from .health import feed_view
+
+        st["feed"] = feed_view(self)
         st["positions"] = positions_view(last)
-        st["alerts"] = list((last or {}).get("alerts") or [])
+        rid = (last or {}).get("round_id")
+        st["alerts"] = [dict(a, say=plain_reason(a.get("position"), a.get("detail"),
+                                                 a.get("kind")),
+                             acknowledged=(rid, a.get("kind"), a.get("position")) in self._acked)
+                        for a in (last or {}).get("alerts") or []]
+        for v in st["positions"].values():
+            for a in v["alerts"]:
+                a["acknowledged"] = (rid, a["kind"], v["position"]) in self._acked
+        st["settled_by"] = "manual" if (last or {}).get("kind") == "manual" else (
+            "camera" if last else None)
+        st["audit"] = self.audit is not None
         st["rounds"] = [round_summary(e) for e in st["rounds"]]
         return st
 
     # -- control ----------------------------------------------------------------------------
+    def _stored_event(self, round_id: str) -> dict:
+        for e in self.history():
+            if e.get("round_id") == round_id:
+                return e
+        raise InputError(f"round {round_id!r} is not among the rounds shown")
+
+    def _store(self):
+        if self.audit is None:
+            raise InputError("no audit store: start the display with --audit DB to record "
+                             "acknowledgements and manual entries")
+        from ..audit import AuditStore
+
+        return AuditStore(self.audit, create=False)
+
+    def acknowledge(self, round_id: str, kind: str, position: str | None,
+                    by: str | None = None, note: str | None = None) -> dict:
+        """Control action: acknowledge one alert of a shown round, recorded in the audit
+        store (:func:`vision.audit.entries.append_ack`).
+
+        Returns:
+            ``{"ok": True, "action": "ack", "record": seq, "round_id", "kind", "position"}``.
+
+        Raises:
+            InputError: no audit store, a round not shown, an alert the round does not have.
+        """
+        from ..audit.entries import append_ack
+
+        ev = self._stored_event(round_id)
+        with self._store() as st:
+            rec = append_ack(st, str(ev.get("table_id")), round_id,
+                             {"kind": kind, "position": position}, by=by, note=note)
+        with self._lock:
+            self._acked[(round_id, kind, position)] = {"record": rec.seq, "by": by}
+        self._frames.notify()
+        return {"ok": True, "action": "ack", "record": rec.seq, "round_id": round_id,
+                "kind": kind, "position": position}
+
+    def manual_entry(self, round_id: str, entries, by: str | None = None) -> dict:
+        """Control action: a supervisor's faces for tiles the camera could not read, stored
+        in the audit store as a manual record beside the camera's
+        (:func:`vision.audit.entries.append_manual`); the round re-settled from it is shown
+        and sent to subscribers (``kind`` ``"manual"``).
+
+        Args:
+            entries: ``[{"tile": index in the event's tiles, "face": "2-4"}]``.
+
+        Returns:
+            ``{"ok": True, "action": "manual", "record": seq, "round_id", "settled"}``.
+
+        Raises:
+            InputError: no audit store, a round not shown, a bad tile or face.
+        """
+        from ..audit.entries import append_manual
+
+        ev = self._stored_event(round_id)
+        with self._store() as st:
+            rec = append_manual(st, str(ev.get("table_id")), round_id, entries, by=by)
+        self.publish_event(rec.payload)
+        self._frames.notify()
+        return {"ok": True, "action": "manual", "record": rec.seq, "round_id": round_id,
+                "settled": bool(rec.payload.get("settled"))}
+
     def reset(self) -> dict:
         """Control action: forget the current round (the next stable table opens a new one).
 

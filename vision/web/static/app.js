@@ -46,7 +46,7 @@ function handCell(faces, name) {
 function alertCell(alerts) {
   const td = el("td", { class: "alert-cell" });
   for (const a of alerts || []) {
-    td.append(el("span", { class: "alert-kind", title: a.detail || "" }, kindText(a.kind)));
+    td.append(el("span", { class: "alert-kind" }, kindText(a.kind)));
   }
   return td;
 }
@@ -58,7 +58,7 @@ function renderPositions(st) {
     const res = p.result || "in_play";
     const resCell = el("td", {},
       el("span", { class: "result " + res }, RESULT_TEXT[res] || res.toUpperCase()));
-    if (p.reason) resCell.append(el("span", { class: "reason" }, p.reason));
+    if (p.say) resCell.append(el("span", { class: "reason" }, p.say));
     if (p.mis_set) resCell.append(el("span", { class: "reason" }, "mis-set"));
     const tr = el("tr", { class: p.role === "banker" ? "banker" : "", data: { pos: pos } },
       el("td", {}, POS_NAME(pos) + (p.role === "banker" ? " (banker)" : "")),
@@ -82,9 +82,9 @@ function renderPositions(st) {
 
 function renderAlerts(listId, alerts, emptyText) {
   const ul = document.getElementById(listId);
+  // plain words only (a.say), never the machine's detail (decoder messages)
   const items = (alerts || []).map((a) => el("li", {},
-    (a.position ? POS_NAME(a.position) + ": " : "") + kindText(a.kind) +
-    (a.detail ? " - " + a.detail : "")));
+    a.say || ((a.position ? POS_NAME(a.position) + ": " : "") + kindText(a.kind))));
   if (!items.length && emptyText) items.push(el("li", { class: "none" }, emptyText));
   ul.replaceChildren(...items);
 }
@@ -95,7 +95,8 @@ function renderLive(st) {
     el("td", {}, POS_NAME(pos)),
     el("td", { class: "tiles" }, (p.tiles || []).map((f) => f || "?").join(" ")),
     el("td", {}, p.high_hand ? p.high_hand + " / " + (p.low_hand || "") : ""),
-    el("td", {}, p.status === "set" ? "set" : (p.detail || p.status || ""))));
+    el("td", {}, p.status === "set" ? "set" : p.status === "dealing" ? "being dealt"
+      : (p.say || "check the hand"))));
   if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: "4" }, "nothing seen")));
   document.getElementById("live-body").replaceChildren(...rows);
   renderAlerts("live-alerts", st.live && st.live.alerts, null);
@@ -109,6 +110,25 @@ function renderHistory(st) {
       (r.alerts ? "  (" + r.alerts + " alert" + (r.alerts > 1 ? "s" : "") + ")" : ""));
   });
   document.getElementById("history").replaceChildren(...items);
+}
+
+// The camera's state (st.feed, vision/web/health.py): a banner while it is lost, the gaps
+function renderFeed(feed) {
+  const cam = document.getElementById("camera");
+  const banner = document.getElementById("camera-lost");
+  if (!feed) {
+    cam.textContent = "-"; cam.className = "status"; setText("gaps", "");
+    banner.classList.add("hidden");
+    return;
+  }
+  cam.textContent = feed.state;
+  cam.className = "status " + feed.state;
+  const lost = feed.state === "reconnecting" ? feed.current_gap_s : 0;
+  banner.textContent = lost > 0 ? "camera lost for " + Math.floor(lost) + " s -- reconnecting" +
+    (feed.attempts ? " (attempt " + (feed.attempts + 1) + ")" : "") : "";
+  banner.classList.toggle("hidden", !(lost > 0));
+  setText("gaps", feed.gaps ? "(" + feed.gaps + " gap" + (feed.gaps > 1 ? "s" : "") +
+    ", last " + Number(feed.last_gap_s).toFixed(1) + " s)" : "");
 }
 
 function render(st) {
@@ -134,6 +154,7 @@ function render(st) {
     setText("bank", bank ? "Bank: net " + money(bank.net) + ", commission " + bank.commission +
       ", house net " + money(bank.house_net) : "");
   }
+  renderFeed(st.feed);
   renderLive(st);
   renderHistory(st);
   document.getElementById("control").classList.toggle("hidden", !st.control);

@@ -1,0 +1,210 @@
+"""What people add to the audit store beside the camera's rounds: a supervisor's manual entry
+of a tile the camera could not read, and the acknowledgement of an alert (docs/round-event.md,
+record kinds).
+
+Every record of the store is one JSON payload in the hash chain; its top-level ``kind`` says
+what it is:
+
+* absent (or ``"round"``): a round event as the camera and the table stage produced it;
+* ``"manual"``: the same round **re-settled from a supervisor's entry** -- a full round event
+  (same ``table_id`` and ``round_id``; ``time`` = when the entry was made) with
+  ``"manual": {"round_time", "camera_record", "entries": [{"tile", "position", "face",
+  "camera": {"face", "state", "confidence"}}], "by"}``. The camera's own record is never
+  changed (the store is append-only): both stand in the chain, side by side, and readers
+  (:mod:`vision.audit.payouts`, :mod:`vision.audit.report`) take the newest manual record of
+  a round as its settlement, marked as manual;
+* ``"ack"``: an alert acknowledged at the table: ``{"kind": "ack", "table_id", "round_id",
+  "time" (when), "ack": {"round_time", "alert": {"kind", "position", "detail"}, "by",
+  "note"}, "positions": {}, "alerts": []}``.
+
+Pure functions build the payloads; :func:`append_manual` and :func:`append_ack` store them.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from scoring.errors import InputError
+
+__all__ = ["KIND_MANUAL", "KIND_ACK", "record_kind", "manual_round", "ack_record",
+           "append_manual", "append_ack", "latest_round"]
+
+KIND_MANUAL = "manual"
+KIND_ACK = "ack"
+
+
+def record_kind(payload: Mapping) -> str:
+    """``"round"`` (the camera's), ``"manual"`` or ``"ack"`` for a stored payload."""
+    return str(payload.get("kind") or "round")
+
+
+def _now() -> str:
+    from ..events import utc_now_iso
+
+    return utc_now_iso()
+
+
+def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None = None,
+                 camera_record: int | None = None, time: str | None = None) -> dict:
+    """The round re-settled with a supervisor's faces for tiles the camera could not read.
+
+    Args:
+        event: the round as stored (JSON form, docs/round-event.md): the camera's event or an
+            earlier manual record of the round (its entries are kept and added to).
+        entries: ``[{"tile": i, "face": "2-4"}]``: ``i`` indexes the event's ``tiles`` list;
+            the tile must be one the camera did not read (state ``unknown``) and not entered
+            already.
+        by: who entered it (free text, e.g. a supervisor's badge), or None.
+        camera_record: the store record id of the camera's event.
+        time: when (ISO-8601 UTC; default now).
+
+    Returns:
+        a round event (JSON form) with ``kind`` ``"manual"`` and the ``manual`` block (module
+        docstring); settled when the entries leave every position readable. Its tiles show
+        the entered faces with state ``face_up`` and confidence 1.0.
+
+    Raises:
+        InputError: a bad tile index or face, a tile the camera did read, a tile entered twice.
+    """
+    import numpy as np
+
+    from scoring.tiles import TILES_BY_FACE
+
+    from ..alerts import merge_alerts, round_alerts
+    from ..decode import TileRead
+    from ..events import build_round
+    from ..table import RoundTracker, build_positions
+
+    rid = event.get("round_id")
+    tiles = [dict(t) for t in event.get("tiles") or []]
+    old = dict(event.get("manual") or {})
+    done = {int(e["tile"]) for e in old.get("entries") or []}
+    new_entries = list(old.get("entries") or [])
+    if not entries:
+        raise InputError(f"round {rid!r}: no tile entered")
+    for e in entries:
+        try:
+            i = int(e.get("tile"))
+        except (TypeError, ValueError):
+            raise InputError(f"round {rid!r}: tile {e.get('tile')!r} is not a tile number") \
+                from None
+        face = str(e.get("face") or "").strip()
+        if not 0 <= i < len(tiles):
+            raise InputError(f"round {rid!r}: tile {i} does not exist (the round shows "
+                             f"{len(tiles)} tiles)")
+        if face not in TILES_BY_FACE:
+            raise InputError(f"round {rid!r}: {face!r} is not a tile face (e.g. '2-4')")
+        if i in done:
+            raise InputError(f"round {rid!r}: tile {i} was entered already")
+        t = tiles[i]
+        if t.get("state") != "unknown":
+            raise InputError(f"round {rid!r}: tile {i} was read by the camera "
+                             f"({t.get('face') or t.get('state')}); only unread tiles are "
+                             f"entered")
+        new_entries.append({"tile": i, "position": t.get("position"), "face": face,
+                            "camera": {"face": t.get("face"), "state": t.get("state"),
+                                       "confidence": t.get("confidence")}})
+        tiles[i] = dict(t, face=face, state="face_up", confidence=1.0)
+        done.add(i)
+
+    groups: dict[str, list] = {}
+    for t in tiles:
+        if t.get("position") is None:
+            continue
+        poly = np.asarray(t["polygon"], np.float32).reshape(4, 2)
+        groups.setdefault(str(t["position"]), []).append(
+            TileRead(t.get("face"), str(t["state"]), float(t.get("confidence") or 0.0), poly,
+                     np.asarray(t["xyxy"], np.float32), reason=None if t.get("face") else
+                     "not read"))
+    rules = str(event.get("rules") or "pa")
+    positions = build_positions(groups, rules)
+    bets = {p: str(o["bet"]) for p, o in (event.get("positions") or {}).items()
+            if isinstance(o, Mapping) and o.get("bet") is not None}
+    banker = str(event.get("banker_position") or "dealer")
+    if banker not in positions:
+        raise InputError(f"round {rid!r}: the banker's position {banker!r} shows no tile")
+    tracker = RoundTracker(n_stable=1, banker=banker, rules=rules,
+                           commission=event.get("commission") or None,
+                           house_way=str(event.get("house_way") or "reference"), bets=bets,
+                           settle_wait=0)
+    rnd = tracker.update(positions, {"index": event.get("frame_index", 0)})
+    if rnd is None:  # the banker is still unreadable: the round as it stands, not settled
+        rnd = tracker.flush()
+        if rnd is None:
+            raise InputError(f"round {rid!r}: the entered tiles do not make a round")
+        if rnd.result is None:
+            rnd.reason = "still not settled after the manual entry: " + \
+                str(rnd.reason).split(": ", 1)[-1]
+    ev = build_round(rnd, str(rid), table_id=str(event.get("table_id")),
+                     source=str(event.get("source") or ""),
+                     frame_index=int(event.get("frame_index") or 0), time=time or _now(),
+                     model_version=str(event.get("model_version") or "unknown"),
+                     tiles=tiles, source_file=event.get("source_file")).to_dict()
+    ev["alerts"] = merge_alerts(ev["alerts"], round_alerts(ev))
+    ev["kind"] = KIND_MANUAL
+    ev["manual"] = {"round_time": old.get("round_time") or event.get("time"),
+                    "camera_record": old.get("camera_record", camera_record),
+                    "entries": new_entries, "by": by}
+    return ev
+
+
+def ack_record(event: Mapping, alert: Mapping, *, by: str | None = None,
+               note: str | None = None, time: str | None = None) -> dict:
+    """The payload acknowledging ``alert`` of the round ``event`` (module docstring).
+
+    Raises:
+        InputError: the alert is not one of the round's alerts.
+    """
+    want = (str(alert.get("kind")), alert.get("position"))
+    found = [a for a in event.get("alerts") or []
+             if (str(a.get("kind")), a.get("position")) == want]
+    if not found:
+        raise InputError(f"round {event.get('round_id')!r} has no alert {want[0]!r} at "
+                         f"{want[1]!r}")
+    a = found[0]
+    round_time = (event.get("manual") or {}).get("round_time") or event.get("time")
+    return {"kind": KIND_ACK, "round_id": event.get("round_id"),
+            "table_id": event.get("table_id"), "time": time or _now(),
+            "ack": {"round_time": round_time,
+                    "alert": {"kind": a.get("kind"), "position": a.get("position"),
+                              "detail": a.get("detail")},
+                    "by": by, "note": note},
+            "positions": {}, "alerts": []}
+
+
+def latest_round(store, table_id: str, round_id: str):
+    """``(camera record, newest manual record or None)`` of a stored round.
+
+    Raises:
+        InputError: the store holds no camera record of that round of that table.
+    """
+    camera, manual = None, None
+    for r in store.rounds(table_id=table_id, round_id=round_id):
+        k = record_kind(r.payload)
+        if k == "round":
+            camera = r
+        elif k == KIND_MANUAL:
+            manual = r
+    if camera is None:
+        raise InputError(f"round {round_id!r} of table {table_id!r} is not in audit store "
+                         f"{store.label!r}")
+    return camera, manual
+
+
+def append_manual(store, table_id: str, round_id: str, entries: Sequence[Mapping], *,
+                  by: str | None = None):
+    """Store a manual entry for a stored round (the newest manual record's entries kept);
+    returns the new :class:`vision.audit.AuditRecord`. Raises InputError (see
+    :func:`manual_round`, :func:`latest_round`)."""
+    camera, manual = latest_round(store, table_id, round_id)
+    base = manual.payload if manual is not None else camera.payload
+    ev = manual_round(base, entries, by=by, camera_record=camera.seq)
+    return store.append(ev, compute_alerts=False)
+
+
+def append_ack(store, table_id: str, round_id: str, alert: Mapping, *, by: str | None = None,
+               note: str | None = None):
+    """Store the acknowledgement of one alert of a stored round; returns the record."""
+    camera, manual = latest_round(store, table_id, round_id)
+    base = manual.payload if manual is not None else camera.payload
+    return store.append(ack_record(base, alert, by=by, note=note), compute_alerts=False)

@@ -1,0 +1,100 @@
+"""The shift report (:func:`vision.audit.report.shift_report`) as one printable HTML page."""
+
+from __future__ import annotations
+
+import html
+
+from .report import alert_text, seat_text
+
+__all__ = ["report_html"]
+
+_CSS = """
+body { font: 11pt/1.35 "DejaVu Sans", Arial, sans-serif; margin: 1.5cm; color: #000; }
+h1 { font-size: 16pt; margin: 0 0 .2em; } h2 { font-size: 13pt; margin: 1.2em 0 .3em; }
+table { border-collapse: collapse; width: 100%; margin-bottom: .8em; }
+th, td { border: 1px solid #888; padding: .15em .4em; text-align: left; vertical-align: top; }
+th { background: #eee; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.no { color: #a00; font-weight: bold; } .manual { color: #05a; font-weight: bold; }
+.meta { color: #333; } .totals td { font-weight: bold; }
+@media print { body { margin: 0; } tr { page-break-inside: avoid; } a { color: #000; } }
+@page { size: A4 landscape; margin: 1.2cm; }
+"""
+
+
+def report_html(report: dict) -> str:
+    """The report as one printable HTML page (no script, no outside resources; A4 landscape
+    when printed): totals, every round, the rounds not settled and why, the alerts and their
+    acknowledgement, the dealer's house-way deviations."""
+    e = html.escape
+    t = report["totals"]
+    period = f"{report.get('from') or 'start of the store'} to {report.get('to') or 'now'}"
+    out = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+           f"<title>Shift report {e(period)}</title><style>{_CSS}</style></head><body>",
+           "<h1>Pai gow shift report</h1>",
+           f"<p class='meta'>Period {e(period)}; table {e(report.get('table') or 'all')}; "
+           f"audit store {e(str(report['store']))}</p>",
+           "<h2>Totals</h2><table class='totals'><tr><th>Rounds</th><th>Settled</th>"
+           "<th>Not settled</th><th>Settled by manual entry</th><th>Alerts</th>"
+           "<th>Acknowledged</th><th>House-way deviations</th><th>House net</th></tr>",
+           f"<tr><td class='num'>{t['rounds']}</td><td class='num'>{t['settled']}</td>"
+           f"<td class='num'>{t['not_settled']}</td><td class='num'>{t['manual']}</td>"
+           f"<td class='num'>{t['alerts']}</td><td class='num'>{t['acknowledged']}</td>"
+           f"<td class='num'>{t['house_way_deviations']}</td>"
+           f"<td class='num'>{e(t['house_net'])}</td></tr></table>",
+           "<h2>Rounds</h2><table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th>"
+           "<th>Settled</th><th>Positions</th><th>House net</th><th>Alerts</th></tr>"]
+    for r in report["rounds"]:
+        settled = ("<span class='manual'>yes (manual entry)</span>" if r["settled"] and
+                   r["settled_by"] == "manual" else "yes" if r["settled"] else
+                   "<span class='no'>no</span>")
+        seats = "<br>".join(e(seat_text(p, v)) for p, v in r["positions"].items())
+        alerts = "<br>".join(e(alert_text(a)) for a in r["alerts"]) or "-"
+        out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
+                   f"<td>{e(r['time'])}</td><td>{settled}</td><td>{seats}</td>"
+                   f"<td class='num'>{e(r['house_net'] or '-')}</td><td>{alerts}</td></tr>")
+    out.append("</table>")
+    ns = [r for r in report["rounds"] if not r["settled"] or r["settled_by"] == "manual"]
+    out.append("<h2>Rounds not settled by the camera, and why</h2>")
+    if ns:
+        out.append("<table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th><th>Reason</th>"
+                   "<th>Manual entry</th></tr>")
+        for r in ns:
+            why = r["camera_reason"] if r["settled_by"] == "manual" else r["reason"]
+            entries = "<br>".join(e(f"tile {x['tile']} at {x['position']}: {x['face']}"
+                                    f" (camera: {x['camera'].get('state')})")
+                                  for x in r["manual_entries"]) or "-"
+            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
+                       f"<td>{e(r['time'])}</td><td>{e(why or '')}</td><td>{entries}</td></tr>")
+        out.append("</table>")
+    else:
+        out.append("<p>None.</p>")
+    out.append("<h2>Alerts</h2>")
+    al = [(r, a) for r in report["rounds"] for a in r["alerts"]]
+    if al:
+        out.append("<table><tr><th>Table</th><th>Round</th><th>Kind</th><th>Position</th>"
+                   "<th>Detail</th><th>Acknowledged</th></tr>")
+        for r, a in al:
+            if a["acknowledged"]:
+                ack = e(f"yes, {a['acknowledged_at'] or ''}" + (
+                    f" by {a['acknowledged_by']}" if a["acknowledged_by"] else ""))
+            else:
+                ack = "<span class='no'>no</span>"
+            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
+                       f"<td>{e(a['kind'])}</td><td>{e(str(a['position'] or '-'))}</td>"
+                       f"<td>{e(a['detail'] or '')}</td><td>{ack}</td></tr>")
+        out.append("</table>")
+    else:
+        out.append("<p>None.</p>")
+    out.append("<h2>Dealer house-way deviations</h2>")
+    dv = [(r, a) for r in report["rounds"] for a in r["house_way_deviations"]]
+    if dv:
+        out.append("<table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th><th>Detail</th>"
+                   "</tr>")
+        for r, a in dv:
+            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
+                       f"<td>{e(r['time'])}</td><td>{e(a['detail'] or '')}</td></tr>")
+        out.append("</table>")
+    else:
+        out.append("<p>None.</p>")
+    out.append("</body></html>\n")
+    return "\n".join(out)
