@@ -14,15 +14,11 @@ Routes (all read-only except ``/api/control/*``):
                                   ``?replay=N`` first sends the last N rounds already settled,
                                   ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
                                   (browser reconnect) replays the rounds settled after that id
-<<<<<<< HEAD
-``GET /healthz``                  ``{"ok": true, "status": ...}``
-``GET /dealer``, ``/?mode=dealer`` the dealer mode: full screen, readable at two metres
-=======
 ``GET /healthz``                  200 ``{"ok": true, ...}`` while the display is usable; 503
                                   ``{"ok": false, "state", "lost_s", "lost_since", "reason",
                                   ...}`` once the camera has been lost for longer than
                                   ``health_grace_s`` (:mod:`vision.web.health`)
->>>>>>> issue10c
+``GET /dealer``, ``/?mode=dealer`` the dealer mode: full screen, readable at two metres
 ``POST /api/control/reset``       start a new round (forget the current one); needs the token
 ``POST /api/control/ack``         acknowledge an alert (``{"round_id", "kind", "position",
                                   "by"}``), recorded in the audit store; needs the token
@@ -49,12 +45,9 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
-<<<<<<< HEAD
 from scoring.errors import InputError
 
-=======
 from .health import health_router
->>>>>>> issue10c
 from .hub import LiveFeed
 
 __all__ = ["create_app", "MJPEG_BOUNDARY"]

@@ -101,7 +101,7 @@ function renderAlerts(st) {
     const li = el("li", { class: a.acknowledged ? "acked" : "" }, a.say || "check the table");
     if (st.control && st.audit && !a.acknowledged) {
       const b = el("button", { type: "button", class: "ack" }, "Acknowledge");
-      b.addEventListener("click", () => post("/api/control/ack", { round_id: rid, kind: a.kind,
+      b.addEventListener("click", () => post("api/control/ack", { round_id: rid, kind: a.kind,
         position: a.position, by: document.getElementById("d-by").value }));
       li.append(b);
     }
@@ -122,7 +122,7 @@ function renderManual(st) {
     const sel = el("select", { class: "face", data: { tile: String(i) } },
       el("option", { value: "" }, "tile?"), ...FACES.map((f) => el("option", { value: f }, f)));
     const b = el("button", { type: "button", class: "enter" }, "Enter");
-    b.addEventListener("click", () => { if (sel.value) post("/api/control/manual", {
+    b.addEventListener("click", () => { if (sel.value) post("api/control/manual", {
       round_id: last.round_id, tile: i, face: sel.value,
       by: document.getElementById("d-by").value }); });
     return el("li", { data: { tile: String(i) } }, NAME(t.position) + " ", sel, b);
@@ -135,7 +135,7 @@ async function refresh() {
   if (busy) return;
   busy = true;
   try {
-    const r = await fetch("/api/state", { cache: "no-store" });
+    const r = await fetch("api/state", { cache: "no-store" });
     if (r.ok) render(await r.json());
   } catch (e) { setText("d-state", "display unreachable"); }
   finally { busy = false; }
@@ -146,7 +146,7 @@ document.addEventListener("DOMContentLoaded", () => {
   t.value = token = sessionStorage.getItem("paigow-token") || "";
   t.addEventListener("input", () => { token = t.value; sessionStorage.setItem("paigow-token", token); });
   document.getElementById("d-control").addEventListener("submit", (e) => e.preventDefault());
-  const es = new EventSource("/api/events");
+  const es = new EventSource("api/events");
   es.addEventListener("round", () => { refresh(); });
   refresh();
   setInterval(refresh, 1000);
