@@ -12,8 +12,8 @@ from scoring.setting import make_setting
 from scoring.settle import settle_round
 from vision.decode import TileRead
 from vision.events import EventWriter, round_event
-from vision.table import (Layout, RoundTracker, assign_positions, auto_group, build_positions,
-                          load_layout, pair_hands, point_in_polygon)
+from vision.table import (SEAT_MODEL, Layout, RoundTracker, assign_positions, auto_group,
+                          build_positions, load_layout, pair_hands, point_in_polygon)
 
 TW, TH = 40.0, 80.0  # tile size px (upright)
 
@@ -130,11 +130,26 @@ def test_assign_positions_by_polygon():
     assert sum(len(v) for v in groups.values()) == 16
 
 
-def test_auto_group_names_dealer_top_and_seats_right_to_left():
-    groups = auto_group(table_reads(), frame_size=(1920, 1080))
+def arc_reads(deal=DEAL, frame=(1920, 1080)):
+    """The deal's positions laid at their places of the table model (vision.table.SEAT_MODEL)."""
+    reads = []
+    for pos, faces in deal.items():
+        mx, my = SEAT_MODEL[pos]
+        cx, cy = frame[0] / 2 + frame[1] * mx, frame[1] / 2 + frame[1] * my
+        reads += position_tiles(faces, cx - (3 * TW + 22) / 2, cy, hand_gap=20.0)
+    return reads
+
+
+def test_auto_group_names_dealer_top_and_seats_by_place():
+    groups = auto_group(arc_reads(), frame_size=(1920, 1080))
     assert set(groups) == {"dealer", "1", "2", "3"}
     for pos, faces in DEAL.items():
         assert sorted(r.face for r in groups[pos]) == sorted(faces)
+    # seats 2, 3 and 4 present (seat 1 empty): named by place, not counted from the right
+    deal = {"dealer": DEAL["dealer"], "2": DEAL["1"], "3": DEAL["2"], "4": DEAL["3"]}
+    groups = auto_group(arc_reads(deal), frame_size=(1920, 1080))
+    assert {p: sorted(r.face for r in ts) for p, ts in groups.items()} == \
+        {p: sorted(f) for p, f in deal.items()}
 
 
 def test_pair_hands_by_proximity_any_order_high_first():

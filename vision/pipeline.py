@@ -45,7 +45,8 @@ from .models import load_detectors, model_version
 from .overlaps import drop_straddlers, resolve_overlapping_reads
 from .scales import STILL_SCALES, fuse_scale_reads
 from .schema import RoundEvent, TileRecord
-from .table import PositionState, RoundTracker, SettledRound, auto_group, build_positions, position_of
+from .seats import group_seats
+from .table import PositionState, RoundTracker, SettledRound, build_positions, position_of
 from .views import round_view
 
 __all__ = ["Pipeline", "FrameResult", "STAGES"]
@@ -251,12 +252,16 @@ class Pipeline:
         return [r for r in reads if r is not None], len(todo)
 
     def group(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
-        """``(position per read, groups)`` from the layout or automatic grouping."""
+        """``(position per read, groups)`` from the layout or, without one, seats named by
+        table place (:func:`vision.seats.group_seats`); the seats whose grouping is unclear
+        are in :attr:`seat_problems` (position -> ``[(kind, reason)]``), never settled."""
+        self.seat_problems: dict[str, list[tuple[str, str]]] = {}
         if self.layout is not None:
             where = position_of(reads, self.layout)
         else:
-            groups = auto_group(reads, frame_size)
-            ids = {id(r): p for p, rs in groups.items() for r in rs}
+            g = group_seats(reads, frame_size)
+            self.seat_problems = {p: list(v) for p, v in g.problems.items()}
+            ids = {id(r): p for p, rs in g.groups.items() for r in rs}
             where = [ids.get(id(r)) for r in reads]
         groups: dict[str, list[TileRead]] = {}
         for r, p in zip(reads, where):
@@ -299,7 +304,7 @@ class Pipeline:
             reads = resolve_overlapping_reads(reads)
         t2 = time.perf_counter()
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
-        positions = build_positions(groups, self.rules)
+        positions = build_positions(groups, self.rules, problems=self.seat_problems)
         settled = None
         if not stale:  # a frame with outdated detections does not count for stability
             tiles = [TileRecord.from_read(r, p) for r, p in zip(reads, where)]

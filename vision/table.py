@@ -6,16 +6,37 @@ Design: docs/architecture.md (the table stage); the rounds it produces become ro
 Positions
 ---------
 With a :class:`Layout` (YAML, polygons per position in image pixels) a tile belongs to the
-position whose polygon holds its centre (:func:`assign_positions`). Without a layout,
-:func:`auto_group` clusters the tiles by proximity: single linkage on centre distances, links
-taken shortest first, never joining groups into more than four tiles and never longer than
-``link * median tile long side`` (default 2.5: the tiles of a hand touch, a position's two
-hands lie within about a tile length of each other, positions are further apart). The group whose
-centroid is nearest the top centre of the frame is the **dealer** (an overhead camera looks
-down on the table from the players' side, the dealer opposite at the top); the other groups are
-seats "1".."7" from the dealer's left: image right to left. Without a layout, seat numbers are
-therefore an order of the groups present, not the table's seat numbers: use a layout for real
-tables. Either way the *banker* is a position name (``"dealer"`` by default; ``--banker 3``
+position whose polygon holds its centre (:func:`assign_positions`). A layout pins the seats;
+``paigow layout propose FRAME`` writes one from a still frame (:mod:`vision.layout_propose`).
+
+Without a layout, :func:`group_seats` names the tiles by *where* they lie, never by counting
+groups (a chip taken for a tile or a hand split in two must not shift every seat after it):
+
+1. tiles whose outlines come within ``UNIT_GAP`` tile widths form a group (a hand, or a
+   position whose hands touch);
+2. the table model :data:`SEAT_MODEL` -- the dealer at the top centre, seats "1".."7" evenly
+   along an arc facing the dealer, seat 1 at the image right -- is fitted (scale, shift, a
+   turn of at most ``MAX_ROTATION``) to the groups that look like a position (four touching
+   tiles, or two hands of two). The dealer's group and at least ``MIN_FIT - 1`` others must
+   fit, the dealer's tiles must lie square to the fitted table (``DEALER_SQUARE``), no
+   different assignment of those groups to places may fit about as well, and no
+   position-like group may be left over beyond an end seat; otherwise no position is named
+   (the reason is kept). Along the arc the seats fit their own image shifted by one seat
+   after a turn of about 18 degrees; the dealer's square tiles and the left-over end seat are
+   what keep the names from sliding;
+3. each group goes to the fitted place nearest its centre; a group further than
+   ``STRAY_RADIUS`` seat spacings from every place is left out (a chip, a card, the woodpile);
+   a group about as near a second place (``BETWEEN_RATIO``) lies between two positions and
+   makes both unclear;
+4. a position is a seat candidate only with exactly four tiles that are the group the table
+   was fitted to at that place, lying as two hands of two, with no other tile within
+   ``NEAR_RATIO`` of the gap between their two hands.
+
+Unclear positions carry a ``("seat_unclear", why)`` problem (``build_positions(...,
+problems=)``) and are never settled: the grouping abstains rather than guesses. Callers that
+take only the groups (:func:`auto_group`) get the unclear positions withheld unless their tile
+count already keeps them from settling.
+Either way the *banker* is a position name (``"dealer"`` by default; ``--banker 3``
 when seat 3 banks).
 
 A position's four tiles are two hands laid together: :func:`pair_hands` chooses the pairing of
@@ -62,6 +83,7 @@ from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money
 from scoring.tiles import TILES_BY_FACE
 
 from .decode import TileRead
+from .seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
 __all__ = [
     "Layout",
@@ -72,6 +94,9 @@ __all__ = [
     "assign_positions",
     "position_of",
     "auto_group",
+    "group_seats",
+    "SeatGrouping",
+    "SEAT_MODEL",
     "pair_hands",
     "build_positions",
     "point_in_polygon",
@@ -278,62 +303,6 @@ def assign_positions(reads: Sequence[TileRead], layout: Layout) -> dict[str, lis
     return out
 
 
-def auto_group(reads: Sequence[TileRead], frame_size: tuple[int, int] | None = None,
-               link: float = 2.5) -> dict[str, list[TileRead]]:
-    """Group tiles into positions without a layout (see module docstring).
-
-    Args:
-        reads: the frame's tiles.
-        frame_size: ``(width, height)`` px of the frame (top centre = ``(width/2, 0)``); default:
-            the top centre of the tiles' bounding box.
-        link: longest link in median tile long sides (single linkage, groups of at most 4).
-
-    Returns:
-        ``{"dealer": [...], "1": [...], ...}``; groups beyond the dealer and seven seats are
-        dropped (the eighth seat does not exist).
-    """
-    reads = list(reads)
-    if not reads:
-        return {}
-    c = np.array([r.centre for r in reads])
-    size = float(np.median([r.long_side for r in reads]))
-    thr = link * max(size, 1.0)
-    parent = list(range(len(reads)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    d = np.linalg.norm(c[:, None] - c[None], axis=-1)
-    count = [1] * len(reads)
-    iu, ju = np.triu_indices(len(reads), 1)
-    for k in np.argsort(d[iu, ju], kind="stable"):
-        i, j = int(iu[k]), int(ju[k])
-        if d[i, j] > thr:
-            break
-        a, b = find(i), find(j)
-        if a != b and count[a] + count[b] <= 4:
-            parent[a] = b
-            count[b] += count[a]
-    groups: dict[int, list[int]] = {}
-    for i in range(len(reads)):
-        groups.setdefault(find(i), []).append(i)
-    members = list(groups.values())
-    if frame_size is not None:
-        top = np.array([frame_size[0] / 2.0, 0.0])
-    else:
-        top = np.array([(c[:, 0].min() + c[:, 0].max()) / 2, c[:, 1].min()])
-    cents = [c[m].mean(0) for m in members]
-    dealer = int(np.argmin([np.linalg.norm(g - top) for g in cents]))
-    out = {"dealer": [reads[i] for i in members[dealer]]}
-    rest = sorted((k for k in range(len(members)) if k != dealer), key=lambda k: -cents[k][0])
-    for n, k in enumerate(rest[:7], start=1):
-        out[str(n)] = [reads[i] for i in members[k]]
-    return out
-
-
 def pair_hands(tiles4: Sequence[TileRead], rules="pa") -> tuple[list[TileRead], list[TileRead]]:
     """Split four tiles into the two hands lying together.
 
@@ -373,8 +342,9 @@ class PositionState:
         tiles: its :class:`TileRead` s (high hand first when set).
         setting: the :class:`scoring.setting.Setting` laid (high = the higher hand), or None
             when the position has a problem.
-        problems: list of ``(kind, detail)``: kind ``"wrong_tile_count"``, ``"unknown_tile"``
-            or ``"face_down"``; a position with problems is never settled.
+        problems: list of ``(kind, detail)``: kind ``"wrong_tile_count"``, ``"unknown_tile"``,
+            ``"face_down"`` or ``"seat_unclear"`` (automatic grouping, :func:`group_seats`); a
+            position with problems is never settled.
     """
 
     position: str
@@ -397,15 +367,25 @@ class PositionState:
         return "; ".join(d for _, d in self.problems) or None
 
 
-def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa"
+def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
+                    problems: Mapping[str, Sequence[tuple[str, str]]] | None = None
                     ) -> dict[str, PositionState]:
-    """:class:`PositionState` per position that shows at least one tile."""
+    """:class:`PositionState` per position that shows at least one tile or has a problem.
+
+    Args:
+        groups: position -> its tiles.
+        rules: rule profile (for which hand is high).
+        problems: position -> ``[(kind, detail)]`` found before (e.g. by :func:`group_seats`:
+            a position whose grouping is unclear); such a position is never settled.
+    """
     out: dict[str, PositionState] = {}
-    for pos, tiles in groups.items():
-        tiles = list(tiles)
-        if not tiles:
+    problems = problems or {}
+    for pos in list(groups) + [p for p in problems if p not in groups]:
+        tiles = list(groups.get(pos, ()))
+        if not tiles and not problems.get(pos):
             continue
         st = PositionState(pos, tiles)
+        st.problems.extend((str(k), str(d)) for k, d in problems.get(pos, ()))
         if len(tiles) != 4:
             st.problems.append(("wrong_tile_count", f"{len(tiles)} tiles, a position holds 4"))
         n_unknown = sum(r.state == "unknown" for r in tiles)

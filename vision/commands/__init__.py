@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-_GROUPS = ("render", "train", "run", "audit", "export", "serve", "reaudit")
+_GROUPS = ("render", "train", "run", "audit", "export", "serve", "reaudit", "layout")
 
 
 def register(sub) -> None:

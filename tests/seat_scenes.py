@@ -1,0 +1,135 @@
+"""Held-out rendered tables with distractors, for the seat-safety checks (issue 8 item 3).
+
+:func:`table_with_distractors` renders :func:`vision.synth.render_table` (which already lays
+casino chips beside the positions) and adds, in free table space, one or two playing cards and
+a woodpile (a row of face-down tile stacks): the things a real table shows besides the hands.
+:func:`seat_violations` compares what a round settled with the truth of the scene. Imported by
+tests (tests/ is on sys.path, see conftest.py) and by scripts that measure the same figures.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vision import synth
+from vision import synth_draw as D
+from vision import synth_scenery as S
+
+
+def _free_point(rng, image_size, centres, clearance, tries=200):
+    """A random point (x, y) px at least ``clearance`` px from every centre (None if none)."""
+    w, h = image_size
+    for _ in range(tries):
+        p = np.array([rng.uniform(0.06, 0.94) * w, rng.uniform(0.06, 0.94) * h])
+        if len(centres) == 0 or np.min(np.linalg.norm(centres - p, axis=1)) > clearance:
+            return p
+    return None
+
+
+def table_with_distractors(seed: int, n_cards: int | None = None, woodpile: bool = True):
+    """A full rendered table (:func:`vision.synth.render_table`) plus cards and a woodpile.
+
+    Args:
+        seed: scene seed (>= 1_000_000 for held-out checks); the distractors use the same seed.
+        n_cards: playing cards to add (None: 1 or 2).
+        woodpile: add a row of 2-6 face-down tile stacks (2-4 levels).
+
+    Returns:
+        the :class:`vision.synth.TableScene` with its image changed in place (the truth tiles
+        are unchanged: distractors are only placed at least 1.3 tile lengths from every tile
+        centre, so no tile is covered).
+    """
+    scene = synth.render_table(seed)
+    rng = np.random.default_rng(seed + 7_777)
+    img = scene.image
+    h, w = img.shape[:2]
+    mask = np.zeros((h, w), np.uint8)
+    centres = np.array([t.polygon.astype(np.float64).mean(0) for t in scene.tiles])
+    longs = [max(np.linalg.norm(t.polygon[1] - t.polygon[0]), np.linalg.norm(t.polygon[2] - t.polygon[1]))
+             for t in scene.tiles]
+    L = float(np.median(longs))
+    st = D.random_style(rng, scene.style or None)
+    short = L / st.aspect
+    taken = list(centres)
+    for _ in range(int(rng.integers(1, 3)) if n_cards is None else n_cards):
+        size = short * rng.uniform(2.0, 3.5)
+        p = _free_point(rng, (w, h), np.array(taken), 1.3 * L + size * 0.6)
+        if p is None:
+            continue
+        S.draw_card(img, mask, p, size, rng.uniform(0, math.pi), rng)
+        taken.append(p)
+    if woodpile:
+        n_st = int(rng.integers(2, 7))
+        levels = int(rng.integers(2, 5))
+        ang = rng.normal(0, 0.15) + (math.pi / 2 if rng.random() < 0.3 else 0)
+        span = n_st * short * 1.05
+        p = _free_point(rng, (w, h), np.array(taken), 1.3 * L + span / 2)
+        if p is not None:
+            sw = int(np.clip(round(short * 1.4), 12, 220))
+            s = short / sw
+            ca, sa = math.cos(ang), math.sin(ang)
+            light = np.array([0.6, -0.8])
+            thick = short * 0.3
+            for k in range(n_st):
+                off = (k - (n_st - 1) / 2) * short * 1.05
+                cx, cy = p[0] + off * ca, p[1] + off * sa
+                spr, alpha = D.render_back_sprite(st, sw, rng, light)
+                sh = alpha.shape[0]
+                for lev in range(levels):
+                    A = np.array([[ca * s, -sa * s, 0], [sa * s, ca * s, 0]], np.float64)
+                    c = np.array([cx, cy - thick * lev])
+                    A[:, 2] = c - A[:, :2] @ np.array([sw / 2, sh / 2])
+                    shade = np.float32(0.75 if lev < levels - 1 else 1.0)
+                    synth._blend(img, spr * shade, alpha, A)
+    return scene
+
+
+def true_position_sets(scene) -> dict[str, set[int]]:
+    """Truth: position -> indices (into ``scene.tiles``) of its tiles."""
+    out: dict[str, set[int]] = {}
+    for i, t in enumerate(scene.tiles):
+        if t.position is not None:
+            out.setdefault(t.position, set()).add(i)
+    return out
+
+
+def match_reads(scene, reads) -> list[int | None]:
+    """For each read, the index of the true tile whose polygon holds the read's centre (None:
+    no true tile there -- a chip, a card or a woodpile stack taken for a tile)."""
+    from vision.table import point_in_polygon
+
+    out: list[int | None] = []
+    for r in reads:
+        hit = None
+        for i, t in enumerate(scene.tiles):
+            if t.position is not None and point_in_polygon(r.centre, t.polygon):
+                hit = i
+                break
+        out.append(hit)
+    return out
+
+
+def seat_violations(scene, reads, final: dict[str, list]) -> list[str]:
+    """Settled positions whose tiles are not exactly the four tiles of the true position of the
+    same name.
+
+    Args:
+        scene: the rendered :class:`vision.synth.TableScene`.
+        reads: every :class:`vision.decode.TileRead` of the frame.
+        final: position -> its four reads, for every position the round settled.
+
+    Returns:
+        one line per violation (empty when every settled position is right).
+    """
+    truth = true_position_sets(scene)
+    idx = {id(r): m for r, m in zip(reads, match_reads(scene, reads))}
+    bad = []
+    for pos, tiles in final.items():
+        got = [idx.get(id(r)) for r in tiles]
+        if None in got or set(got) != truth.get(pos, set()) or len(set(got)) != len(got):
+            owners = sorted({scene.tiles[g].position for g in got if g is not None})
+            bad.append(f"position {pos} settled with tiles of {owners or 'no true tile'}"
+                       f"{' and non-tiles' if None in got else ''}")
+    return bad
