@@ -11,25 +11,6 @@ for (let a = 1; a <= 6; a++) for (let b = a; b <= 6; b++) FACES.push(a + "-" + b
 const rank = (p) => { const i = POS_ORDER.indexOf(p); return i < 0 ? 99 : i; };
 const byTable = (obj) => Object.entries(obj || {}).sort((a, b) => rank(a[0]) - rank(b[0]));
 
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") e.className = v;
-    else if (k === "data") for (const [dk, dv] of Object.entries(v)) e.dataset[dk] = dv;
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) {
-    if (c === null || c === undefined) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return e;
-}
-function setText(id, t) { document.getElementById(id).textContent = t; }
-function money(v) {
-  if (v === null || v === undefined) return "";
-  const s = String(v);
-  return (s.startsWith("-") || /^0(\.0*)?$/.test(s)) ? s : "+" + s;
-}
 
 function card(pos, p, manual) {
   const res = p.result || "in_play";
