@@ -37,8 +37,10 @@ def make_event(i: int) -> dict:
         if pos == "dealer":
             p.update({"house_way": {"high": hi, "low": lo}, "is_house_way": True})
         else:
-            p.update({"result": "win", "bet": "25", "net": "23.75", "commission": "1.25",
-                      "reason": None})
+            # the bet differs per round: the store keeps a round once (docs/audit.md), and
+            # rounds of one camera with the same deal and results would be one round
+            p.update({"result": "win", "bet": str(25 + i), "net": "23.75",
+                      "commission": "1.25", "reason": None})
         positions[pos] = p
         for j, face in enumerate(hi + lo):
             x, y = 100.0 + 200 * k + 40 * j, 300.0 + 3 * j

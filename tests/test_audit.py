@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from scoring.errors import InputError
-from vision.audit import (GENESIS_HASH, AuditStore, canonical_json, check_payouts,
-                          record_hash, verify)
+from vision.audit import AuditStore, canonical_json, check_payouts, verify
+from vision.audit.chain import HASHED_COLUMNS, meta_hash, record_hash_v2
 from vision.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,8 @@ def make_event(i: int, *, net1="0.95", net2="-1", table="table-1", dealer=None, 
     ev = {
         "round_id": f"r{i:06d}", "table_id": table,
         "time": f"2026-11-29T12:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
-        "source": "cam0", "frame_index": 100 * i, "rules": "pa", "commission": "0.05",
+        "source": "table.mp4", "source_file": "table.mp4", "frame_index": 100 * i,
+        "rules": "pa", "commission": "0.05",
         "house_way": "reference", "model_version": "tiles-v1+pips-v1",
         "banker_position": "dealer",
         "positions": {
@@ -84,13 +85,15 @@ def test_chain_verifies_and_hashes_recompute(store_path):
     with AuditStore(store_path) as s:
         recs = list(s.rounds())
         assert [r.seq for r in recs] == [1, 2, 3, 4, 5]
-        assert recs[0].prev_hash == GENESIS_HASH
+        meta = dict(s._db.execute("SELECT key, value FROM paigow_audit_meta").fetchall())
+        schema = s._db.execute("SELECT version, applied_at FROM paigow_audit_schema").fetchall()
+        assert recs[0].prev_hash == meta_hash(meta, schema)  # the meta table is chained
         for a, b in zip(recs, recs[1:]):
             assert b.prev_hash == a.hash
         r2 = recs[1]
         assert r2.frame_path.parent == Path(str(store_path) + ".frames")
         assert r2.frame_sha256 == __import__("hashlib").sha256(_jpeg(2)).hexdigest()
-        assert r2.hash == record_hash(r2.prev_hash, canonical_json(r2.payload), r2.frame_sha256)
+        assert r2.hash == _rehash(store_path, 2)
         assert recs[2].frame_sha256 == "" and recs[2].frame_path is None
     assert res.head_hash == recs[-1].hash
 
@@ -141,7 +144,17 @@ def test_payload_change_names_record(store_path):
                         "WHERE seq = 3", "paigow_rounds_no_update")
     res = verify(store_path)
     assert not res.ok and res.broken_seq == 3 and res.broken_round_id == "r000003"
-    assert res.reason.startswith("payload changed")
+    assert res.reason.startswith("record changed")
+
+
+def _rehash(path, seq, **changes) -> str:
+    """The version 2 hash of record ``seq`` with ``changes`` to its columns."""
+    con = _raw(path)
+    con.row_factory = sqlite3.Row
+    row = dict(con.execute("SELECT * FROM paigow_rounds WHERE seq = ?", (seq,)).fetchone())
+    con.close()
+    row.update(changes)
+    return record_hash_v2({c: row[c] for c in HASHED_COLUMNS})
 
 
 def test_rehashed_record_breaks_next_link(store_path):
@@ -149,7 +162,7 @@ def test_rehashed_record_breaks_next_link(store_path):
         r = s.get(2)
     p = dict(r.payload, source="elsewhere")
     text = canonical_json(p)
-    h = record_hash(r.prev_hash, text, r.frame_sha256)
+    h = _rehash(store_path, 2, payload=text)
     _tamper(store_path, f"UPDATE paigow_rounds SET payload = '{text}', hash = '{h}' "
                         "WHERE seq = 2", "paigow_rounds_no_update")
     res = verify(store_path)
@@ -176,8 +189,8 @@ def test_byte_edit_of_file_is_named(store_path):
     i = data.index(needle)
     data[i:i + len(needle)] = b'"round_id":"r000094"'
     store_path.write_bytes(bytes(data))
-    res = verify(store_path)
-    assert not res.ok and res.broken_seq == 4 and res.reason.startswith("payload changed")
+    res = verify(store_path)  # the payload no longer agrees with its round_id column
+    assert not res.ok and res.broken_seq == 4 and res.reason.startswith("column round_id")
 
 
 def test_frame_changed_and_missing_are_named(store_path):
@@ -410,3 +423,41 @@ def test_sigkill_mid_append_loses_at_most_the_round_in_progress(tmp_path):
     res = verify(db)
     assert res.ok, str(res)
     assert reported <= res.rounds <= reported + 1
+
+
+def test_version_1_store_is_verified_but_not_appended_to(tmp_path):
+    """A store written by the schema version 1 code (hash over payload and frame hash only)
+    still verifies; appending to it is refused with a line that says why."""
+    import hashlib
+
+    from vision.audit.chain import APPLICATION_ID, MAGIC
+
+    db = tmp_path / "v1.db"
+    con = _raw(db)
+    con.execute(f"PRAGMA application_id={APPLICATION_ID}")
+    con.execute("CREATE TABLE paigow_audit_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("CREATE TABLE paigow_audit_schema (version INTEGER PRIMARY KEY, "
+                "applied_at TEXT NOT NULL)")
+    con.execute("CREATE TABLE paigow_rounds (seq INTEGER PRIMARY KEY, round_id TEXT NOT NULL, "
+                "table_id TEXT NOT NULL, time TEXT NOT NULL, rules TEXT, model_version TEXT, "
+                "alert_kinds TEXT NOT NULL, frame_file TEXT NOT NULL, frame_sha256 TEXT NOT NULL,"
+                " payload TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, "
+                "UNIQUE (table_id, round_id, time))")
+    con.execute("INSERT INTO paigow_audit_meta VALUES ('magic', ?)", (MAGIC,))
+    con.execute("INSERT INTO paigow_audit_schema VALUES (1, '2026-11-29T00:00:00.000Z')")
+    prev = "0" * 64
+    for i in (1, 2):
+        ev = dict(make_event(i), alerts=[])
+        text = canonical_json(ev)
+        h = hashlib.sha256((prev + text).encode()).hexdigest()
+        con.execute("INSERT INTO paigow_rounds VALUES (?, ?, 'table-1', ?, 'pa', "
+                    "'tiles-v1+pips-v1', '', '', '', ?, ?, ?)",
+                    (i, ev["round_id"], ev["time"], text, prev, h))
+        prev = h
+    con.close()
+    res = verify(db)
+    assert res.ok and res.rounds == 2 and res.head_hash == prev
+    with AuditStore(db, create=False, read_only=True) as s:
+        assert [r.round_id for r in s.rounds()] == ["r000001", "r000002"]
+    with pytest.raises(InputError, match="schema version 1"):
+        AuditStore(db)

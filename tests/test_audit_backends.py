@@ -15,7 +15,8 @@ import pytest
 
 from scoring.errors import InputError
 from test_audit import _csv, _jpeg, make_event
-from vision.audit import GENESIS_HASH, AuditStore, check_payouts, record_hash, verify
+from vision.audit import AuditStore, check_payouts, verify
+from vision.audit.chain import HASHED_COLUMNS, record_hash_v2
 from vision.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,6 +56,15 @@ def _tamper(url, sql, params=()):
         c.close()
 
 
+def _rehash(store, seq, **changes) -> str:
+    """The hash (schema version 2: every column) of record ``seq`` with ``changes``."""
+    row = store._db.execute(f"SELECT {', '.join(HASHED_COLUMNS)} FROM paigow_rounds "
+                            "WHERE seq = ?", (seq,)).fetchone()
+    cols = dict(zip(HASHED_COLUMNS, row))
+    cols.update(changes)
+    return record_hash_v2(cols)
+
+
 def _fill(url, tmp_path, n=6):
     """Rounds 1..n alternating between two tables (odd: table-1, even: table-2); frames on
     rounds 2 and 5."""
@@ -71,9 +81,9 @@ def test_append_and_per_table_chains_verify(store_url, tmp_path):
         assert [r.seq for r in recs] == [1, 2, 3, 4, 5, 6]
         # one chain per table: each record links to the previous record of its own table
         last: dict[str, str] = {}
-        for r in recs:
-            assert r.prev_hash == last.get(r.table_id, GENESIS_HASH)
-            assert r.hash == record_hash(r.prev_hash, r.payload_json, r.frame_sha256)
+        for r in recs:  # a table's first record is chained to the meta tables
+            assert r.prev_hash == last.get(r.table_id, s._genesis())
+            assert r.hash == _rehash(s, r.seq)
             last[r.table_id] = r.hash
         assert s.last_record("table-2").round_id == "r000006"
         assert s.last_record("table-1").round_id == "r000005"
@@ -125,7 +135,7 @@ def test_payload_change_is_named(store_url, tmp_path):
             (payload.replace('"net":"-1"', '"net":"1"'),))
     res = verify(store_url, frames_dir=_frames(tmp_path))
     assert not res.ok and res.broken_seq == 4 and res.broken_round_id == "r000004"
-    assert res.reason.startswith("payload changed")
+    assert res.reason.startswith("record changed")
 
 
 def test_rehashed_record_breaks_its_tables_next_link(store_url, tmp_path):
@@ -134,9 +144,10 @@ def test_rehashed_record_breaks_its_tables_next_link(store_url, tmp_path):
     _fill(store_url, tmp_path)
     with _open(store_url, tmp_path) as s:
         r = s.get(4)
-    payload = r.payload_json.replace('"net":"-1"', '"net":"1"')
+        payload = r.payload_json.replace('"net":"-1"', '"net":"1"')
+        h = _rehash(s, 4, payload=payload)
     _tamper(store_url, "UPDATE paigow_rounds SET payload = ?, hash = ? WHERE seq = 4",
-            (payload, record_hash(r.prev_hash, payload, r.frame_sha256)))
+            (payload, h))
     res = verify(store_url, frames_dir=_frames(tmp_path))
     assert not res.ok and res.broken_seq == 6
     assert res.reason.startswith("prev link broken") and "of record 4" in res.reason

@@ -99,6 +99,13 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a full disk anywhere: one line naming the file, exit 2
+        import errno
+
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(args.command, f"disk full: {where}{exc.strerror or exc}", as_json)
     return int(rc or 0)
 
 

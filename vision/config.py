@@ -294,6 +294,8 @@ class OutputConfig:
         max_frames: stop after this many frames (None: the whole source).
         audit_frames: folder of the audit store's key frames (default ``<db>.frames`` beside
             an SQLite file; required with a PostgreSQL URL: key frames are files).
+        audit_key_file: file holding the audit store's secret key (None: the environment
+            variable ``PAIGOW_AUDIT_KEY`` when set, else an unkeyed store; docs/audit.md).
     """
 
     out_dir: Path | None = None
@@ -303,6 +305,7 @@ class OutputConfig:
     progress: bool = True
     max_frames: int | None = None
     audit_frames: Path | None = None
+    audit_key_file: Path | None = None
 
     def __post_init__(self) -> None:
         if self.max_frames is not None:

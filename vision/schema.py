@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from scoring.errors import InputError
 
-__all__ = ["RoundEvent", "PositionOutcome", "TileRecord", "Alert", "BankTotals",
+__all__ = ["RoundEvent", "round_number", "PositionOutcome", "TileRecord", "Alert", "BankTotals",
            "SCHEMA_FILE", "TILE_STATES", "RESULTS"]
 
 #: The JSON Schema of :meth:`RoundEvent.to_dict` (in the repository's docs/; not installed
@@ -303,3 +303,11 @@ class RoundEvent:
 
         return replace(self, alerts=tuple(a if isinstance(a, Alert) else Alert.from_dict(a)
                                           for a in alerts))
+
+
+def round_number(round_id) -> int:
+    """The number of a pipeline round id ``"r000042"`` -> 42 (0 for anything else)."""
+    if isinstance(round_id, str) and len(round_id) > 1 and round_id[0] == "r" \
+            and round_id[1:].isdigit():
+        return int(round_id[1:])
+    return 0

@@ -10,6 +10,14 @@ is written to ``events.jsonl``, stdout or the dealer display, so a crash loses a
 round in progress and the store never holds fewer rounds than were reported; what the sinks
 get is the stored event. Round ids continue from the store's last ``r<number>`` of the table.
 
+Stopping: :meth:`Session.stop` (the dealer display), a closed window, and SIGTERM (what
+systemd and docker send; handled when the session runs in the main thread) end the loop after
+the current frame, like the end of the source: the open round is flushed, the annotated video
+closed (playable) and the store left consistent; ``summary()["stopped"]`` then names the
+signal. A full disk (``ENOSPC``, ``EDQUOT``, SQLite's "disk is full") ends the session the
+same way and raises :class:`scoring.errors.InputError` naming the file: every round committed
+before it is kept, the round being written is not half-stored.
+
 Every round is accounted for: when the source ends (or the session is stopped) the round still
 open is flushed (:meth:`vision.pipeline.Pipeline.flush`) and, if it showed tiles, emitted as an
 unsettled round with its reasons; for still images (each its own table) that happens before
@@ -18,11 +26,16 @@ each next image.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import signal
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
+
+from scoring.errors import InputError
 
 from .config import OutputConfig, PipelineConfig, RunConfig
 from .identify import progress_bar
@@ -80,7 +93,7 @@ class Session:
             pcfg: PipelineConfig = config.pipeline
             self.stills = kind in ("image", "images") and pcfg.table.n_stable is None
             if out.audit is not None:
-                self.audit = AuditSink(out.audit, out.audit_frames)
+                self.audit = AuditSink(out.audit, out.audit_frames, out.audit_key_file)
             if pipeline is None:
                 pcfg = pcfg.with_table(n_stable=1 if self.stills else (pcfg.table.n_stable or 10))
                 pipeline = Pipeline(pcfg, tile_detector=tile_detector, pip_detector=pip_detector)
@@ -103,6 +116,11 @@ class Session:
         self.frames = 0
         self.capture_s = 0.0
         self.wall_s = 0.0
+        self.stopped_by: str | None = None
+        self._full: OSError | None = None
+        #: a recording looped on purpose: each pass is new rounds for the audit store
+        self._replay_id = f"{time.time_ns():x}-{id(self):x}"
+        self._pass = 0
 
     # -- control (thread-safe) ----------------------------------------------------------------
     def stop(self) -> None:
@@ -125,13 +143,55 @@ class Session:
         bar = progress_bar(total, out.progress and total is not None and total > 1, "run")
         t_start = time.perf_counter()
         try:
-            self._loop(bar)
+            with self._sigterm_stops():
+                self._loop(bar)
+        except OSError as exc:
+            if not _disk_full(exc):
+                raise
+            self._full = exc
         finally:
             self.wall_s = time.perf_counter() - t_start
             if bar is not None:
                 bar.close()
-            self.close()
+            try:
+                self.close()
+            except OSError as exc:  # the open round could not be stored either
+                if not _disk_full(exc):
+                    raise
+                self._full = self._full or exc
+        if self._full is not None:
+            raise InputError(self._full_message())
         return self.summary()
+
+    def _full_message(self) -> str:
+        exc = self._full
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        kept = (f"; the {self.audit.appended} round(s) stored before it are kept"
+                if self.audit is not None else "")
+        return (f"disk full: {where}{exc.strerror or exc} (stopped after {self.frames} "
+                f"frame(s){kept})")
+
+    @contextlib.contextmanager
+    def _sigterm_stops(self):
+        """While the loop runs in the main thread, SIGTERM stops it like :meth:`stop` (a
+        second SIGTERM interrupts at once, like Ctrl-C)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_sigterm(signum, frame):
+            if self.stopped_by is not None:
+                raise KeyboardInterrupt
+            self.stopped_by = "SIGTERM"
+            self._stop.set()
+            # closing a live source joins its reader thread: not inside a signal handler
+            threading.Thread(target=self.stop, name="sigterm-stop", daemon=True).start()
+
+        old = signal.signal(signal.SIGTERM, on_sigterm)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, old)
 
     def _loop(self, bar) -> None:
         max_frames = self.config.output.max_frames
@@ -171,6 +231,7 @@ class Session:
 
             self.src = open_source(self.config.source, policy=self.config.capture.policy())
             self._restart()
+            self._pass += 1
 
     def _restart(self) -> None:
         """Flush the open round (it is accounted for), then forget the table state."""
@@ -198,19 +259,28 @@ class Session:
             self._emit(res.round, res.key_frame)
 
     def _emit(self, event: RoundEvent, key_frame) -> None:
-        """Stored before reported: the audit store first, then every sink the stored event."""
+        """Stored before reported: the audit store first, then every sink the stored event.
+        A round the store already holds (exactly once) is not reported again."""
         if self.audit is not None:
-            event = self.audit.store_round(event, key_frame)
+            looped = self.loop and not getattr(self.src, "live", False)
+            replay = f"{self._replay_id}:{self._pass}" if looped else None
+            event = self.audit.store_round(event, key_frame, replay)
+            if hasattr(self.pipeline, "round_base"):  # the overlay's next id = the store's
+                self.pipeline.round_base = self.audit.last_number - self.pipeline.round_no
+            if event is None:
+                return
         if self.keep_events:
             self.events.append(event.to_dict())
         for s in self.sinks:
             s.round(event)
 
     def close(self) -> None:
-        """Flush the open round, close sinks, the store and the source (idempotent)."""
+        """Flush the open round, close sinks, the store and the source (idempotent). On a
+        full disk the open round is not stored (nothing committed is touched)."""
         if getattr(self, "pipeline", None) is not None and not getattr(self, "_closed", False):
             try:
-                self._flush()
+                if getattr(self, "_full", None) is None:
+                    self._flush()
             finally:
                 self._closed = True
                 self._close_all()
@@ -219,19 +289,28 @@ class Session:
             self._close_all()
 
     def _close_all(self) -> None:
-        for s in self.sinks:
-            s.close()
+        full = None
+        for s in self.sinks:  # every sink is closed (the video stays playable) whatever fails
+            try:
+                s.close()
+            except OSError as exc:
+                if not _disk_full(exc):
+                    raise
+                full = full or exc
         self.sinks = []
         if self.audit is not None:
             self.audit.close()
         if self.src is not None:
             self.src.close()
+        if full is not None:
+            raise full
 
     def summary(self) -> dict:
         """``{"source", "frames", "rounds", "ms_per_frame": {stage: ms}, "fps_pipeline",
         "fps_wall", "events": [event dicts], "output", "events_path", "capture_stats",
-        "model_version"}`` plus, with an audit store, ``"audit": {"store", "appended",
-        "head_hash"}``."""
+        "model_version", "stopped"}`` (``stopped``: the signal that stopped the session, e.g.
+        ``"SIGTERM"``, else None) plus, with an audit store, ``"audit": {"store", "appended",
+        "already_recorded", "head_hash"}``."""
         pipe = self.pipeline
         s = pipe.summary(self.capture_s, self.wall_s) if hasattr(pipe, "summary") else {}
         out_dir = self.config.output.out_dir
@@ -242,10 +321,17 @@ class Session:
             "events_path": str(out_dir / "events.jsonl") if out_dir is not None else None,
             "capture_stats": self.src.stats().to_dict() if self.src is not None else None,
             "model_version": getattr(pipe, "model_version", None),
+            "stopped": self.stopped_by,
         })
         if self.audit is not None:
             s["audit"] = self.audit.summary()
         return s
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """True for "no space left" / "quota exceeded" errors (the audit store turns SQLite's
+    "disk is full" into ``ENOSPC``)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _round_of(res) -> RoundEvent | None:

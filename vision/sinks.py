@@ -23,7 +23,7 @@ import numpy as np
 from scoring.errors import InputError
 
 from .events import EventWriter
-from .schema import RoundEvent
+from .schema import RoundEvent, round_number
 
 __all__ = ["Sink", "AnnotatedOutput", "EventsFile", "EventStream", "Window", "AuditSink",
            "round_number"]
@@ -110,7 +110,12 @@ class EventsFile(Sink):
         self._writer = EventWriter(self.path, fsync=True)
 
     def round(self, event: RoundEvent) -> None:
-        self._writer.write(event)
+        try:
+            self._writer.write(event)
+        except OSError as exc:  # e.g. a full disk: name the file
+            if exc.filename:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def close(self) -> None:
         self._writer.close()
@@ -159,38 +164,44 @@ class Window(Sink):
             pass
 
 
-def round_number(round_id: str | None) -> int:
-    """The number of a pipeline round id ``"r000042"`` -> 42 (0 for anything else)."""
-    if isinstance(round_id, str) and len(round_id) > 1 and round_id[0] == "r" \
-            and round_id[1:].isdigit():
-        return int(round_id[1:])
-    return 0
-
-
 class AuditSink:
     """The audit store (:mod:`vision.audit`) as the session's first consumer of rounds.
+
+    Exactly once: each round gets the next number of its table inside the store's write
+    transaction, and a round the store already holds (same table, source and content: the
+    settled round still in view after a restart, a second process on the same source) is not
+    stored again -- :meth:`store_round` returns None and the session does not report it.
 
     Args:
         audit: a path (SQLite file, created when missing), a ``postgresql://`` URL or an open
             :class:`vision.audit.AuditStore` (left open at the end).
         frames_dir: the store's key-frame folder (default ``<db>.frames``; required for a
             PostgreSQL URL).
+        key_file: the store's secret key file (default: ``$PAIGOW_AUDIT_KEY`` when set;
+            :func:`vision.audit.keys.load_key`).
 
     Raises:
-        InputError: a bad path, a foreign or damaged file.
+        InputError: a bad path, a foreign or damaged file, a bad key or a key that does not
+            fit the store.
     """
 
-    def __init__(self, audit, frames_dir=None) -> None:
+    def __init__(self, audit, frames_dir=None, key_file=None) -> None:
         from .audit import AuditStore
+        from .audit.keys import load_key
 
         if isinstance(audit, AuditStore):
             self.store, self._own = audit, False
         else:
             if not isinstance(audit, (str, os.PathLike)) or not str(audit).strip():
                 raise InputError(f"audit store must be a path or an AuditStore, got {audit!r}")
-            self.store, self._own = AuditStore(audit, create=True, frames_dir=frames_dir), True
+            self.store = AuditStore(audit, create=True, frames_dir=frames_dir,
+                                    key=load_key(key_file))
+            self._own = True
         self.appended = 0
+        self.already_recorded = 0
         self.head_hash: str | None = None
+        #: the number of the table's last stored round (``r000042`` -> 42)
+        self.last_number = 0
 
     def attach(self, table_id: str) -> int:
         """Check the store records this table; the round number to continue from.
@@ -204,24 +215,39 @@ class AuditSink:
                              f"run is table {table_id!r}")
         last = st.last_record(table_id)
         if last is None:
-            return 0
-        if last.payload.get("kind") in (None, "round"):
-            return round_number(last.round_id)
-        # manual entries and acknowledgements (vision.audit.entries) name earlier rounds
-        return max(round_number(r.round_id) for r in st.rounds(table_id=table_id))
+            self.last_number = 0
+        elif last.payload.get("kind") in (None, "round"):
+            self.last_number = round_number(last.round_id)
+        else:  # manual entries and acknowledgements (vision.audit.entries) name earlier rounds
+            self.last_number = max(round_number(r.round_id)
+                                   for r in st.rounds(table_id=table_id))
+        return self.last_number
 
-    def store_round(self, event: RoundEvent, key_frame: np.ndarray | None) -> RoundEvent:
+    def store_round(self, event: RoundEvent, key_frame: np.ndarray | None,
+                    replay: str | None = None) -> RoundEvent | None:
         """Append one round (one durable transaction, alerts of :mod:`vision.alerts` merged
-        in) with its key frame; returns the event as stored (merged alerts)."""
-        rec = self.store.append(event, frame=key_frame)
+        in, numbered by the store) with its key frame; returns the event as stored, or None
+        when the store already holds the round (it is not stored again). ``replay``: the
+        session and pass of a recording looped on purpose (each pass is new rounds).
+
+        Raises:
+            OSError: ``ENOSPC`` when the disk is full (nothing of this round is stored)."""
+        from .audit.store import DuplicateRound
+
+        try:
+            rec = self.store.append(event, frame=key_frame, renumber=True, replay=replay)
+        except DuplicateRound:
+            self.already_recorded += 1
+            return None
         self.appended += 1
         self.head_hash = rec.hash
-        return event.with_alerts(rec.alerts)
+        self.last_number = round_number(rec.round_id)
+        return RoundEvent.from_dict(rec.payload)
 
     def summary(self) -> dict:
-        """``{"store", "appended", "head_hash"}``."""
+        """``{"store", "appended", "already_recorded", "head_hash"}``."""
         return {"store": self.store.label, "appended": self.appended,
-                "head_hash": self.head_hash}
+                "already_recorded": self.already_recorded, "head_hash": self.head_hash}
 
     def close(self) -> None:
         if self._own:

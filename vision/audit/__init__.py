@@ -10,17 +10,23 @@ and two hashes that chain the records:
   UTF-8, no NaN); its ``alerts`` list is the event's own alerts merged with
   :func:`vision.alerts.round_alerts` (one per ``(kind, position)``).
 * ``frame_sha256``: SHA-256 (hex) of the key-frame JPEG bytes, or ``""`` when none.
-* ``hash = SHA-256(prev_hash + payload + frame_sha256)`` over the UTF-8 bytes of the plain
-  concatenation (both hashes are 64 lower-case hex digits or empty, the payload ends in ``}``, so
-  the concatenation is unambiguous). ``prev_hash`` is the ``hash`` of the previous record of the
-  same table (one chain per table, :data:`~vision.audit.chain.CHAIN_PER_TABLE`; stores written
-  before that hold one chain over all records); a table's first record has 64 zeros
-  (:data:`GENESIS_HASH`). Record ids (``seq``) run 1, 2, 3... over the whole store.
+* ``round_key``: the round's identity (:func:`vision.audit.chain.round_key`): one record per
+  table and key, so a round is stored exactly once (after a restart, with several writers).
+* ``hash``: SHA-256 of the canonical JSON of every other column
+  (:func:`vision.audit.chain.record_hash_v2`). ``prev_hash`` is the ``hash`` of the previous
+  record of the same table (one chain per table, :data:`~vision.audit.chain.CHAIN_PER_TABLE`);
+  a table's first record has the hash of the meta tables (:func:`vision.audit.chain.meta_hash`).
+  Record ids (``seq``) run 1, 2, 3... over the whole store. Stores of schema version 1 (hash
+  over payload and frame hash, first link 64 zeros; one chain over all records before
+  per-table chains) are still verified.
+* ``mac``: with a secret key (:mod:`vision.audit.keys`), HMAC-SHA256 of ``hash``.
 
 :func:`verify` recomputes the chain and names the first broken record and why. What the chain
-does not see by itself: removing the *last* records (truncation) leaves a valid shorter chain;
-keep :attr:`VerifyResult.head_hash` and :attr:`VerifyResult.rounds` outside the store (a daily
-report, a log line) to detect it.
+does not see by itself: removing the *last* records (truncation) leaves a valid shorter chain,
+and without a key an edit followed by recomputing every later hash is consistent again; keep
+anchors (``paigow audit anchor``: :attr:`VerifyResult.head_hash` and
+:attr:`VerifyResult.rounds`) outside the store and pass them to ``verify --anchor``. The full
+table of what is detected with and without a key is docs/audit.md.
 
 Storage
 -------
@@ -40,7 +46,9 @@ name, so database and folder move together). Settings, chosen for crash safety:
 * Append-only: triggers abort every ``UPDATE`` and ``DELETE`` on the three tables.
 * ``seq INTEGER PRIMARY KEY`` is the SQLite rowid: verify reads the chain in storage order.
 
-Each :meth:`AuditStore.append` is one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``): the key
+Each :meth:`AuditStore.append` is one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``; the head,
+the round number and the stored round keys are read inside it, so writers are serialised): the
+key
 frame is written to a temporary name, fsynced, renamed into place and the folder fsynced *before*
 the row commits; a crash in between leaves at most an orphan frame file (never referenced, and
 overwritten by nothing: names carry the hash) and never a row without its frame.
@@ -65,10 +73,11 @@ from __future__ import annotations
 from .chain import (APPLICATION_ID, GENESIS_HASH, MAGIC, SCHEMA_VERSION, AuditRecord,
                     VerifyResult, canonical_json, parse_time, record_hash)
 from .payouts import check_payouts
-from .store import AuditStore, verify
+from .store import AuditStore, DuplicateRound, verify
 
 __all__ = [
     "AuditStore",
+    "DuplicateRound",
     "AuditRecord",
     "VerifyResult",
     "verify",

@@ -17,13 +17,18 @@ from .chain import APPLICATION_ID
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 # Portable SQL (SQLite and PostgreSQL): "?" placeholders are rewritten per backend.
-_TABLES = (
+_META_TABLES = (
     """CREATE TABLE paigow_audit_meta (
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL)""",
     """CREATE TABLE paigow_audit_schema (
         version INTEGER PRIMARY KEY,
         applied_at TEXT NOT NULL)""",
+)
+# Schema version 2: every column hashed; one record per (table, round content) -- exactly once
+# (docs/audit.md; a camera round's id is unique in its table, checked on append: manual entries
+# and acknowledgements name the round they belong to); ``mac`` the record's HMAC ("" unkeyed).
+_TABLES = _META_TABLES + (
     """CREATE TABLE paigow_rounds (
         seq INTEGER PRIMARY KEY,
         round_id TEXT NOT NULL,
@@ -34,28 +39,35 @@ _TABLES = (
         alert_kinds TEXT NOT NULL,
         frame_file TEXT NOT NULL,
         frame_sha256 TEXT NOT NULL,
+        round_key TEXT NOT NULL,
         payload TEXT NOT NULL,
         prev_hash TEXT NOT NULL,
         hash TEXT NOT NULL UNIQUE,
-        UNIQUE (table_id, round_id, time))""",
+        mac TEXT NOT NULL,
+        UNIQUE (table_id, round_id, time),
+        UNIQUE (table_id, round_key))""",
     "CREATE INDEX paigow_rounds_round_id ON paigow_rounds (round_id)",
     "CREATE INDEX paigow_rounds_time ON paigow_rounds (time)",
     "CREATE INDEX paigow_rounds_table ON paigow_rounds (table_id, seq)",
 )
 _GUARDED = ("paigow_audit_meta", "paigow_audit_schema", "paigow_rounds")
-_COLUMNS = ("seq, round_id, table_id, time, rules, model_version, alert_kinds, frame_file, "
-            "frame_sha256, payload, prev_hash, hash")
-
-
-
+_COLUMNS_BY_VERSION = {
+    1: ("seq, round_id, table_id, time, rules, model_version, alert_kinds, frame_file, "
+        "frame_sha256, '' AS round_key, payload, prev_hash, hash, '' AS mac"),
+    2: ("seq, round_id, table_id, time, rules, model_version, alert_kinds, frame_file, "
+        "frame_sha256, round_key, payload, prev_hash, hash, mac"),
+}
+"""The columns read, per schema version (version 1 has no round key and no MAC)."""
+_INSERT_COLUMNS = _COLUMNS_BY_VERSION[2]
 
 
 class _SQLiteBackend:
     name = "sqlite"
 
-    def __init__(self, path: Path, create: bool):
+    def __init__(self, path: Path, create: bool, read_only: bool = False):
         self.path = path
         self.label = str(path)
+        self.read_only = read_only
         exists = path.exists()
         if exists:
             if path.is_dir():
@@ -78,15 +90,20 @@ class _SQLiteBackend:
             # check_same_thread=False: a session opens its store before the loop starts (to
             # reject a bad store before the models load) and the dealer display's loop then
             # runs in the feed thread; a store is used by one thread at a time.
-            self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0,
-                                        check_same_thread=False)
+            if read_only:
+                self.conn = _connect_read_only(path)
+            else:
+                self.conn = sqlite3.connect(str(path), isolation_level=None, timeout=30.0,
+                                            check_same_thread=False)
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot open audit store {str(path)!r}: {exc}") from None
         self.frames_default = Path(str(path) + ".frames")
 
     def configure(self) -> None:
         """Crash-safety settings; called once the file is known to be ours (a foreign file is
-        never modified)."""
+        never modified). Nothing to set on a read-only connection."""
+        if self.read_only:
+            return
         # Switching to WAL needs the file to itself: when a second writer opens an empty store
         # while the first creates the schema, SQLite answers "database is locked" at once
         # (its busy handler is not used for this lock). Retry for as long as the busy timeout.
@@ -151,6 +168,53 @@ class _SQLiteBackend:
     errors = (sqlite3.DatabaseError,)
     integrity_errors = (sqlite3.IntegrityError,)
 
+    @staticmethod
+    def is_full(exc: BaseException) -> bool:
+        """True for SQLite's "database or disk is full" (SQLITE_FULL)."""
+        return isinstance(exc, sqlite3.OperationalError) and (
+            getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+            or "disk is full" in str(exc))
+
+
+def _uri(path: Path, **params: str) -> str:
+    from urllib.parse import quote
+
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return f"file:{quote(str(path.resolve()))}?{query}"
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``: the file is never written; committed rounds still
+    in the write-ahead log are read, a writer may go on meanwhile). On read-only media, where
+    SQLite cannot create the ``-shm`` index beside the file, it opens the file
+    ``immutable=1`` (no locks, no WAL) -- correct there, as nothing can change the file --
+    unless a non-empty ``-wal`` file holds commits that this mode would not see (an error
+    naming it)."""
+    def connect(**params: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(_uri(path, **params), uri=True, isolation_level=None,
+                               timeout=30.0, check_same_thread=False)
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    try:
+        return connect(mode="ro")
+    except sqlite3.OperationalError as first:
+        wal = Path(str(path) + "-wal")
+        try:
+            pending = wal.stat().st_size > 0
+        except OSError:
+            pending = False
+        if pending:
+            raise InputError(
+                f"audit store {str(path)!r}: cannot open it read-only ({first}) and its "
+                f"write-ahead log {str(wal)!r} holds commits; copy both to a writable folder "
+                "and verify there") from None
+        return connect(mode="ro", immutable="1")
+
 
 class _PostgresBackend:
     """PostgreSQL through psycopg 3 (autocommit connection; explicit transactions).
@@ -180,6 +244,11 @@ class _PostgresBackend:
         self.frames_default = None
         self.errors = (psycopg.Error,)
         self.integrity_errors = (psycopg.IntegrityError,)
+        self.read_only = False
+
+    @staticmethod
+    def is_full(exc: BaseException) -> bool:
+        return getattr(exc, "sqlstate", None) in ("53100", "53200")  # disk full, out of memory
 
     def configure(self) -> None:
         pass
@@ -244,10 +313,10 @@ class _PostgresBackend:
         self.conn.close()
 
 
-def _open_backend(path_or_url, create: bool):
+def _open_backend(path_or_url, create: bool, read_only: bool = False):
     s = str(path_or_url)
     if re.match(r"^postgres(ql)?://", s):
         return _PostgresBackend(s, create)
     if "://" in s:
         raise InputError(f"audit store {s!r}: unsupported URL (a file path or postgresql://...)")
-    return _SQLiteBackend(Path(s), create)
+    return _SQLiteBackend(Path(s), create and not read_only, read_only)

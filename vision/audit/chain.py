@@ -6,20 +6,27 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from scoring.errors import InputError
 
+from ..schema import round_number  # noqa: F401  (re-exported: the store numbers rounds)
+
 MAGIC = "paigow-audit-store"
 """Value of ``magic`` in the ``paigow_audit_meta`` table: marks a database as an audit store."""
-SCHEMA_VERSION = 1
-"""The schema version this code writes and reads (table ``paigow_audit_schema``)."""
+SCHEMA_VERSION = 2
+"""The schema version this code writes (table ``paigow_audit_schema``). Version 1 stores (hash
+over payload and frame only, no round key, no MAC) are still read and verified; appending to
+them is refused."""
+READ_VERSIONS = (1, 2)
+"""Schema versions this code reads and verifies."""
 APPLICATION_ID = 0x50475741  # "PGWA"
 """SQLite ``PRAGMA application_id`` of an audit store file."""
 GENESIS_HASH = "0" * 64
@@ -57,8 +64,95 @@ def _json_default(o):
 
 
 def record_hash(prev_hash: str, payload: str, frame_sha256: str) -> str:
-    """``SHA-256(prev_hash + payload + frame_sha256)`` as 64 hex digits (see module docstring)."""
+    """Schema version 1: ``SHA-256(prev_hash + payload + frame_sha256)`` as 64 hex digits."""
     return hashlib.sha256((prev_hash + payload + frame_sha256).encode("utf-8")).hexdigest()
+
+
+HASHED_COLUMNS = ("seq", "round_id", "table_id", "time", "rules", "model_version",
+                  "alert_kinds", "frame_file", "frame_sha256", "round_key", "payload", "prev_hash")
+"""Schema version 2: every column of a record but ``hash`` and ``mac``, in hash order."""
+
+
+def record_hash_v2(row: Mapping[str, Any]) -> str:
+    """Schema version 2: SHA-256 (64 hex digits) of the canonical JSON array
+    ``["paigow-audit-v2", <each column of HASHED_COLUMNS>]`` -- every stored column (the
+    indexed copies ``rules``, ``model_version``, ``alert_kinds`` and ``round_key`` included), so
+    an edit of any one breaks the record's hash. ``row``: column name -> value."""
+    values = ["paigow-audit-v2"] + [row[c] for c in HASHED_COLUMNS]
+    return hashlib.sha256(canonical_json(values).encode("utf-8")).hexdigest()
+
+
+def meta_hash(meta: Mapping[str, str], schema_rows) -> str:
+    """The ``prev_hash`` of the first record of a version 2 store: SHA-256 of the canonical JSON
+    of the ``paigow_audit_meta`` table (key -> value) and the ``paigow_audit_schema`` rows
+    (``[[version, applied_at], ...]`` by version), so the meta table is covered by the chain:
+    an edit of it breaks record 1's link."""
+    obj = {"meta": dict(meta), "schema": sorted([int(v), str(t)] for v, t in schema_rows)}
+    return hashlib.sha256(("paigow-audit-meta:" + canonical_json(obj)).encode("utf-8")) \
+        .hexdigest()
+
+
+def anchor_hash(heads: Mapping[str, str], genesis: str) -> str:
+    """The hash an anchor keeps (``paigow audit anchor``): SHA-256 of the canonical JSON of
+    every chain's head (table id -> hash of its newest record; ``""`` -> the newest record of a
+    store-wide chain) and the chains' start (:func:`meta_hash`), so a rewrite of any table's
+    chain, not only of the newest record's, changes it."""
+    obj = {"genesis": genesis, "heads": dict(heads)}
+    return hashlib.sha256(("paigow-audit-anchor:" + canonical_json(obj)).encode("utf-8")) \
+        .hexdigest()
+
+
+def record_mac(key: bytes, hash_hex: str) -> str:
+    """HMAC-SHA256 (64 hex digits) of a record's ``hash`` under the secret ``key``: whoever
+    lacks the key cannot write a record (or recompute a changed chain) that verifies with
+    it. The key is never stored in the store."""
+    return hmac.new(key, ("paigow-audit-record:" + hash_hex).encode("ascii"),
+                    hashlib.sha256).hexdigest()
+
+
+def key_id(key: bytes) -> str:
+    """A public fingerprint of a key (16 hex digits of an HMAC of a fixed text; the key cannot
+    be recovered from it): stored in the meta table so a wrong key is named as such."""
+    return hmac.new(key, b"paigow-audit-key-id", hashlib.sha256).hexdigest()[:16]
+
+
+_ROUND_KEY_FIELDS = ("tiles", "states", "high", "low", "role", "result", "bet", "net",
+                     "commission")
+
+
+def round_key(payload: Mapping[str, Any], replay: str | None = None) -> str:
+    """The identity of a round for exactly-once storage (64 hex digits): SHA-256 of the
+    canonical JSON of the table, the source, the round's content (each position's faces,
+    states, hands, result and money; each tile's face, state and position -- not its pixel
+    coordinates) and, for a file source (``source_file`` set), the file and the frame index.
+
+    A round seen again -- the settled round still in view after a restart, the same file
+    re-read, a second process on the same camera -- has the same key; the store keeps one
+    record per ``(table_id, round_key)`` (docs/audit.md, exactly once). For cameras and
+    streams the frame index restarts with the process and is left out: two rounds of one table
+    with every face at every position and every result identical are one round (for shuffled
+    tiles a chance far below one in 10^12 per pair of rounds).
+
+    ``replay``: a recording played in a loop on purpose (``serve --loop``, a pit table's demo
+    video) names its session and pass here, so each pass is new rounds, not the same ones.
+    """
+    if payload.get("kind") not in (None, "round"):  # a manual entry, an acknowledgement:
+        obj = {"entry": dict(payload), "replay": replay}  # each one is its own record
+        return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+    positions = payload.get("positions") or {}
+    pos = {str(p): {k: o.get(k) for k in _ROUND_KEY_FIELDS} for p, o in positions.items()
+           if isinstance(o, Mapping)}
+    tiles = sorted([str(t.get("face") or ""), str(t.get("state") or ""),
+                    str(t.get("position") or "")]
+                   for t in (payload.get("tiles") or []) if isinstance(t, Mapping))
+    file = payload.get("source_file")
+    obj = {"table_id": payload.get("table_id"), "source": payload.get("source"),
+           "source_file": file, "frame_index": payload.get("frame_index") if file else None,
+           "banker_position": payload.get("banker_position"),
+           "settled": payload.get("settled", True), "positions": pos, "tiles": tiles}
+    if replay is not None:
+        obj["replay"] = str(replay)
+    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -74,6 +168,8 @@ class AuditRecord:
         frame_path: absolute path of the key-frame JPEG, or None.
         frame_sha256: its SHA-256 hex, or ``""``.
         prev_hash, hash: the chain hashes (64 hex digits).
+        round_key: the round's identity (:func:`round_key`; ``""`` in version 1 stores).
+        mac: the record's HMAC-SHA256 (``""`` unkeyed).
     """
 
     seq: int
@@ -85,6 +181,8 @@ class AuditRecord:
     frame_sha256: str
     prev_hash: str
     hash: str
+    round_key: str = ""
+    mac: str = ""
 
     @functools.cached_property
     def payload(self) -> dict:
@@ -112,7 +210,13 @@ class VerifyResult:
             ``"column ... differs ..."``), None when ok.
         frames_checked: how many key frames were re-hashed.
         orphan_frames: frame files in the frames folder no record names (a crash between the
-            frame write and the commit leaves one; not an integrity failure).
+            frame write and the commit leaves one, of the record after the last; frames of
+            records further on mean records were removed from the end: a failure).
+        keyed: the store was written with a secret key (its meta table names a key id).
+        macs_checked: every record's HMAC was checked with the key given (False: no key).
+        anchor: the anchor checked (``{"head_hash", "rounds"}``), or None.
+        notes: remarks that are not failures (a keyed store checked without its key, records
+            after the anchor with ``allow_after``...).
     """
 
     ok: bool
@@ -123,20 +227,27 @@ class VerifyResult:
     reason: str | None = None
     frames_checked: int = 0
     orphan_frames: list[str] = field(default_factory=list)
+    keyed: bool = False
+    macs_checked: bool = False
+    anchor: dict | None = None
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready dict of every field."""
         return {"ok": self.ok, "rounds": self.rounds, "head_hash": self.head_hash,
                 "broken_seq": self.broken_seq, "broken_round_id": self.broken_round_id,
                 "reason": self.reason, "frames_checked": self.frames_checked,
-                "orphan_frames": list(self.orphan_frames)}
+                "orphan_frames": list(self.orphan_frames), "keyed": self.keyed,
+                "macs_checked": self.macs_checked, "anchor": self.anchor,
+                "notes": list(self.notes)}
 
     def __str__(self) -> str:
         if self.ok:
             return (f"ok: {self.rounds} rounds, chain intact, {self.frames_checked} frames "
-                    f"checked, head {self.head_hash}")
-        return (f"BROKEN at record {self.broken_seq} (round {self.broken_round_id}): "
-                f"{self.reason}")
+                    f"checked, " + ("MACs checked, " if self.macs_checked else "")
+                    + ("anchor matched, " if self.anchor else "") + f"head {self.head_hash}")
+        rnd = f" (round {self.broken_round_id})" if self.broken_round_id else ""
+        return f"BROKEN at record {self.broken_seq}{rnd}: {self.reason}"
 
 
 def _opt_str(v) -> str | None:

@@ -3,6 +3,7 @@ docstring for the storage and crash-safety design)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -13,10 +14,20 @@ from typing import Iterable, Iterator, Mapping
 from scoring.errors import InputError
 
 from ..schema import RoundEvent
-from .backends import _COLUMNS, _TABLES, _open_backend
-from .chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, SCHEMA_VERSION,
-                    AuditRecord, VerifyResult, _money, _opt_str, canonical_json, parse_time,
-                    record_hash)
+from .backends import _COLUMNS_BY_VERSION, _INSERT_COLUMNS, _TABLES, _open_backend
+from .chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, READ_VERSIONS,
+                    SCHEMA_VERSION, AuditRecord, VerifyResult, _money, _opt_str,
+                    canonical_json, key_id, meta_hash, parse_time, record_hash_v2, record_mac,
+                    round_key, round_number)
+
+
+class DuplicateRound(InputError):
+    """The round is already recorded (same table and :func:`vision.audit.chain.round_key`):
+    exactly once, it is not stored again. ``record`` is the stored :class:`AuditRecord`."""
+
+    def __init__(self, message: str, record: AuditRecord) -> None:
+        super().__init__(message)
+        self.record = record
 
 
 
@@ -49,25 +60,34 @@ class AuditStore:
             required for PostgreSQL when frames are appended).
         create: create the file and schema when missing (False: a missing file is an error).
         jpeg_quality: quality (0..100) used when a frame is given as an image array.
+        key: the secret key (bytes, :func:`vision.audit.keys.load_key`) of a keyed store: a
+            new store is created keyed (its meta table names the key's id, never the key) and
+            every record gets an HMAC; None for an unkeyed store.
+        read_only: open for reading only (SQLite ``mode=ro``, ``immutable=1`` on read-only
+            media); nothing is created or configured, appending is refused.
 
     Raises:
         InputError: naming the file when it is not SQLite, is SQLite but not an audit store
             (no ``paigow_audit_meta`` magic), has a newer schema version, or does not exist
-            with ``create=False``.
+            with ``create=False``; for writing: a version 1 store, a keyed store without its
+            key, a key for an unkeyed store, or a key that is not the store's.
 
     Use as a context manager or call :meth:`close`.
     """
 
     def __init__(self, path_or_url: str | os.PathLike, *, table_id: str | None = None,
                  frames_dir: str | os.PathLike | None = None, create: bool = True,
-                 jpeg_quality: int = 90):
-        self._db = _open_backend(path_or_url, create)
+                 jpeg_quality: int = 90, key: bytes | None = None, read_only: bool = False):
+        self._db = _open_backend(path_or_url, create, read_only)
         self.label = self._db.label
+        self.read_only = bool(read_only)
+        self.key = bytes(key) if key else None
+        self.meta: dict[str, str] = {}
         self.table_id = table_id
         self.jpeg_quality = int(jpeg_quality)
         self.frames_dir = Path(frames_dir) if frames_dir is not None else self._db.frames_default
         try:
-            self._check_or_create(create)
+            self._check_or_create(create and not self.read_only)
         except InputError:
             self._db.close()
             raise
@@ -95,12 +115,46 @@ class AuditStore:
         if "paigow_audit_schema" not in names or "paigow_rounds" not in names:
             raise InputError(f"{self.label!r} is a damaged audit store (tables missing)")
         v = self._db.execute("SELECT MAX(version) FROM paigow_audit_schema").fetchone()[0]
-        if v is None or int(v) > SCHEMA_VERSION:
+        if v is None or int(v) not in READ_VERSIONS:
             raise InputError(f"audit store {self.label!r} has schema version {v}; this program "
-                             f"reads version {SCHEMA_VERSION}")
+                             f"reads versions {', '.join(map(str, READ_VERSIONS))}")
         self.schema_version = int(v)
+        self.meta = {str(k): str(val) for k, val in rows.items()}
         self.chain = rows.get("chain", CHAIN_STORE)
+        if not self.read_only:
+            self._check_writable()
         self._db.configure()
+
+    @property
+    def keyed(self) -> bool:
+        """True when the store was created with a secret key (its meta table names its id)."""
+        return "key_id" in self.meta
+
+    def _check_writable(self) -> None:
+        if self.schema_version != SCHEMA_VERSION:
+            raise InputError(f"audit store {self.label!r} has schema version "
+                             f"{self.schema_version} (written by an older paigow): it can be "
+                             "verified but not appended to; start a new store")
+        if self.keyed and self.key is None:
+            from .keys import KEY_ENV
+
+            raise InputError(f"audit store {self.label!r} is keyed (key id "
+                             f"{self.meta['key_id']}): set ${KEY_ENV} or give its key file")
+        if self.key is not None and not self.keyed:
+            raise InputError(f"audit store {self.label!r} was created without a key; a keyed "
+                             "run needs a new store (or unset the key)")
+        if self.key is not None and key_id(self.key) != self.meta["key_id"]:
+            raise InputError(f"the audit key given (id {key_id(self.key)}) is not the key of "
+                             f"{self.label!r} (id {self.meta['key_id']})")
+
+    def _genesis(self) -> str:
+        """``prev_hash`` of the first record (of each table's chain): the meta hash (version
+        2), 64 zeros (version 1)."""
+        if self.schema_version < 2:
+            return GENESIS_HASH
+        schema = self._db.execute("SELECT version, applied_at FROM paigow_audit_schema") \
+            .fetchall()
+        return meta_hash(self.meta, schema)
 
     def _create(self) -> bool:
         """Create the schema in one transaction; False when another writer created it first
@@ -113,10 +167,11 @@ class AuditStore:
                 return False
             for stmt in _TABLES:
                 db.execute(stmt)
-            for key, value in (("magic", MAGIC), ("created", _now_iso()),
-                               ("chain", CHAIN_PER_TABLE)):
-                db.execute("INSERT INTO paigow_audit_meta (key, value) VALUES (?, ?)",
-                           (key, value))
+            meta = {"magic": MAGIC, "created": _now_iso(), "chain": CHAIN_PER_TABLE}
+            if self.key is not None:
+                meta.update({"mac": "hmac-sha256", "key_id": key_id(self.key)})
+            for k, v in meta.items():
+                db.execute("INSERT INTO paigow_audit_meta (key, value) VALUES (?, ?)", (k, v))
             db.execute("INSERT INTO paigow_audit_schema (version, applied_at) VALUES (?, ?)",
                        (SCHEMA_VERSION, _now_iso()))
             db.create_extra()
@@ -125,13 +180,15 @@ class AuditStore:
             db.rollback()
             raise
         self.schema_version = SCHEMA_VERSION
+        self.meta = meta
         self.chain = CHAIN_PER_TABLE
         return True
 
     # ---------------------------------------------------------------- writing
 
     def append(self, event: RoundEvent | Mapping, frame=None, *,
-               compute_alerts: bool = True) -> AuditRecord:
+               compute_alerts: bool = True, renumber: bool = False,
+               replay: str | None = None) -> AuditRecord:
         """Append one round, settled or not (one transaction; durable when it returns).
 
         Args:
@@ -141,20 +198,37 @@ class AuditStore:
             frame: the key frame: an image array (HxWx3 uint8 BGR; encoded to JPEG), JPEG bytes,
                 a path to a JPEG file, or None.
             compute_alerts: merge :func:`vision.alerts.round_alerts` into the event's alerts.
+            renumber: give the round the next number of its table (``r<last + 1>``), decided
+                inside the write transaction, so several writers of one table never record one
+                round id twice (``paigow run``; the stored id is in the returned record).
+            replay: the session and pass of a recording looped on purpose
+                (:func:`vision.audit.chain.round_key`): each pass is new rounds.
 
         Returns:
             the stored :class:`AuditRecord`.
 
         Raises:
+            DuplicateRound: the round is already recorded (same table and round content,
+                :func:`vision.audit.chain.round_key`): nothing is written.
             InputError: for an event without round id/time/positions, a bad time or money
-                text, another table's event, a round already stored (same table, round id and
-                time), or an unreadable frame.
+                text, another table's event, a round id already recorded for the table, an
+                unreadable frame, or a store opened read-only.
+            OSError: ``ENOSPC`` when the disk (or the database) is full; nothing is written.
         """
-        return self.append_many([(event, frame)], compute_alerts=compute_alerts)[0]
+        return self.append_many([(event, frame)], compute_alerts=compute_alerts,
+                                renumber=renumber, replay=replay)[0]
 
-    def append_many(self, items: Iterable, *, compute_alerts: bool = True) -> list[AuditRecord]:
+    def append_many(self, items: Iterable, *, compute_alerts: bool = True,
+                    renumber: bool = False, replay: str | None = None) -> list[AuditRecord]:
         """Append several rounds in ONE transaction (all or none), e.g. to import an events
-        file. ``items``: events, or ``(event, frame)`` pairs. Same errors as :meth:`append`."""
+        file. ``items``: events, or ``(event, frame)`` pairs. Same errors as :meth:`append`.
+
+        Exactly once: the write transaction (SQLite ``BEGIN IMMEDIATE``, PostgreSQL an
+        exclusive table lock) serialises writers; inside it the chain head, the table's last
+        round number and the round keys already stored are read afresh, so a second writer
+        never forks the chain, never reuses a round id and never stores a round twice."""
+        if self.read_only:
+            raise InputError(f"audit store {self.label!r} is open read-only")
         prepared = []
         for item in items:
             event, frame = item if isinstance(item, tuple) else (item, None)
@@ -168,61 +242,104 @@ class AuditStore:
         try:
             row = db.execute(
                 "SELECT seq, hash FROM paigow_rounds ORDER BY seq DESC LIMIT 1").fetchone()
-            seq, last = (int(row[0]), row[1]) if row else (0, GENESIS_HASH)
+            seq, last = (int(row[0]), row[1]) if row else (0, None)
             heads: dict[str, str] = {}  # table id -> hash of its newest record (per-table chain)
+            numbers: dict[str, int] = {}
             for payload_obj, frame in prepared:
                 seq += 1
                 tid = payload_obj["table_id"]
                 if self.chain != CHAIN_PER_TABLE:
-                    prev = last
+                    prev = last if last is not None else self._genesis()
                 elif tid in heads:
                     prev = heads[tid]
                 else:
                     r = db.execute("SELECT hash FROM paigow_rounds WHERE table_id = ? "
                                    "ORDER BY seq DESC LIMIT 1", (tid,)).fetchone()
-                    prev = r[0] if r else GENESIS_HASH
-                dup = db.execute(
-                    "SELECT seq FROM paigow_rounds WHERE table_id = ? AND round_id = ? AND "
-                    "time = ?", (payload_obj["table_id"], payload_obj["round_id"],
-                                 payload_obj["time"])).fetchone()
+                    prev = r[0] if r else self._genesis()
+                rkey = round_key(payload_obj, replay)
+                dup = db.execute(f"SELECT {self._cols} FROM paigow_rounds WHERE table_id = ? "
+                                 "AND round_key = ?", (tid, rkey)).fetchone()
                 if dup:
+                    rec = self._record(dup)
+                    raise DuplicateRound(
+                        f"round {payload_obj['round_id']!r} of table {tid!r} is already "
+                        f"recorded in {self.label!r} as record {rec.seq} (round "
+                        f"{rec.round_id}, same source and content)", rec)
+                camera = payload_obj.get("kind") in (None, "round")
+                if renumber and camera:
+                    if tid not in numbers:
+                        numbers[tid] = self._last_number(tid)
+                    numbers[tid] += 1
+                    payload_obj["round_id"] = f"r{numbers[tid]:06d}"
+                taken = camera and db.execute(
+                    "SELECT seq FROM paigow_rounds WHERE table_id = ? AND round_id = ?",
+                    (tid, payload_obj["round_id"])).fetchone()
+                if taken:
                     raise InputError(
-                        f"round {payload_obj['round_id']!r} of table "
-                        f"{payload_obj['table_id']!r} at {payload_obj['time']} is already "
-                        f"recorded in {self.label!r} (record {dup[0]})")
+                        f"round {payload_obj['round_id']!r} of table {tid!r} is already "
+                        f"recorded in {self.label!r} (record {taken[0]})")
                 payload = canonical_json(payload_obj)
                 frame_file, frame_sha = "", ""
                 if frame is not None:
                     frame_file, frame_sha, fpath = self._write_frame(seq, frame)
                     written.append(fpath)
-                h = record_hash(prev, payload, frame_sha)
-                kinds = ",".join(sorted({a["kind"] for a in payload_obj["alerts"]}))
+                cols = {"seq": seq, "round_id": payload_obj["round_id"], "table_id": tid,
+                        "time": payload_obj["time"],
+                        "rules": _opt_str(payload_obj.get("rules")),
+                        "model_version": _opt_str(payload_obj.get("model_version")),
+                        "alert_kinds": ",".join(sorted({a["kind"]
+                                                        for a in payload_obj["alerts"]})),
+                        "frame_file": frame_file, "frame_sha256": frame_sha,
+                        "round_key": rkey, "payload": payload, "prev_hash": prev}
+                h = record_hash_v2(cols)
+                mac = record_mac(self.key, h) if self.key is not None else ""
                 db.execute(
-                    f"INSERT INTO paigow_rounds ({_COLUMNS}) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (seq, payload_obj["round_id"], payload_obj["table_id"], payload_obj["time"],
-                     _opt_str(payload_obj.get("rules")),
-                     _opt_str(payload_obj.get("model_version")), kinds, frame_file, frame_sha,
-                     payload, prev, h))
-                out.append(AuditRecord(seq, payload_obj["round_id"], payload_obj["table_id"],
-                                       payload_obj["time"], payload,
+                    f"INSERT INTO paigow_rounds ({_INSERT_COLUMNS}) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    tuple(cols.values()) + (h, mac))
+                out.append(AuditRecord(seq, payload_obj["round_id"], tid, payload_obj["time"],
+                                       payload,
                                        self.frames_dir / frame_file if frame_file else None,
-                                       frame_sha, prev, h))
+                                       frame_sha, prev, h, rkey, mac))
                 heads[tid] = last = h
             db.commit()
         except BaseException as exc:
             try:
                 db.rollback()
+            except db.errors:
+                pass
             finally:
                 for p in written:  # never referenced by a committed row
                     try:
                         p.unlink()
                     except OSError:
                         pass
+            if db.is_full(exc):  # SQLITE_FULL: the disk (or the database) is full
+                raise OSError(errno.ENOSPC, f"database or disk is full ({exc})",
+                              self.label) from None
+            if isinstance(exc, db.errors) and "locked" in str(exc):  # another writer, 30 s
+                raise InputError(f"audit store {self.label!r} stayed locked by another "
+                                 f"writer ({exc})") from None
             if isinstance(exc, db.integrity_errors):
                 raise InputError(f"audit store {self.label!r}: {exc}") from None
             raise
         return out
+
+    def _last_number(self, table_id: str) -> int:
+        """The number of the table's newest camera round (``r000042`` -> 42; 0 for none):
+        its newest record's, unless that is a manual entry or an acknowledgement, which name
+        earlier rounds (then the largest of the table)."""
+        db = self._db
+        row = db.execute("SELECT round_id, payload FROM paigow_rounds WHERE table_id = ? "
+                         "ORDER BY seq DESC LIMIT 1", (table_id,)).fetchone()
+        if row is None:
+            return 0
+        import json
+
+        if json.loads(row[1]).get("kind") in (None, "round"):
+            return round_number(row[0])
+        ids = db.execute("SELECT round_id FROM paigow_rounds WHERE table_id = ?", (table_id,))
+        return max(round_number(r[0]) for r in ids.fetchall())
 
     def _prepare(self, event: RoundEvent | Mapping, compute_alerts: bool) -> dict:
         if isinstance(event, RoundEvent):
@@ -280,11 +397,13 @@ class AuditStore:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, final)
-        except BaseException:
+        except BaseException as exc:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+            if isinstance(exc, OSError) and not exc.filename:  # name the file (disk full)
+                raise OSError(exc.errno, exc.strerror, str(final)) from None
             raise
         _fsync_dir(self.frames_dir)
         return name, sha, final
@@ -304,7 +423,7 @@ class AuditStore:
             if val is not None:
                 where.append(f"{col} {op} ?")
                 params.append(val)
-        sql = f"SELECT {_COLUMNS} FROM paigow_rounds"
+        sql = f"SELECT {self._cols} FROM paigow_rounds"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY seq"
@@ -313,7 +432,7 @@ class AuditStore:
 
     def get(self, seq: int) -> AuditRecord:
         """The record with id ``seq``. Raises InputError when there is none."""
-        row = self._db.execute(f"SELECT {_COLUMNS} FROM paigow_rounds WHERE seq = ?",
+        row = self._db.execute(f"SELECT {self._cols} FROM paigow_rounds WHERE seq = ?",
                                (int(seq),)).fetchone()
         if row is None:
             raise InputError(f"no record {seq!r} in audit store {self.label!r}")
@@ -323,7 +442,7 @@ class AuditStore:
         """The newest stored record (of ``table_id`` when given; highest ``seq``), or None
         when there is none. Used by ``paigow run --audit`` to continue the round numbering of
         a table after a restart."""
-        sql = f"SELECT {_COLUMNS} FROM paigow_rounds"
+        sql = f"SELECT {self._cols} FROM paigow_rounds"
         params: tuple = ()
         if table_id is not None:
             sql += " WHERE table_id = ?"
@@ -331,17 +450,45 @@ class AuditStore:
         row = self._db.execute(sql + " ORDER BY seq DESC LIMIT 1", params).fetchone()
         return self._record(row) if row is not None else None
 
+    @property
+    def _cols(self) -> str:
+        return _COLUMNS_BY_VERSION[self.schema_version]
+
     def _record(self, row) -> AuditRecord:
-        (seq, rid, tid, t, _rules, _mv, _kinds, ffile, fsha, payload, prev, h) = row
+        (seq, rid, tid, t, _rules, _mv, _kinds, ffile, fsha, _key, payload, prev, h, _mac) = row
         return AuditRecord(int(seq), rid, tid, t, payload,
                            (self.frames_dir / ffile) if ffile and self.frames_dir else None,
-                           fsha, prev, h)
+                           fsha, prev, h, _key or "", _mac or "")
 
-    def verify(self, *, check_frames: bool = True, deep: bool = False) -> VerifyResult:
-        """Recompute the whole chain (see :func:`verify`)."""
+    def head(self) -> tuple[str, int]:
+        """``(anchor_hash, rounds)`` from one snapshot: the hash of every chain's head
+        (:func:`vision.audit.chain.anchor_hash`) and the number of records -- an anchor to keep
+        outside the store (``paigow audit anchor``; :func:`verify` ``anchor=``)."""
+        from .chain import anchor_hash
+
+        db = self._db
+        db.begin_read()
+        try:
+            n = int(db.execute("SELECT COUNT(*) FROM paigow_rounds").fetchone()[0])
+            if self.chain == CHAIN_PER_TABLE:
+                rows = db.execute("SELECT table_id, hash FROM paigow_rounds WHERE seq IN "
+                                  "(SELECT MAX(seq) FROM paigow_rounds GROUP BY table_id)")
+                heads = dict(rows.fetchall())
+            else:
+                row = db.execute("SELECT hash FROM paigow_rounds ORDER BY seq DESC LIMIT 1") \
+                    .fetchone()
+                heads = {"": row[0]} if row else {}
+            return anchor_hash(heads, self._genesis()), n
+        finally:
+            db.rollback()
+
+    def verify(self, *, check_frames: bool = True, deep: bool = False,
+               anchor=None, allow_after: bool = False) -> VerifyResult:
+        """Recompute the whole chain (see :func:`verify`); the MACs with this store's key."""
         from .verification import verify_chain
 
-        return verify_chain(self, check_frames, deep)
+        return verify_chain(self, check_frames, deep, key=self.key, anchor=anchor,
+                            allow_after=allow_after)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -355,16 +502,28 @@ class AuditStore:
 
 
 def verify(path_or_url: str | os.PathLike, *, check_frames: bool = True,
-           frames_dir: str | os.PathLike | None = None, deep: bool = False) -> VerifyResult:
-    """Recompute the hash chain of an audit store and name the first broken record.
+           frames_dir: str | os.PathLike | None = None, deep: bool = False,
+           key: bytes | None = None, anchor=None, allow_after: bool = False) -> VerifyResult:
+    """Recompute the hash chain of an audit store and name the first broken record. The store
+    is opened read-only (works on read-only media; never modified).
 
     Checks per record, in chain order: the ids run 1, 2, 3... (a gap means a record was
-    removed), ``prev_hash`` equals the previous record's ``hash``, the key frame exists and its
-    SHA-256 matches (``check_frames``), ``hash`` equals :func:`record_hash` of the stored
-    payload, and the indexed columns (round id, table id, time) agree with the payload: by
-    default each column value must appear in the canonical payload as ``"key":value`` (a text
-    search, fast); ``deep=True`` parses every payload, compares the top-level keys and checks the
-    text is canonical (about 3x slower).
+    removed), ``prev_hash`` equals the previous record's ``hash`` (record 1's: the hash of the
+    meta table, version 2), the key frame exists and its SHA-256 matches (``check_frames``),
+    ``hash`` equals the hash of every column (:func:`vision.audit.chain.record_hash_v2`;
+    version 1: of the payload and frame hash), the indexed columns agree with the payload (by
+    default each column value must appear in the canonical payload as ``"key":value``, a text
+    search; ``deep=True`` parses every payload and checks the text is canonical, about 3x
+    slower), and with ``key`` the record's HMAC. After the last record: frame files of records
+    beyond the one after the last (records removed from the end) and, with ``anchor``, the
+    anchored head.
+
+    Args:
+        key: the store's secret key (:func:`vision.audit.keys.load_key`): every record must
+            carry a valid HMAC under it.
+        anchor: ``(head_hash, rounds)`` taken earlier (``paigow audit anchor``), or a list of
+            them: the store must hold record ``rounds`` with hash ``head_hash`` (fails when
+            shorter or different) and, unless ``allow_after``, no record after the last anchor.
 
     Returns:
         :class:`VerifyResult` (``ok`` False names ``broken_seq`` and ``reason``).
@@ -375,12 +534,13 @@ def verify(path_or_url: str | os.PathLike, *, check_frames: bool = True,
 
     Speed: about 100,000 rounds in a few seconds without frames (scripts/bench_audit.py).
     """
-    with AuditStore(path_or_url, create=False, frames_dir=frames_dir) as store:
+    with AuditStore(path_or_url, create=False, frames_dir=frames_dir, key=key,
+                    read_only=True) as store:
         try:
-            return store.verify(check_frames=check_frames, deep=deep)
+            return store.verify(check_frames=check_frames, deep=deep, anchor=anchor,
+                                allow_after=allow_after)
         except store._db.errors as exc:
             raise InputError(f"audit store {store.label!r} is corrupt: {exc}") from None
-
 
 
 def _frame_bytes(frame, quality: int) -> bytes:

@@ -1,12 +1,15 @@
-"""``paigow audit verify|check-payouts|report`` (audit store); ``paigow export`` lives in
-export.py.
+"""``paigow audit verify|anchor|check-payouts|report`` (audit store, docs/audit.md); ``paigow
+export`` lives in export.py.
 
-Exit codes: 0 ok / no differences, 1 the chain is broken or payouts differ, 2 bad input.
+Exit codes: 0 ok / no differences, 1 the chain is broken (or differs from its anchor) or
+payouts differ, 2 bad input.
 """
 
 from __future__ import annotations
 
 import json
+
+from scoring.errors import InputError
 
 
 
@@ -22,7 +25,25 @@ def register(sub) -> None:
     v.add_argument("--no-frames", action="store_true", help="do not re-hash key frames")
     v.add_argument("--frames-dir", help="key-frame folder (default <db>.frames)")
     v.add_argument("--json", action="store_true", help="print the result as JSON")
+    v.add_argument("--key-file", default=None, metavar="FILE",
+                   help="the store's secret key: check every record's HMAC (default "
+                        "$PAIGOW_AUDIT_KEY when set)")
+    v.add_argument("--anchor", action="append", default=None, metavar="HASH:COUNT|FILE",
+                   help="an anchor printed earlier by 'paigow audit anchor' (or a file of "
+                        "them): fail when the store is shorter, different or longer")
+    v.add_argument("--allow-after", action="store_true",
+                   help="with --anchor: records appended after the last anchor are not a "
+                        "failure")
+    v.add_argument("--deep", action="store_true",
+                   help="parse every payload and compare every column with it (slower)")
     v.set_defaults(func=_verify)
+
+    a = asub.add_parser("anchor", help="print the head hash and record count, to keep "
+                                       "outside the store (verify --anchor checks them)")
+    a.add_argument("db", help="audit store (SQLite file or postgresql:// URL)")
+    a.add_argument("--json", action="store_true",
+                   help="print {head_hash, rounds, store, time} as one JSON line")
+    a.set_defaults(func=_anchor)
 
     c = asub.add_parser("check-payouts",
                         help="compare a payout CSV (round_id|time, seat, amount_paid) with the "
@@ -62,16 +83,41 @@ def register(sub) -> None:
 
 def _verify(args) -> int:
     from vision.audit import verify
+    from vision.audit.keys import load_key
+    from vision.audit.verification import parse_anchors
 
-    res = verify(args.db, check_frames=not args.no_frames, frames_dir=args.frames_dir)
+    anchors = [a for text in (args.anchor or []) for a in parse_anchors(text)]
+    if args.allow_after and not anchors:
+        raise InputError("--allow-after needs --anchor")
+    res = verify(args.db, check_frames=not args.no_frames, frames_dir=args.frames_dir,
+                 deep=args.deep, key=load_key(args.key_file), anchor=anchors,
+                 allow_after=args.allow_after)
     if args.json:
         print(json.dumps(res.to_dict(), indent=1))
     else:
         print(res)
-        if res.orphan_frames:
+        if res.orphan_frames and res.ok:
             print(f"note: {len(res.orphan_frames)} frame file(s) no record names "
                   f"(an interrupted append): {', '.join(res.orphan_frames[:5])}")
+        for note in res.notes:
+            print(f"note: {note}")
     return 0 if res.ok else 1
+
+
+def _anchor(args) -> int:
+    from datetime import datetime, timezone
+
+    from vision.audit import AuditStore
+    from vision.audit.verification import format_anchor
+
+    with AuditStore(args.db, create=False, read_only=True) as st:
+        head, n = st.head()
+    if args.json:
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        print(json.dumps({"head_hash": head, "rounds": n, "store": str(args.db), "time": now}))
+    else:
+        print(format_anchor(head, n))
+    return 0
 
 
 def _check_payouts(args) -> int:

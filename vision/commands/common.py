@@ -79,6 +79,9 @@ def add_session_options(p, source_optional: bool = False) -> None:
     p.add_argument("--audit-frames", default=None, metavar="DIR",
                    help="folder of the audit store's key frames (default DB.frames beside an "
                         "SQLite file; required with a postgresql:// URL)")
+    p.add_argument("--audit-key-file", default=None, metavar="FILE",
+                   help="secret key of the audit store (HMAC over every record; default "
+                        "$PAIGOW_AUDIT_KEY; never stored in the store; docs/audit.md)")
     p.add_argument("--min-confidence", type=float, default=None,
                    help="faces below this confidence are unknown (default 0.5)")
     p.add_argument("--reconnect-max", default=None, metavar="SECONDS",
@@ -118,7 +121,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     pcfg = PipelineConfig.build(layout=args.layout, source=str(args.source), **options)
     out = dict(file.get("output", {}))
     out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit,
-                                  "audit_frames": getattr(args, "audit_frames", None)}.items()
+                                  "audit_frames": getattr(args, "audit_frames", None),
+                                  "audit_key_file": getattr(args, "audit_key_file", None)}.items()
                 if v is not None})
     if out.get("out_dir") is not None:  # a file or an unwritable place: one line, before work
         from vision.outputs import check_out_dir

@@ -7,6 +7,10 @@ Examples::
     paigow run 0 --stable 15 --banker 3          # camera 0, seat 3 banks
     paigow run 0 --audit audit.db --table-id t7 --json   # every round into the audit store
     paigow demo --out demo_out
+
+Exit codes of ``run``: 0 the source ended (or ``--max-frames``), 2 bad input or a full disk
+(one line naming it), 130 Ctrl-C, 143 stopped by SIGTERM after closing its outputs (the open
+round stored, the video playable; docs/audit.md).
 """
 
 from __future__ import annotations
@@ -104,8 +108,10 @@ def report(summary: dict, as_json: bool) -> None:
              if summary.get("events_path") else ""), file=out)
     if "audit" in summary:
         a = summary["audit"]
-        print(f"audit store {a['store']}: {a['appended']} round(s) appended, head "
-              f"{a['head_hash'] or '-'}", file=out)
+        again = a.get("already_recorded", 0)
+        print(f"audit store {a['store']}: {a['appended']} round(s) appended"
+              + (f", {again} already recorded (not stored again)" if again else "")
+              + f", head {a['head_hash'] or '-'}", file=out)
 
 
 def _run(args) -> int:
@@ -115,7 +121,12 @@ def _run(args) -> int:
         raise InputError(f"--max-frames must be >= 1, got {args.max_frames}")
     cfg = run_config(args, progress=not args.no_progress and not args.json, show=args.show,
                      max_frames=args.max_frames)
-    report(Session(cfg).run(), args.json)
+    summary = Session(cfg).run()
+    report(summary, args.json)
+    if summary.get("stopped") == "SIGTERM":  # stopped cleanly; the shell's code for SIGTERM
+        print("paigow run: stopped by SIGTERM (outputs closed, store consistent)",
+              file=sys.stderr)
+        return 128 + 15
     return 0
 
 
