@@ -60,3 +60,38 @@ def test_tile_backs_stay_face_down():
     back = _read(None, 0, 0, state="face_down")
     fused = fuse_scale_reads([[back], [_read(None, 0, 0, state="face_down")]])
     assert [r.state for r in fused] == ["face_down"]
+
+
+SCENES = __import__("pathlib").Path(__file__).resolve().parents[1].parent / "shared" / "scenes"
+
+
+@pytest.mark.skipif(not (SCENES / "scene_14.jpg").is_file(), reason="needs ../shared/scenes")
+def test_video_faces_are_vetted_by_the_fused_still_reading():
+    """scene_14: read once at 640 (the video path), a 5-5 touching a neighbour is read 5-6 (its
+    outline reaches onto the neighbour's spot); the fused reading at every size contradicts it,
+    so in video it is unknown, never 5-6 -- and the read at the model's size alone is 5-6."""
+    import json
+
+    import cv2
+
+    from vision.pipeline import Pipeline
+
+    rec = next(json.loads(line) for line in (SCENES / "truth.jsonl").read_text().splitlines()
+               if json.loads(line)["image"] == "scene_14.jpg")
+    five = next(t for s in rec["seats"] for t in s["tiles"] if t["face"] == "5-5")
+    box = np.array(five["polygon"], np.float32)
+    img = cv2.imread(str(SCENES / "scene_14.jpg"))
+
+    def at_the_tile(reads):
+        p = np.array(box)[None]
+        return [r for r in reads if polygon_iou_matrix(r.polygon[None], p)[0, 0] >= 0.5]
+
+    one = Pipeline(n_stable=1, draw=False, scales=())
+    one_pass = at_the_tile(one.decode(img, one.detect(img), use_cache=False)[0])
+    video = Pipeline(n_stable=3, draw=False, decode_budget=64)
+    for _ in range(3):
+        _, res = video.process(img)
+    vetted = at_the_tile(res.reads)
+    assert vetted and all(r.face in (None, "5-5") for r in vetted)
+    if any(r.face == "5-6" for r in one_pass):  # the wrong read the vet is for
+        assert any("every input size" in (r.reason or "") for r in vetted)

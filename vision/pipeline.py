@@ -39,7 +39,7 @@ from .decode import TileRead, read_from_pips, run_pip_detector
 from .detections import TILE, TILE_BACK, Detections
 from .events import build_round
 from .gate import MotionGate
-from .geometry import rectify
+from .geometry import iou_matrix, rectify
 from .identity import IdentityCache
 from .models import load_detectors, model_version
 from .overlaps import drop_straddlers, resolve_overlapping_reads
@@ -155,6 +155,10 @@ class Pipeline:
         self.cache = IdentityCache(cfg.cache)
         #: independent still images: no motion gate, no identity cache, no decode budget
         self.still_images = False
+        #: video: (xyxy, face) already checked against the fused still reading, and those it
+        #: contradicted (xyxy, face, what the fused reading says): see :meth:`_vet`
+        self._vetted: list[tuple[np.ndarray, str]] = []
+        self._vetoed: list[tuple[np.ndarray, str, str]] = []
         self.source = cfg.source
         self._last_dets: Detections | None = None
         self._pending_picture: np.ndarray | None = None
@@ -302,6 +306,8 @@ class Pipeline:
             t1 = time.perf_counter()
             reads, n_dec = self.decode(image, dets, use_cache=True)
             reads = resolve_overlapping_reads(reads)
+            if not stale:
+                reads = self._vet(image, reads)
         t2 = time.perf_counter()
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules, problems=self.seat_problems)
@@ -371,9 +377,54 @@ class Pipeline:
 
         return draw_round(image, self.round_view(res))
 
+    def _vet(self, image: np.ndarray, reads: list[TileRead]) -> list[TileRead]:
+        """Video: check each face read at the model's own size against the fused still
+        reading (:meth:`read_still`, every input size of :attr:`scales`).
+
+        A video frame is read once at the model's own size, where a tile model has named a
+        wrong face from an outline reaching onto a touching tile. The first time a face is
+        read at a place (a face and an xyxy box), the frame is read again at every size and
+        fused, and a face that the fused reading contradicts there (another face, or sizes
+        that disagree) is unknown from then on, while the tile stays put. Costs one fused
+        reading per new set of faces (nothing with one input size or injected detectors).
+        """
+        if len(self.scales) < 2:
+            return reads
+        faced = [i for i, r in enumerate(reads) if r.face]
+        def same(a, b) -> bool:
+            return float(iou_matrix(np.asarray(a)[None], np.asarray(b)[None])[0, 0]) > 0.9
+
+        new = [i for i in faced
+               if not any(f == reads[i].face and same(reads[i].xyxy, b) for b, f in self._vetted)]
+        if new:
+            fused, _ = self.read_still(image)
+            fpoly = [f for f in fused if f.state != "face_down"]
+            for i in new:
+                r = reads[i]
+                ious = [float(iou_matrix(r.xyxy[None], f.xyxy[None])[0, 0]) for f in fpoly]
+                against = [f for f, v in zip(fpoly, ious) if v >= 0.5 and (
+                    (f.face and f.face != r.face)
+                    or (f.face is None and "input sizes disagree" in (f.reason or "")))]
+                self._vetted.append((np.asarray(r.xyxy, np.float32).copy(), r.face))
+                if against:
+                    self._vetoed.append((np.asarray(r.xyxy, np.float32).copy(), r.face,
+                                         against[0].face or "unknown"))
+        out = []
+        for r in reads:
+            hit = next((v for v in self._vetoed if r.face == v[1] and same(r.xyxy, v[0])), None)
+            out.append(r.as_unknown(f"read {r.face} once, the reading at every input size "
+                                    f"says {hit[2]}") if hit else r)
+        # keep only what is still on the table (a long session does not grow the lists)
+        self._vetted = [v for v in self._vetted
+                        if any(r.face == v[1] and same(r.xyxy, v[0]) for r in reads)]
+        self._vetoed = [v for v in self._vetoed
+                        if any(r.face == v[1] and same(r.xyxy, v[0]) for r in reads)]
+        return out
+
     def reset(self) -> None:
         """Forget tracking state and the caches (a new, unrelated source or image); call
         :meth:`flush` first to keep an open round."""
+        self._vetted, self._vetoed = [], []
         self.tracker.reset()
         self.cache.clear()
         self.gate.reset()
