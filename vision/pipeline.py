@@ -51,6 +51,9 @@ from .views import round_view
 
 __all__ = ["Pipeline", "FrameResult", "STAGES"]
 
+#: Video: new faces are vetted by the fused still reading after this many consecutive frames
+#: without motion (dealing is over; one fused reading per new set of faces, not one per card).
+VET_AFTER_STILL = 3
 STAGES = ("capture", "detect", "decode", "score", "draw")
 
 
@@ -159,6 +162,7 @@ class Pipeline:
         #: contradicted (xyxy, face, what the fused reading says): see :meth:`_vet`
         self._vetted: list[tuple[np.ndarray, str]] = []
         self._vetoed: list[tuple[np.ndarray, str, str]] = []
+        self._still_frames = 0  # consecutive video frames without motion
         self.source = cfg.source
         self._last_dets: Detections | None = None
         self._pending_picture: np.ndarray | None = None
@@ -302,12 +306,13 @@ class Pipeline:
             self.detector_runs += max(len(self.scales), 1)
             t1 = time.perf_counter()
         else:
-            dets, _, stale = self.detect_gated(image)
+            dets, ran, stale = self.detect_gated(image)
             t1 = time.perf_counter()
             reads, n_dec = self.decode(image, dets, use_cache=True)
             reads = resolve_overlapping_reads(reads)
-            if not stale:
-                reads = self._vet(image, reads)
+            self._still_frames = 0 if (ran or stale) else self._still_frames + 1
+            if not stale:  # new faces are vetted once the picture has been still a moment
+                reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
         t2 = time.perf_counter()
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules, problems=self.seat_problems)
@@ -377,7 +382,8 @@ class Pipeline:
 
         return draw_round(image, self.round_view(res))
 
-    def _vet(self, image: np.ndarray, reads: list[TileRead]) -> list[TileRead]:
+    def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
+             ) -> list[TileRead]:
         """Video: check each face read at the model's own size against the fused still
         reading (:meth:`read_still`, every input size of :attr:`scales`).
 
@@ -385,8 +391,11 @@ class Pipeline:
         wrong face from an outline reaching onto a touching tile. The first time a face is
         read at a place (a face and an xyxy box), the frame is read again at every size and
         fused, and a face that the fused reading contradicts there (another face, or sizes
-        that disagree) is unknown from then on, while the tile stays put. Costs one fused
-        reading per new set of faces (nothing with one input size or injected detectors).
+        that disagree) is unknown from then on, while the tile stays put. The fused reading runs
+        only when ``look`` (the process passes it after :data:`VET_AFTER_STILL` frames
+        without motion), one per new set of faces; a face not yet vetted stands meanwhile (a round is
+        final only after its positions are stable for several frames, by then the picture is
+        still). Nothing happens with one input size or injected detectors.
         """
         if len(self.scales) < 2:
             return reads
@@ -396,7 +405,7 @@ class Pipeline:
 
         new = [i for i in faced
                if not any(f == reads[i].face and same(reads[i].xyxy, b) for b, f in self._vetted)]
-        if new:
+        if new and look:
             fused, _ = self.read_still(image)
             fpoly = [f for f in fused if f.state != "face_down"]
             for i in new:
