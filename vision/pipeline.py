@@ -399,35 +399,39 @@ class Pipeline:
         """
         if len(self.scales) < 2:
             return reads
-        faced = [i for i, r in enumerate(reads) if r.face]
-        def same(a, b) -> bool:
-            return float(iou_matrix(np.asarray(a)[None], np.asarray(b)[None])[0, 0]) > 0.9
+        def matches(entries) -> np.ndarray:
+            """bool (len(reads), len(entries)): same face on (nearly) the same box."""
+            if not reads or not entries:
+                return np.zeros((len(reads), len(entries)), bool)
+            boxes = np.stack([np.asarray(r.xyxy, np.float32) for r in reads])
+            iou = iou_matrix(boxes, np.stack([e[0] for e in entries]))
+            return (iou > 0.9) & np.array([[r.face is not None and r.face == e[1]
+                                             for e in entries] for r in reads])
 
-        new = [i for i in faced
-               if not any(f == reads[i].face and same(reads[i].xyxy, b) for b, f in self._vetted)]
+        seen = matches(self._vetted)
+        new = [i for i, r in enumerate(reads) if r.face and not seen[i].any()]
         if new and look:
-            fused, _ = self.read_still(image)
-            fpoly = [f for f in fused if f.state != "face_down"]
-            for i in new:
+            fused = [f for f in self.read_still(image)[0] if f.state != "face_down"]
+            over = (iou_matrix(np.stack([reads[i].xyxy for i in new]),
+                               np.stack([f.xyxy for f in fused])) if fused
+                    else np.zeros((len(new), 0)))
+            for row, i in enumerate(new):
                 r = reads[i]
-                ious = [float(iou_matrix(r.xyxy[None], f.xyxy[None])[0, 0]) for f in fpoly]
-                against = [f for f, v in zip(fpoly, ious) if v >= 0.5 and (
+                against = [f for f, v in zip(fused, over[row]) if v >= 0.5 and (
                     (f.face and f.face != r.face)
                     or (f.face is None and "input sizes disagree" in (f.reason or "")))]
                 self._vetted.append((np.asarray(r.xyxy, np.float32).copy(), r.face))
                 if against:
                     self._vetoed.append((np.asarray(r.xyxy, np.float32).copy(), r.face,
                                          against[0].face or "unknown"))
-        out = []
-        for r in reads:
-            hit = next((v for v in self._vetoed if r.face == v[1] and same(r.xyxy, v[0])), None)
-            out.append(r.as_unknown(f"read {r.face} once, the reading at every input size "
-                                    f"says {hit[2]}") if hit else r)
+            seen = matches(self._vetted)
+        hits = matches(self._vetoed)
+        out = [r.as_unknown(f"read {r.face} once, the reading at every input size says "
+                            f"{self._vetoed[int(np.argmax(hits[k]))][2]}") if hits[k].any() else r
+               for k, r in enumerate(reads)]
         # keep only what is still on the table (a long session does not grow the lists)
-        self._vetted = [v for v in self._vetted
-                        if any(r.face == v[1] and same(r.xyxy, v[0]) for r in reads)]
-        self._vetoed = [v for v in self._vetoed
-                        if any(r.face == v[1] and same(r.xyxy, v[0]) for r in reads)]
+        self._vetted = [v for j, v in enumerate(self._vetted) if seen[:, j].any()]
+        self._vetoed = [v for j, v in enumerate(self._vetoed) if hits[:, j].any()]
         return out
 
     def reset(self) -> None:
