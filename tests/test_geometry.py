@@ -174,3 +174,18 @@ def test_side_pairs_of_a_rectangle_any_start():
     r = np.array([[0, 0], [40, 0], [40, 100], [0, 100]], np.float32)
     assert side_pairs(r) == (40.0, 100.0)
     assert side_pairs(np.roll(r, 1, 0)) == (100.0, 40.0)
+
+
+def test_crop_to_image_inverts_rectify():
+    """A point drawn on the image lands in the crop where rectify puts it, and crop_to_image
+    maps it back (within 0.01 px)."""
+    from vision.geometry import crop_to_image, rectify
+
+    img = np.zeros((300, 400, 3), np.uint8)
+    poly = np.array([[100, 50], [160, 70], [120, 230], [60, 210]], np.float32)  # tilted tile
+    pt = np.array([[110.0, 140.0]])
+    _, M = rectify(img, poly)
+    in_crop = cv2.perspectiveTransform(pt.reshape(-1, 1, 2), M).reshape(-1, 2)
+    back = crop_to_image(in_crop, poly)
+    assert back.shape == (1, 2) and np.abs(back - pt).max() < 0.01
+    assert crop_to_image(np.zeros((0, 2)), poly).shape == (0, 2)

@@ -331,11 +331,68 @@ def test_unknown_duplicates_of_identified_tiles_are_dropped():
     a, b = read("1-5", 0, 0, 50, 110), read("2-4", 50, 0, 100, 110)  # a hand: touching tiles
     straddler = read(None, 25, 0, 75, 110)        # half on each: 50 % inside a
     shifted = read(None, 10, 20, 60, 130)         # a second box on a, shifted
-    neighbour = read(None, 95, 0, 145, 110)       # a real unknown tile touching b (10 %)
+    neighbour = with_spots(read(None, 95, 0, 145, 110),  # a real unknown tile touching b
+                           [[120, 30], [120, 55], [120, 80]])
     back = read(None, 20, 0, 70, 110, "face_down")
     out = resolve_overlapping_reads([a, straddler, b, shifted, neighbour, back])
     assert out == [a, b, neighbour, back]
     assert resolve_overlapping_reads([straddler, neighbour]) == [straddler, neighbour]
+
+
+def with_spots(r, points):
+    """``r`` with spots at ``points`` (image px, (n, 2)), stored as the decoder stores them: in
+    the tile crop's pixels (vision.geometry.rectify)."""
+    from dataclasses import replace
+
+    from vision.geometry import CROP_MARGIN, crop_corners, expand_polygon, order_polygon
+
+    src = expand_polygon(order_polygon(r.polygon), CROP_MARGIN).astype(np.float32)
+    M = cv2.getPerspectiveTransform(src, crop_corners())
+    c = cv2.perspectiveTransform(np.asarray(points, np.float64).reshape(-1, 1, 2), M)
+    c = c.reshape(-1, 2)
+    xyxy = np.concatenate([c - 5, c + 5], 1).astype(np.float32)
+    n = len(c)
+    return replace(r, pips=Detections(xyxy, np.full(n, 0.9), np.ones(n, np.int64)))
+
+
+def test_a_box_with_no_spot_of_its_own_is_not_a_tile():
+    """An unknown outline attached to identified tiles whose spots all lie inside them (or
+    that has none) is a box over the gap between two hands: dropped, so the position holds
+    four tiles. One with spots outside the identified tiles stays (a real unread tile)."""
+    from vision.decode import TileRead
+    from vision.overlaps import resolve_overlapping_reads
+
+    def read(face, x1, y1, x2, y2, conf=0.9):
+        poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+        return TileRead(face, "face_up" if face else "unknown", conf, poly,
+                        np.array([x1, y1, x2, y2], np.float32))
+
+    a, b = read("1-5", 0, 0, 110, 50), read("2-4", 0, 80, 110, 130)  # two hands, a gap
+    gap = read(None, 0, 45, 110, 85)                 # blank felt between them, no spots
+    assert resolve_overlapping_reads([a, gap, b]) == [a, b]
+    lone = read(None, 300, 0, 410, 50)               # touches nothing: left alone
+    assert resolve_overlapping_reads([a, lone, b]) == [a, lone, b]
+    # 30 % inside a, 10 % inside b (below the covered rules); its spots lie inside a: dropped
+    box = read(None, 0, 35, 110, 85)
+    over_a = with_spots(box, [[30, 40], [55, 44], [80, 46]])
+    assert resolve_overlapping_reads([a, over_a, b]) == [a, b]
+    # spots of its own on the felt between the hands: kept (a tile that could not be read)
+    own = with_spots(box, [[30, 60], [55, 65], [80, 70]])
+    assert resolve_overlapping_reads([a, own, b]) == [a, own, b]
+
+
+def test_two_boxes_on_one_tile_with_the_same_face_are_one_tile():
+    from vision.decode import TileRead
+    from vision.overlaps import resolve_overlapping_reads
+
+    def read(face, x1, y1, x2, y2, conf):
+        poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+        return TileRead(face, "face_up", conf, poly, np.array([x1, y1, x2, y2], np.float32))
+
+    t1, t2 = read("3-4", 0, 0, 110, 50, 0.7), read("3-4", 2, 3, 112, 51, 0.8)
+    assert resolve_overlapping_reads([t1, t2]) == [t2]  # the more confident box
+    other = read("3-5", 2, 3, 112, 51, 0.8)               # different faces: never settled
+    assert [r.face for r in resolve_overlapping_reads([t1, other])] == [None, None]
 
 
 def test_overlapping_identified_outlines_are_never_both_settled():

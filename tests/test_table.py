@@ -174,6 +174,27 @@ def test_build_positions_problems():
     assert ps["1"].problems == [("face_down", "1 tile(s) face down")]
 
 
+def test_tile_back_beside_four_identified_tiles_is_set_aside():
+    """A seat is dealt four tiles: a back beside four identified face-up tiles is an undealt
+    stack (docs/rules.md section 5); a back with three face-up tiles keeps the seat open."""
+    reads = table_reads()
+    stack = tile(None, *(reads[4].centre + [0, TH + 4]), state="face_down")  # under seat 1
+    ps = build_positions(assign_positions(reads + [stack], LAYOUT))
+    st = ps["1"]
+    assert st.problems == [] and st.set_aside == [stack]
+    assert sorted(x.face for x in st.setting.tiles) == sorted(DEAL["1"])
+    assert st.tiles[-1] is stack and len(st.tiles) == 5
+    # one face-up tile unknown: the back is not set aside, nothing settles
+    reads[5] = tile(None, *reads[5].centre, state="unknown")
+    st = build_positions(assign_positions(reads + [stack], LAYOUT))["1"]
+    assert st.setting is None and st.set_aside == []
+    assert [k for k, _ in st.problems] == ["wrong_tile_count", "unknown_tile", "face_down"]
+    # three face-up tiles and the back: a hand not turned over yet
+    three = table_reads(drop=("1", 0))
+    st = build_positions(assign_positions(three + [stack], LAYOUT))["1"]
+    assert st.setting is None and [k for k, _ in st.problems] == ["face_down"]
+
+
 # ------------------------------------------------------------------ tracker
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "CROP_H",
     "CROP_MARGIN",
     "order_polygon",
+    "crop_to_image",
     "expand_polygon",
     "crop_corners",
     "rectify",
@@ -127,6 +128,26 @@ def crop_corners(size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
     """Destination corners of the crop, float32 (4, 2): (0,0), (W,0), (W,H), (0,H)."""
     w, h = size
     return np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
+
+
+def crop_to_image(points, polygon, margin: float = CROP_MARGIN,
+                  size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
+    """Map points from a tile's crop (:func:`rectify` with the same polygon, margin and size)
+    back to image pixels.
+
+    Args:
+        points: array-like (n, 2) crop pixels (e.g. spot centres).
+        polygon: array-like (4, 2) the tile's corners in image pixels, any order.
+
+    Returns:
+        float64 (n, 2) image pixels ((0, 2) for no points).
+    """
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    if not len(pts):
+        return pts
+    src = expand_polygon(order_polygon(polygon), margin)
+    M = cv2.getPerspectiveTransform(crop_corners(size), src.astype(np.float32))
+    return cv2.perspectiveTransform(pts.reshape(-1, 1, 2), M).reshape(-1, 2)
 
 
 def rectify(image: np.ndarray, polygon, margin: float = CROP_MARGIN,

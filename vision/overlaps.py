@@ -15,10 +15,10 @@ import numpy as np
 
 from .decode import TileRead
 from .detections import Detections
-from .geometry import inside_fractions
+from .geometry import crop_to_image, inside_fractions
 
-__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "drop_straddlers",
-           "resolve_overlapping_reads"]
+__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "SAME_TILE_IOU",
+           "ATTACHED_UNKNOWN", "drop_straddlers", "resolve_overlapping_reads"]
 
 #: A tile outline that has at least this fraction of its area inside each of two other tile
 #: outlines is a straddler: the tile model's box across two touching tiles of a hand.
@@ -53,6 +53,42 @@ DUPLICATE_OVERLAP = 0.35  # fraction of an outline inside another tile's: not tw
 COVERED_UNKNOWN = 0.5
 
 
+#: Two identified outlines naming the same face with at least this polygon IoU are two boxes
+#: on one tile (the input-size fusion's criterion, :data:`vision.scales.SAME_TILE_IOU`).
+SAME_TILE_IOU: float = 0.5
+#: An unknown outline touching identified tiles by at least this fraction of its area, with no
+#: spot of its own, is a box over the felt or the gap between two hands, not a tile.
+ATTACHED_UNKNOWN: float = 0.05
+
+
+def _iou_from_inside(a_in_b: float, b_in_a: float) -> float:
+    """Polygon IoU from the two inside fractions (area(a & b)/area(a), area(a & b)/area(b))."""
+    if a_in_b <= 0 or b_in_a <= 0:
+        return 0.0
+    return 1.0 / (1.0 / a_in_b + 1.0 / b_in_a - 1.0)
+
+
+def _no_spot_of_its_own(r: TileRead, known: Sequence[TileRead], touch: np.ndarray) -> bool:
+    """True for an unknown outline attached to identified tiles (at least ATTACHED_UNKNOWN of
+    its area inside them) whose every spot lies inside an identified tile's outline: a real
+    face-up tile shows at least three spots of its own (1-2), so such a box -- over the gap
+    between two hands, or over a tile's edge and the felt -- is not a tile."""
+    if not len(known) or float(np.sum(touch)) < ATTACHED_UNKNOWN:
+        return False
+    import cv2
+
+    pips = r.pips
+    if len(pips):
+        centres = crop_to_image(np.asarray(pips.xyxy, np.float64).reshape(-1, 2, 2).mean(1),
+                                r.polygon)
+        outlines = [np.asarray(k.polygon, np.float32).reshape(-1, 1, 2) for k in known]
+        for x, y in centres:
+            if not any(cv2.pointPolygonTest(o, (float(x), float(y)), False) >= 0
+                       for o in outlines):
+                return False
+    return True
+
+
 def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     """Resolve tile outlines that overlap as two real tiles never do.
 
@@ -68,6 +104,11 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
       two touching tiles; a real tile is never that much under other real tiles);
     * an identified outline lying that much inside two or more other face-up outlines is a
       straddler and is dropped;
+    * two identified outlines naming the same face with polygon IoU >= SAME_TILE_IOU are two
+      boxes on one tile: the more confident one is kept;
+    * an unknown outline attached to identified tiles whose every spot lies inside them (none
+      at all, or only theirs) is dropped: a face-up tile shows spots of its own (at least
+      three), so it is a box over the gap between two hands or a tile's edge and the felt;
     * otherwise, two identified outlines that overlap that much both become unknown
       ("overlapping outlines"): which one is the tile is not known, and nothing is settled
       from a guess.
@@ -88,10 +129,21 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     inside = inside_fractions(np.stack([reads[i].polygon for i in up]))
     frac = inside >= DUPLICATE_OVERLAP
     known = [k for k, i in enumerate(up) if reads[i].state == "face_up"]
+    # two boxes on one tile naming the same face (polygon IoU >= SAME_TILE_IOU): one tile
+    same = set()
+    for a in known:
+        for b in known:
+            if (a < b and reads[up[a]].face == reads[up[b]].face
+                    and _iou_from_inside(inside[a, b], inside[b, a]) >= SAME_TILE_IOU):
+                same.add(min(a, b, key=lambda k: (reads[up[k]].confidence, -k)))
+    known = [k for k in known if k not in same]
     over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
     drop = {k for k in over if reads[up[k]].state == "unknown"
-            and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN)}
+            and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN
+                 or _no_spot_of_its_own(reads[up[k]], [reads[up[m]] for m in known],
+                                        inside[k, known]))}
     drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
+    drop |= same
     conflict = {x for k in known if k not in drop
                 for m in over[k] if m not in drop for x in (k, m)}
     gone = {up[k] for k in drop}

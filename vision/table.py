@@ -39,7 +39,10 @@ count already keeps them from settling.
 Either way the *banker* is a position name (``"dealer"`` by default; ``--banker 3``
 when seat 3 banks).
 
-A position's four tiles are two hands laid together: :func:`pair_hands` chooses the pairing of
+A position's hand is its four face-up tiles; tile backs beside four identified face-up tiles
+are undealt stacks (a seat is dealt exactly four tiles, docs/rules.md sections 4-5) and are set
+aside, while a back among fewer face-up tiles (a hand not yet turned over) stops the position
+from settling. A position's four tiles are two hands laid together: :func:`pair_hands` chooses the pairing of
 the three possible ones with the least summed centre distance; the hand with the higher key
 (:func:`scoring.hands.hand_key`) is the high hand. The vision system cannot tell which hand a
 player meant as high, so it never reports a mis-set from the table; settle does the rest.
@@ -345,12 +348,16 @@ class PositionState:
         problems: list of ``(kind, detail)``: kind ``"wrong_tile_count"``, ``"unknown_tile"``,
             ``"face_down"`` or ``"seat_unclear"`` (automatic grouping, :func:`group_seats`); a
             position with problems is never settled.
+        set_aside: tile backs lying beside four identified face-up tiles (undealt stacks: a
+            seat is dealt exactly four tiles); they stay in ``tiles`` (after the hands) and do
+            not stop the position from settling.
     """
 
     position: str
     tiles: list[TileRead]
     setting: Setting | None = None
     problems: list[tuple[str, str]] = field(default_factory=list)
+    set_aside: list[TileRead] = field(default_factory=list)
 
     @property
     def signature(self) -> tuple:
@@ -386,18 +393,26 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
             continue
         st = PositionState(pos, tiles)
         st.problems.extend((str(k), str(d)) for k, d in problems.get(pos, ()))
-        if len(tiles) != 4:
-            st.problems.append(("wrong_tile_count", f"{len(tiles)} tiles, a position holds 4"))
-        n_unknown = sum(r.state == "unknown" for r in tiles)
+        up = [r for r in tiles if r.state != "face_down"]
+        down = [r for r in tiles if r.state == "face_down"]
+        if len(up) == 4 and all(r.state == "face_up" for r in up):
+            # four identified face-up tiles: the hand. A tile back beside them is a stack not
+            # dealt (a seat gets exactly four tiles), set aside -- never part of the hand.
+            st.set_aside = down
+        else:
+            up, down = tiles, []
+        if len(up) != 4:
+            st.problems.append(("wrong_tile_count", f"{len(up)} tiles, a position holds 4"))
+        n_unknown = sum(r.state == "unknown" for r in up)
         if n_unknown:
-            why = "; ".join(sorted({r.reason or "unread" for r in tiles if r.state == "unknown"}))
+            why = "; ".join(sorted({r.reason or "unread" for r in up if r.state == "unknown"}))
             st.problems.append(("unknown_tile", f"{n_unknown} tile(s) unknown ({why})"))
-        n_down = sum(r.state == "face_down" for r in tiles)
+        n_down = sum(r.state == "face_down" for r in up)
         if n_down:
             st.problems.append(("face_down", f"{n_down} tile(s) face down"))
         if not st.problems:
-            h, lo = pair_hands(tiles, rules)
-            st.tiles = h + lo
+            h, lo = pair_hands(up, rules)
+            st.tiles = h + lo + down
             st.setting = Setting((TILES_BY_FACE[h[0].face], TILES_BY_FACE[h[1].face]),
                                  (TILES_BY_FACE[lo[0].face], TILES_BY_FACE[lo[1].face]))
         out[pos] = st
