@@ -81,6 +81,8 @@ class RecognitionConfig:
             and fused (:mod:`vision.scales`); None: :data:`vision.scales.STILL_SCALES` with
             the trained models, one pass with injected detectors; ``()`` or one size: a single
             pass. Video frames use the model's own size.
+        zoom: give a still image's unknown tiles a second look, magnified (:mod:`vision.zoom`;
+            default True; only with the trained models).
     """
 
     models_dir: Path | None = None
@@ -90,8 +92,10 @@ class RecognitionConfig:
     pip_conf: float | None = None
     allow_diagonal_two: bool = False
     scales: tuple[int, ...] | None = None
+    zoom: bool = True
 
     def __post_init__(self) -> None:
+        _check(isinstance(self.zoom, bool), f"zoom must be true or false, got {self.zoom!r}")
         if self.scales is not None:
             sizes = tuple(int(v) for v in self.scales)
             _check(all(v >= 32 and v % 32 == 0 for v in sizes),

@@ -48,6 +48,7 @@ from .schema import RoundEvent, TileRecord
 from .seats import group_seats
 from .table import PositionState, RoundTracker, SettledRound, build_positions, position_of
 from .views import round_view
+from .zoom import ZOOM_WINDOWS
 
 __all__ = ["Pipeline", "FrameResult", "STAGES"]
 
@@ -139,6 +140,9 @@ class Pipeline:
             scales = STILL_SCALES if tile_detector is None else ()
         #: tile-model input sizes at which a still image is read and fused (vision.scales)
         self.scales = tuple(scales)
+        #: window sides (tile lengths) of the second look at a still's unknown tiles
+        #: (vision.zoom); none with injected detectors (they read whole frames only)
+        self.zoom = ZOOM_WINDOWS if self.scales and rec.zoom else ()
         if tile_detector is None or pip_detector is None:
             t, p = load_detectors(rec.models, rec.backend, rec.tile_conf, rec.pip_conf)
             tile_detector = tile_detector or t
@@ -192,6 +196,9 @@ class Pipeline:
         image's longer side are skipped (upscaling adds no detail; a small close-up is read
         once at the model's own size).
 
+        Tiles left unknown get a second look (:meth:`second_look`, :mod:`vision.zoom`) whose
+        readings are fused with the others.
+
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
             outlines (:func:`vision.overlaps.resolve_overlapping_reads`).
@@ -205,7 +212,37 @@ class Pipeline:
             reads, _ = self.decode(image, dets, use_cache=False)
             per_scale.append(resolve_overlapping_reads(reads))
         reads = per_scale[0] if len(per_scale) == 1 else fuse_scale_reads(per_scale)
-        return resolve_overlapping_reads(reads), first
+        reads = resolve_overlapping_reads(reads)
+        if self.zoom and any(r.state == "unknown" for r in reads):
+            looks = self.second_look(image, reads)
+            if any(looks):
+                reads = resolve_overlapping_reads(fuse_scale_reads(per_scale + looks))
+        return reads, first
+
+    def second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
+        """Read windows around the unknown tiles of a still reading magnified
+        (:mod:`vision.zoom`): one list per window size of its identified, tile-sized reads
+        (image px), free of overlapping outlines, to be fused with the whole-image readings."""
+        from .zoom import ZOOM_INPUT, inside_window, tile_sized, zoom_windows
+
+        looks = []
+        for wins in zoom_windows(reads, image.shape, self.zoom):
+            parts = []
+            for x0, y0, x1, y1 in wins:
+                d = self.detect(np.ascontiguousarray(image[y0:y1, x0:x1]), ZOOM_INPUT)
+                self.detector_runs += 1
+                if not len(d):
+                    continue
+                off = np.array([x0, y0], np.float32)
+                d = Detections(d.xyxy + np.tile(off, 2), d.confidence, d.class_id,
+                               d.polygon + off)
+                parts.append(d[inside_window(d.polygon, (x0, y0, x1, y1), image.shape)])
+            dets = Detections.merge(parts)
+            if len(dets):
+                found, _ = self.decode(image, dets, use_cache=False)
+                found = [r for r in resolve_overlapping_reads(found) if r.state == "face_up"]
+                looks.append([r for r, ok in zip(found, tile_sized(found, reads)) if ok])
+        return looks
 
     def detect_gated(self, image: np.ndarray) -> tuple[Detections, bool, bool]:
         """Detections of this frame through the motion gate (:mod:`vision.gate`).

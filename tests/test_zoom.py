@@ -1,0 +1,95 @@
+"""The second look at a still image's unknown tiles (vision.zoom, Pipeline.second_look)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.decode import TileRead
+from vision.zoom import inside_window, tile_sized, zoom_windows
+
+
+def _read(face, x, y, w=40, h=80, state=None):
+    poly = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+    st = state or ("face_up" if face else "unknown")
+    return TileRead(face, st, 0.9, poly, np.array([x, y, x + w, y + h], np.float32))
+
+
+def test_windows_are_sized_by_the_identified_tiles_around_the_unknown_one():
+    # tiles 80 px long; the unknown outline spans a whole hand (160 px): windows use 80 px
+    known = [_read("1-5", 100 + 45 * i, 100) for i in range(6)]
+    unknown = _read(None, 500, 300, w=80, h=160)
+    wins = zoom_windows(known + [unknown], (1080, 1920, 3), factors=(2.0, 4.5))
+    assert wins == [[(460, 300, 620, 460)], [(360, 200, 720, 560)]]
+    # no unknown tile: no window; a window above max_side: skipped
+    assert zoom_windows(known, (1080, 1920, 3), factors=(2.0,)) == [[]]
+    assert zoom_windows(known + [unknown], (1080, 1920, 3), factors=(2.0,), max_side=100) == [[]]
+
+
+def test_windows_are_clipped_to_the_image():
+    known = [_read("1-5", 10, 10)]
+    unknown = _read(None, 0, 0)
+    (win,), = zoom_windows([unknown] + known, (1080, 1920, 3), factors=(3.0,))
+    assert win[:2] == (0, 0) and win[2] == 140 and win[3] == 160
+
+
+def test_outlines_cut_by_a_window_edge_are_not_whole_tiles():
+    polys = np.array([[[10, 10], [50, 10], [50, 90], [10, 90]],        # whole, inside
+                      [[90, 10], [130, 10], [130, 90], [90, 90]],      # crosses the right edge
+                      [[0, 10], [40, 10], [40, 90], [0, 90]]], np.float32)  # on the image border
+    ok = inside_window(polys, (0, 0, 100, 100), (1080, 1920))
+    assert ok.tolist() == [True, False, True]
+    # the same outline against a window whose left side is a cut edge (not the image border)
+    moved = polys[2:] + np.float32([200, 0])
+    assert inside_window(moved, (200, 0, 300, 100), (1080, 1920)).tolist() == [False]
+
+
+def test_a_box_over_part_of_a_tile_is_not_tile_sized():
+    ref = [_read("1-5", 100 + 45 * i, 100) for i in range(6)]   # 80 px long
+    whole = _read("2-2", 500, 100)                                # 80 px: a tile
+    part = _read("1-1", 500, 100, w=20, h=40)                     # 40 px: part of one
+    big = _read("4-4", 500, 100, w=60, h=120)                     # 120 px: two tiles' worth
+    assert tile_sized([whole, part, big], ref) == [True, False, False]
+    assert tile_sized([whole], []) == [False]                     # nothing to compare with
+
+
+SCENES = Path(__file__).resolve().parents[1].parent / "shared" / "scenes"
+
+
+@pytest.mark.skipif(not (SCENES / "scene_08.jpg").is_file(), reason="needs ../shared/scenes")
+def test_second_look_reads_a_tile_the_whole_image_readings_leave_unknown():
+    """scene_08, seat 7: a 2-2 touching its hand's other tile is outlined across both at every
+    whole-image size (unknown); the second look reads it 2-2. No face it adds is wrong."""
+    import cv2
+
+    from vision.pipeline import Pipeline
+    from vision.scales import polygon_iou_matrix
+
+    rec = next(json.loads(line) for line in (SCENES / "truth.jsonl").read_text().splitlines()
+               if json.loads(line)["image"] == "scene_08.jpg")
+    truth = [t for s in rec["seats"] for t in s["tiles"] if not t["occluded"]]
+    polys = np.array([t["polygon"] for t in truth], np.float32)
+    img = cv2.imread(str(SCENES / "scene_08.jpg"))
+
+    def faces(reads):
+        out = {}
+        for r in reads:
+            iou = polygon_iou_matrix(r.polygon[None], polys)[0]
+            k = int(np.argmax(iou))
+            if iou[k] >= 0.5 and r.face:
+                assert r.face == truth[k]["face"], (r.face, truth[k]["face"])
+                out[k] = r.face
+        return out
+
+    two = next(k for k, t in enumerate(truth) if t["face"] == "2-2" and
+               next(s for s in rec["seats"] if t in s["tiles"])["seat"] == 7)
+    zoomed = Pipeline(n_stable=1, draw=False)
+    plain = Pipeline(n_stable=1, draw=False, zoom=False)
+    assert zoomed.zoom and not plain.zoom
+    with_look = faces(zoomed.read_still(img)[0])
+    without = faces(plain.read_still(img)[0])
+    assert with_look.get(two) == "2-2"
+    assert set(without) <= set(with_look)
