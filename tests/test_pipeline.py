@@ -428,6 +428,15 @@ def test_a_still_tile_taken_for_a_back_is_read_and_a_real_back_stays_face_down()
     for i in range(len(dets)):
         if dets.class_id[i] == 1:  # real backs: no spots, no face
             assert reads[i].state == "face_down" and reads[i].face is None
+    # a "back" with spots that do not make a face (here: below a strict min_confidence) is a
+    # face-up tile not read -- unknown, never a face-down stack to set aside beside a hand
+    strict = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1,
+                      min_confidence=0.999)
+    reads_s, _ = strict.decode(scene.image, backs, use_cache=False)
+    assert reads_s[up[0]].state == "unknown" and "taken for a back" in reads_s[up[0]].reason
+    for i in range(len(dets)):
+        if dets.class_id[i] == 1:
+            assert reads_s[i].state == "face_down"
     # video frames keep the tile model's call (the identity cache decides what is decoded)
     pipe2 = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1)
     reads2, _ = pipe2.decode(scene.image, backs, use_cache=True)

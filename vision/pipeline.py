@@ -290,7 +290,13 @@ class Pipeline:
             r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
                                rec.min_confidence, rec.allow_diagonal_two, crop=crop)
             if i in backs and r.state != "face_up":
-                continue  # stays the face-down read
+                a = r.reads.get("A", {}) if isinstance(r.reads, dict) else {}
+                n = int(a.get("red", 0)) + int(a.get("white", 0))
+                if n < 2:
+                    continue  # no spots: stays the face-down read
+                # spots on a "back" (the fewest a face shows is two, 1-1): a face-up tile
+                # not read, never a stack to set aside beside a seat's hand
+                r = r.as_unknown(f"{r.reason} (taken for a back, shows {n} spots)")
             reads[i] = r
         if use_cache:
             self.cache.commit(image, dets, {i: reads[i] for i in todo})
