@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,11 @@ def test_windows_are_sized_by_the_identified_tiles_around_the_unknown_one():
     # no unknown tile: no window; a window above max_side: skipped
     assert zoom_windows(known, (1080, 1920, 3), factors=(2.0,)) == [[]]
     assert zoom_windows(known + [unknown], (1080, 1920, 3), factors=(2.0,), max_side=100) == [[]]
+    # a picture full of unknown outlines: only the max_tiles the tile model is surest of
+    many = [replace(_read(None, 300 + 50 * i, 600), tile_confidence=0.1 + 0.01 * i)
+            for i in range(20)]
+    (wins,) = zoom_windows(known + many, (1080, 1920, 3), factors=(2.0,), max_tiles=3)
+    assert [x0 for x0, *_ in wins] == [1190, 1140, 1090]  # the last three (most confident)
 
 
 def test_windows_are_clipped_to_the_image():

@@ -32,8 +32,8 @@ import numpy as np
 
 from .decode import TileRead
 
-__all__ = ["ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "EDGE_MARGIN", "SIZE_TOLERANCE",
-           "SIZE_NEIGHBOURS", "zoom_windows", "tile_sized", "inside_window"]
+__all__ = ["ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
+           "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "zoom_windows", "tile_sized", "inside_window"]
 
 #: Window sides in tile lengths (the median long side of the identified tiles nearest to the
 #: unknown one): 2 shows the tile and its touching neighbours, 4.5 its whole hand and the felt
@@ -44,6 +44,10 @@ ZOOM_INPUT: int = 640
 #: Windows with a larger side (px) are skipped: shrunk to ZOOM_INPUT they would show the tile
 #: smaller than the whole-image reading at the largest still size does (1216 px for 1920).
 ZOOM_MAX_SIDE: int = 1024
+#: At most this many unknown tiles of one image get a second look (3 detector runs each):
+#: a photo of a foreign set can hold hundreds of unknown outlines (seen: 499 outlines on a
+#: western-domino photo took 30 s to look at without a bound).
+ZOOM_MAX_TILES: int = 12
 #: An outline with a corner within this fraction of the window side of a cut edge is dropped.
 EDGE_MARGIN: float = 0.02
 #: A second-look outline must be tile-sized: its long side within this factor of the median
@@ -53,8 +57,8 @@ SIZE_NEIGHBOURS: int = 6
 
 
 def zoom_windows(reads: Sequence[TileRead], image_shape: tuple[int, ...],
-                 factors: Sequence[float] = ZOOM_WINDOWS, max_side: int = ZOOM_MAX_SIDE
-                 ) -> list[list[tuple[int, int, int, int]]]:
+                 factors: Sequence[float] = ZOOM_WINDOWS, max_side: int = ZOOM_MAX_SIDE,
+                 max_tiles: int = ZOOM_MAX_TILES) -> list[list[tuple[int, int, int, int]]]:
     """Windows around the unknown face-up tiles of a reading.
 
     Args:
@@ -62,6 +66,8 @@ def zoom_windows(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         image_shape: the image's shape ``(H, W[, C])``.
         factors: window sides in tile lengths.
         max_side: windows with a side above this (px) are skipped.
+        max_tiles: at most this many unknown tiles get windows (the ones the tile model is
+            surest of), so a picture full of unknown outlines costs a bounded time.
 
     Returns:
         for each factor, a list of windows ``(x0, y0, x1, y1)`` int px, clipped to the image
@@ -69,7 +75,8 @@ def zoom_windows(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     """
     h, w = int(image_shape[0]), int(image_shape[1])
     out: list[list[tuple[int, int, int, int]]] = []
-    unknown = [r for r in reads if r.state == "unknown"]
+    unknown = sorted((r for r in reads if r.state == "unknown"),
+                     key=lambda r: -float(r.tile_confidence))[:max_tiles]
     known = [r for r in reads if r.state == "face_up"]
     lengths = [_local_tile_length(r, known) for r in unknown]
     for f in factors:
