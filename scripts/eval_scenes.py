@@ -14,13 +14,14 @@ that folder's README) and reports, per style:
   with those counts / no spots), ``colour`` (red / white check), ``reads_disagree``,
   ``shape`` (read B's half shapes or the outline's aspect), ``other``.
 
-Tile outcomes come from :func:`vision.identify.identify` (the ``paigow identify`` path); seat
-outcomes from the real command. The data are read at run time and never copied or fitted to.
+Tile outcomes come from :func:`vision.identify.identify` (the ``paigow identify`` path), or
+with ``--video`` from the video frame loop on the still picture (``eval_tables.video_reads``);
+seat outcomes from the real command. The data are read at run time and never copied or fitted to.
 
 Usage::
 
     .venv/bin/python scripts/eval_scenes.py ../shared/scenes [--limit N] [--json]
-        [--no-seats] [--models DIR]
+        [--no-seats] [--models DIR] [--video]
 
 Exit code 0; 2 for bad input (missing folder or truth file).
 """
@@ -180,8 +181,8 @@ def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
 
 
 def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
-             models: str | None = None, progress: bool = True, scales: str | None = None
-             ) -> dict:
+             models: str | None = None, progress: bool = True, scales: str | None = None,
+             video: bool = False) -> dict:
     """Per-style tile and seat figures (see module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
@@ -190,8 +191,19 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
     recs = load_truth(folder)[:limit]
     paths = [folder / r["image"] for r in recs]
     sizes = None if not scales else [int(v) for v in scales.split(",") if v.strip()]
-    reads = identify(paths, models_dir=models, with_reads=True, progress=progress,
-                     scales=sizes)
+    if video:
+        import cv2
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from eval_tables import video_reads
+
+        reads = [{"image": str(p), "tiles": [{**r.to_dict(), "reason": r.reason}
+                                             for r in video_reads(cv2.imread(str(p)), models,
+                                                                  scales=sizes)]}
+                 for p in tqdm(paths, desc="video", disable=not progress)]
+    else:
+        reads = identify(paths, models_dir=models, with_reads=True, progress=progress,
+                         scales=sizes)
     styles: dict[str, dict] = defaultdict(lambda: {"tiles": Counter(), "fails": Counter(),
                                                    "seats": Counter(), "seat_reasons": Counter(),
                                                    "wrong": []})
@@ -261,13 +273,16 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=None, help="models folder (default: models/)")
     ap.add_argument("--scales", default=None,
                     help="tile-model input sizes, comma-separated (default: the product's)")
+    ap.add_argument("--video", action="store_true",
+                    help="tiles as the video frame loop reads each scene (6 frames of the "
+                         "still picture) instead of as a still image")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
 
     try:
         res = evaluate(args.folder, args.limit, not args.no_seats, args.models,
-                       progress=not args.json, scales=args.scales)
+                       progress=not args.json, scales=args.scales, video=args.video)
     except InputError as exc:
         if args.json:
             print(json.dumps({"error": str(exc)}))

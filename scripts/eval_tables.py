@@ -8,11 +8,14 @@ proposal) and matches every labelled face-up
 tile of the scene to a reported tile (polygon centre inside the true tile and IoU of the boxes
 >= 0.5). Reports per table and in total: tiles found, identified correctly, unknown, wrong,
 missed, extra reported tiles (no true tile), and positions whose four tiles were all found
-and identified.
+and identified. ``--video`` reads each table through the video frame loop instead
+(``Pipeline.process`` on the still picture for 6 frames: one pass at the model's size first,
+the still reading once the picture has been still for ``VET_AFTER_STILL`` frames).
 
 Usage::
 
-    .venv/bin/python scripts/eval_tables.py [--n 5] [--seed 1000001] [--models DIR] [--json]
+    .venv/bin/python scripts/eval_tables.py [--n 5] [--seed 1000001] [--models DIR] [--video]
+        [--json]
 
 Exit code 0; 2 for bad input (missing models).
 """
@@ -38,9 +41,23 @@ def _iou(a, b) -> float:
     return inter / union if union > 0 else 0.0
 
 
+def video_reads(image, models_dir=None, backend: str = "onnx", scales=None,
+                frames: int = 6) -> list:
+    """The reads of the video path (``Pipeline.process``: one pass at the model's size,
+    the motion gate and identity cache) after ``frames`` frames of one still picture: by then
+    the picture is read as a still image (``VET_AFTER_STILL``)."""
+    from vision.pipeline import Pipeline
+
+    pipe = Pipeline(models_dir=models_dir, backend=backend, n_stable=3, draw=False,
+                    scales=scales)
+    for _ in range(frames):
+        _, res = pipe.process(image)
+    return list(res.reads)
+
+
 def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = "onnx",
              scales=None,
-             progress: bool = True) -> dict:
+             progress: bool = True, video: bool = False) -> dict:
     """Per-table and total counts (see the module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
@@ -57,7 +74,10 @@ def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = 
     for k in tqdm(range(n), desc="tables", disable=not progress):
         s = seed + k
         scene = render_table(s)
-        reads, _ = pipe.read_still(scene.image)
+        if video:
+            reads = video_reads(scene.image, models_dir, backend, scales)
+        else:
+            reads, _ = pipe.read_still(scene.image)
         truth = [t for t in scene.tiles if t.labelled and t.state == "face_up"]
         boxes = [np.r_[t.polygon.min(0), t.polygon.max(0)] for t in truth]
         used: set[int] = set()
@@ -110,6 +130,9 @@ def main(argv=None) -> int:
     ap.add_argument("--scales", default=None,
                     help="tile-model input sizes to fuse, comma-separated (default: the "
                          "pipeline's still-image sizes; 640 = one pass at the model's size)")
+    ap.add_argument("--video", action="store_true",
+                    help="read each table as a video would (the frame loop on the still "
+                         "picture for 6 frames) instead of as a still image")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
@@ -121,7 +144,7 @@ def main(argv=None) -> int:
     try:
         scales = None if args.scales is None else [int(v) for v in args.scales.split(",") if v]
         res = evaluate(args.n, args.seed, args.models, args.backend, scales=scales,
-                       progress=not args.json)
+                       progress=not args.json, video=args.video)
     except InputError as exc:
         print(f"eval_tables: {exc}", file=sys.stderr)
         return 2

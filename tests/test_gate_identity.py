@@ -30,17 +30,19 @@ def test_gate_reuses_still_frames_and_redetects_on_motion():
         d = gate.decide(img)
         if d.detect:
             gate.ran()
-        got.append((d.detect, d.stale))
-    assert got == [(True, False), (False, False), (False, False), (False, False),
-                   (True, False),                     # redetect_every = 4 frames
-                   (False, True),                     # moved, 1 frame after: stale
-                   (True, False),                     # moved, 2 frames after: detect
-                   (False, True)]
+        got.append((d.detect, d.stale, d.moved))
+    assert got == [(True, False, True),                # first frame: no reference
+                   (False, False, False), (False, False, False), (False, False, False),
+                   (True, False, False),               # redetect_every = 4 frames, still
+                   (False, True, True),                # moved, 1 frame after: stale
+                   (True, False, True),                # moved, 2 frames after: detect
+                   (False, True, True)]
 
 
 def test_gate_off_detects_every_frame():
     gate = MotionGate(GateConfig(motion_threshold=0))
     assert all(gate.decide(_frame()).detect for _ in range(3))
+    assert gate.decide(_frame()).moved  # no motion measured: never taken for a still picture
 
 
 def _dets(boxes):

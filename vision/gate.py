@@ -39,10 +39,13 @@ class GateDecision:
         detect: run the detector on this frame (then call :meth:`MotionGate.ran`).
         stale: the picture changed but the detector is skipped (motion rate): the previous
             detections are drawn, the frame is not counted by the round tracker.
+        moved: the picture changed since the reference frame (always True for the first
+            frame and with the gate off); a periodic re-detection of a still picture is not.
     """
 
     detect: bool
     stale: bool = False
+    moved: bool = True
 
 
 class MotionGate:
@@ -75,9 +78,10 @@ class MotionGate:
             diff = np.abs(thumb - self._last_thumb).reshape(by, h // by, bx, w // bx)
             moved = float(diff.mean((1, 3)).max()) > cfg.motion_threshold
             if not moved and since < cfg.redetect_every:
-                return GateDecision(False)
+                return GateDecision(False, moved=False)
             if moved and since < cfg.motion_detect_every:
                 return GateDecision(False, stale=True)
+            return GateDecision(True, moved=moved)
         return GateDecision(True)
 
     def ran(self) -> None:

@@ -167,6 +167,9 @@ class Pipeline:
         self._vetted: list[tuple[np.ndarray, str]] = []
         self._vetoed: list[tuple[np.ndarray, str, str]] = []
         self._still_frames = 0  # consecutive video frames without motion
+        self._moved = True  # the gate saw motion on the last frame
+        #: video: the fused still reading of the picture since it stopped moving (:meth:`_vet`)
+        self._still_reading: list[TileRead] | None = None
         self.source = cfg.source
         self._last_dets: Detections | None = None
         self._pending_picture: np.ndarray | None = None
@@ -251,6 +254,7 @@ class Pipeline:
             ``(detections, detector_ran, stale)``.
         """
         decision = self.gate.decide(image)
+        self._moved = decision.moved
         if not decision.detect and self._last_dets is not None:
             return self._last_dets, False, decision.stale
         self._last_dets = self.detect(image)
@@ -353,7 +357,9 @@ class Pipeline:
             t1 = time.perf_counter()
             reads, n_dec = self.decode(image, dets, use_cache=True)
             reads = resolve_overlapping_reads(reads)
-            self._still_frames = 0 if (ran or stale) else self._still_frames + 1
+            self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
+            if not self._still_frames:
+                self._still_reading = None  # the picture moved: read it again once still
             if not stale:  # new faces are vetted once the picture has been still a moment
                 reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
         t2 = time.perf_counter()
@@ -427,18 +433,21 @@ class Pipeline:
 
     def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
              ) -> list[TileRead]:
-        """Video: check each face read at the model's own size against the fused still
-        reading (:meth:`read_still`, every input size of :attr:`scales`).
+        """Video: the fused still reading (:meth:`read_still`: every input size of
+        :attr:`scales`, the second look) stands for a picture that has stopped moving, and
+        vetoes faces the single pass named wrongly.
 
         A video frame is read once at the model's own size, where a tile model has named a
-        wrong face from an outline reaching onto a touching tile. The first time a face is
-        read at a place (a face and an xyxy box), the frame is read again at every size and
-        fused, and a face that the fused reading contradicts there (another face, or sizes
-        that disagree) is unknown from then on, while the tile stays put. The fused reading runs
-        only when ``look`` (the process passes it after :data:`VET_AFTER_STILL` frames
-        without motion), one per new set of faces; a face not yet vetted stands meanwhile (a round is
-        final only after its positions are stable for several frames, by then the picture is
-        still). Nothing happens with one input size or injected detectors.
+        wrong face from an outline reaching onto a touching tile, and leaves more tiles
+        unknown than a still reading. Once ``look`` (the process passes it after
+        :data:`VET_AFTER_STILL` frames without motion), the picture is read once as a still
+        image; until the gate sees motion again that reading is the frame's reads. A face
+        the single pass names at a place (a face and an xyxy box) that the fused reading
+        contradicts there (another face, or sizes that disagree) is unknown from then on, also
+        in later moving frames, while the tile stays put. A face not yet vetted stands
+        meanwhile (a round is final only after its positions are stable for several frames,
+        by then the picture is still). Nothing happens with one input size or injected
+        detectors.
         """
         if len(self.scales) < 2:
             return reads
@@ -453,8 +462,10 @@ class Pipeline:
 
         seen = matches(self._vetted)
         new = [i for i, r in enumerate(reads) if r.face and not seen[i].any()]
+        if look and self._still_reading is None:
+            self._still_reading = self.read_still(image)[0]
         if new and look:
-            fused = [f for f in self.read_still(image)[0] if f.state != "face_down"]
+            fused = [f for f in self._still_reading if f.state != "face_down"]
             over = (iou_matrix(np.stack([reads[i].xyxy for i in new]),
                                np.stack([f.xyxy for f in fused])) if fused
                     else np.zeros((len(new), 0)))
@@ -475,12 +486,18 @@ class Pipeline:
         # keep only what is still on the table (a long session does not grow the lists)
         self._vetted = [v for j, v in enumerate(self._vetted) if seen[:, j].any()]
         self._vetoed = [v for j, v in enumerate(self._vetoed) if hits[:, j].any()]
+        if look and self._still_reading is not None:
+            # the picture is still: the fused reading (every input size, the second look)
+            # stands for it until something moves -- it adds the faces the single pass left
+            # unknown and the outlines it merged; the vetoes above outlast the next motion
+            return list(self._still_reading)
         return out
 
     def reset(self) -> None:
         """Forget tracking state and the caches (a new, unrelated source or image); call
         :meth:`flush` first to keep an open round."""
         self._vetted, self._vetoed = [], []
+        self._still_reading, self._still_frames, self._moved = None, 0, True
         self.tracker.reset()
         self.cache.clear()
         self.gate.reset()
