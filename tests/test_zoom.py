@@ -105,7 +105,7 @@ def test_second_look_reads_a_tile_the_whole_image_readings_leave_unknown():
 def test_a_second_look_face_on_an_outline_cut_short_must_show_every_spot_seen():
     """held-out table 1000141: a 3-4 outlined without one spot of its 3 read 2-4 at the
     second look, where the whole-image readings counted seven spots on a longer outline."""
-    from vision.pipeline import _fewer_spots
+    from vision.zoom import cut_short_faces
 
     def read(face, length, spots=None):
         poly = np.array([[960, 880], [992, 880], [992, 880 + length], [960, 880 + length]],
@@ -118,13 +118,13 @@ def test_a_second_look_face_on_an_outline_cut_short_must_show_every_spot_seen():
 
     whole = [[read(None, 95, 7)], [read(None, 93, 6)]]
     cut = read("2-4", 72)                       # 6 spots on 76 % of the tile's length
-    assert _fewer_spots([cut], whole, [[cut]])[0].face is None
+    assert cut_short_faces([cut], whole, [[cut]])[0].face is None
     full = read("2-4", 92)                       # the whole tile: the extra spot was noise
-    assert _fewer_spots([full], whole, [[full]])[0].face == "2-4"
+    assert cut_short_faces([full], whole, [[full]])[0].face == "2-4"
     seven = read("3-4", 72)                      # as many spots as seen: kept
-    assert _fewer_spots([seven], whole, [[seven]])[0].face == "3-4"
+    assert cut_short_faces([seven], whole, [[seven]])[0].face == "3-4"
     # a whole-image reading names the face too: the second look only agrees
     agree = [[read(None, 95, 7)], [read("2-4", 93, 6)]]
-    assert _fewer_spots([cut], agree, [[cut]])[0].face == "2-4"
+    assert cut_short_faces([cut], agree, [[cut]])[0].face == "2-4"
     # a face the whole-image readings gave (not the second look's): never touched
-    assert _fewer_spots([cut], whole, [[]])[0].face == "2-4"
+    assert cut_short_faces([cut], whole, [[]])[0].face == "2-4"

@@ -33,7 +33,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from scoring.errors import InputError
-from scoring.tiles import TILES_BY_FACE
 
 from .config import PipelineConfig
 from .decode import TileRead, read_from_pips, run_pip_detector
@@ -49,7 +48,7 @@ from .schema import RoundEvent, TileRecord
 from .seats import group_seats
 from .table import PositionState, RoundTracker, SettledRound, build_positions, position_of
 from .views import round_view
-from .zoom import ZOOM_WINDOWS
+from .zoom import ZOOM_WINDOWS, cut_short_faces
 
 __all__ = ["Pipeline", "FrameResult", "STAGES"]
 
@@ -111,49 +110,6 @@ def _run_tile_detector(detector, image: np.ndarray, imgsz: int | None = None) ->
     out = fn(image) if imgsz is None else fn(image, imgsz=imgsz)
     if not isinstance(out, Detections):
         raise TypeError(f"tile detector returned {type(out).__name__}, expected Detections")
-    return out
-
-
-def _spots_counted(r: TileRead) -> int:
-    """Spots read A counted on a read's tile (0 when it has no read A)."""
-    a = r.reads.get("A", {}) if isinstance(r.reads, dict) else {}
-    return int(a.get("red", 0)) + int(a.get("white", 0))
-
-
-#: A second-look outline shorter than this fraction of the whole-image outlines of the same
-#: tile (their median long side) may have cut off a spot row: a row of a 6 is about 1/6 of the
-#: tile's length from the next.
-CUT_SHORT: float = 0.9
-
-
-def _fewer_spots(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead]],
-                 looks: Sequence[Sequence[TileRead]]) -> list[TileRead]:
-    """A face only the second look names, on an outline cut short (below CUT_SHORT of the
-    whole-image outlines of that tile, polygon IoU >= 0.5), must show at least as many spots
-    as those readings counted: spots do not vanish, and an outline cut after a spot row reads
-    a face one spot short (seen: a 3-4 outlined without one spot of its 3 read 2-4, where the
-    whole-image readings counted six and seven spots). Such a face is unknown."""
-    from .scales import SAME_TILE_IOU, polygon_iou_matrix
-
-    zoomed = {id(r) for rs in looks for r in rs}
-    whole = [r for rs in per_scale for r in rs if r.state != "face_down"]
-    if not whole:
-        return fused
-    polys = np.stack([np.asarray(r.polygon, np.float32) for r in whole])
-    out = []
-    for r in fused:
-        if r.face and id(r) in zoomed:
-            iou = polygon_iou_matrix(np.asarray(r.polygon, np.float32)[None], polys)[0]
-            same = [w for w, v in zip(whole, iou) if v >= SAME_TILE_IOU]
-            if same and all(w.face != r.face for w in same):
-                length = float(np.median([w.long_side for w in same]))
-                seen = max(_spots_counted(w) for w in same)
-                if (r.long_side < CUT_SHORT * length
-                        and seen > TILES_BY_FACE[r.face].spots):
-                    r = r.as_unknown(
-                        f"the second look reads {r.face} on an outline {r.long_side:.0f} px "
-                        f"long, where whole-image readings saw {seen} spots on {length:.0f} px")
-        out.append(r)
     return out
 
 
@@ -264,7 +220,7 @@ class Pipeline:
             looks = self.second_look(image, reads)
             if any(looks):
                 fused = fuse_scale_reads(per_scale + looks)
-                reads = resolve_overlapping_reads(_fewer_spots(fused, per_scale, looks))
+                reads = resolve_overlapping_reads(cut_short_faces(fused, per_scale, looks))
         return reads, first
 
     def second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

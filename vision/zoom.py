@@ -18,10 +18,12 @@ Only identified reads of tile size are kept (:func:`tile_sized`: a box over part
 name a face from a few of its spots); unknown ones add nothing. Each window size is one more
 reading for :func:`vision.scales.fuse_scale_reads`: a face is accepted only where every reading
 that names one agrees, and a tile read differently by two readings stays unknown -- a second
-look can add a face, never overrule one.
+look can add a face, never overrule one. A face only the second look names on an outline
+shorter than the whole-image outlines of the tile must show every spot they counted
+(:func:`cut_short_faces`).
 
 Public API: :data:`ZOOM_WINDOWS`, :data:`ZOOM_INPUT`, :func:`zoom_windows`,
-:func:`tile_sized`, :func:`inside_window`.
+:func:`tile_sized`, :func:`inside_window`, :func:`cut_short_faces`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ import numpy as np
 from .decode import TileRead
 
 __all__ = ["ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
-           "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "zoom_windows", "tile_sized", "inside_window"]
+           "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "CUT_SHORT", "zoom_windows", "tile_sized",
+           "inside_window", "cut_short_faces"]
 
 #: Window sides in tile lengths (the median long side of the identified tiles nearest to the
 #: unknown one): 2 shows the tile and its touching neighbours, 4.5 its whole hand and the felt
@@ -153,3 +156,57 @@ def inside_window(polygons: np.ndarray, window: tuple[int, int, int, int],
     hi_y = np.inf if y1 >= h else y1 - m
     return ((p[..., 0] >= lo_x) & (p[..., 0] <= hi_x)
             & (p[..., 1] >= lo_y) & (p[..., 1] <= hi_y)).all(1)
+
+
+def _spots_counted(r: TileRead) -> int:
+    """Spots read A counted on a read's tile (0 when it has no read A)."""
+    a = r.reads.get("A", {}) if isinstance(r.reads, dict) else {}
+    return int(a.get("red", 0)) + int(a.get("white", 0))
+
+
+#: A second-look outline shorter than this fraction of the whole-image outlines of the same
+#: tile (their median long side) may have cut off a spot row: a row of a 6 is about 1/6 of the
+#: tile's length from the next.
+CUT_SHORT: float = 0.9
+
+
+def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead]],
+                 looks: Sequence[Sequence[TileRead]]) -> list[TileRead]:
+    """A face only the second look names, on an outline cut short (below CUT_SHORT of the
+    whole-image outlines of that tile, polygon IoU >= 0.5), must show at least as many spots
+    as those readings counted: spots do not vanish, and an outline cut after a spot row reads
+    a face one spot short (seen: a 3-4 outlined without one spot of its 3 read 2-4, where the
+    whole-image readings counted six and seven spots). Such a face is unknown.
+
+    Args:
+        fused: the fused reading of the whole-image readings and the second look.
+        per_scale: the whole-image readings, one list per input size.
+        looks: the second look's readings, one list per window size.
+
+    Returns:
+        ``fused`` with those faces unknown (same order).
+    """
+    from scoring.tiles import TILES_BY_FACE
+
+    from .scales import SAME_TILE_IOU, polygon_iou_matrix
+
+    zoomed = {id(r) for rs in looks for r in rs}
+    whole = [r for rs in per_scale for r in rs if r.state != "face_down"]
+    if not whole:
+        return fused
+    polys = np.stack([np.asarray(r.polygon, np.float32) for r in whole])
+    out = []
+    for r in fused:
+        if r.face and id(r) in zoomed:
+            iou = polygon_iou_matrix(np.asarray(r.polygon, np.float32)[None], polys)[0]
+            same = [w for w, v in zip(whole, iou) if v >= SAME_TILE_IOU]
+            if same and all(w.face != r.face for w in same):
+                length = float(np.median([w.long_side for w in same]))
+                seen = max(_spots_counted(w) for w in same)
+                if (r.long_side < CUT_SHORT * length
+                        and seen > TILES_BY_FACE[r.face].spots):
+                    r = r.as_unknown(
+                        f"the second look reads {r.face} on an outline {r.long_side:.0f} px "
+                        f"long, where whole-image readings saw {seen} spots on {length:.0f} px")
+        out.append(r)
+    return out
