@@ -362,14 +362,20 @@ def test_a_box_with_no_spot_of_its_own_is_not_a_tile():
     from vision.decode import TileRead
     from vision.overlaps import resolve_overlapping_reads
 
-    def read(face, x1, y1, x2, y2, conf=0.9):
+    def read(face, x1, y1, x2, y2, conf=0.9, decoded=True):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
         return TileRead(face, "face_up" if face else "unknown", conf, poly,
-                        np.array([x1, y1, x2, y2], np.float32))
+                        np.array([x1, y1, x2, y2], np.float32),
+                        reads={"A": {"red": 0, "white": 0, "candidates": []}} if decoded
+                        else {"reason": "not decoded yet"})
 
     a, b = read("1-5", 0, 0, 110, 50), read("2-4", 0, 80, 110, 130)  # two hands, a gap
     gap = read(None, 0, 45, 110, 85)                 # blank felt between them, no spots
     assert resolve_overlapping_reads([a, gap, b]) == [a, b]
+    # video: an outline the identity cache has not decoded yet has no spots because nobody
+    # looked: it stays
+    pending = read(None, 0, 45, 110, 85, decoded=False)
+    assert resolve_overlapping_reads([a, pending, b]) == [a, pending, b]
     lone = read(None, 300, 0, 410, 50)               # touches nothing: left alone
     assert resolve_overlapping_reads([a, lone, b]) == [a, lone, b]
     # 30 % inside a, 10 % inside b (below the covered rules); its spots lie inside a: dropped

@@ -72,9 +72,12 @@ def _no_spot_of_its_own(r: TileRead, known: Sequence[TileRead], touch: np.ndarra
     """True for an unknown outline attached to identified tiles (at least ATTACHED_UNKNOWN of
     its area inside them) whose every spot lies inside an identified tile's outline: a real
     face-up tile shows at least three spots of its own (1-2), so such a box -- over the gap
-    between two hands, or over a tile's edge and the felt -- is not a tile."""
+    between two hands, or over a tile's edge and the felt -- is not a tile. Only outlines the
+    decoder has read count (spots looked for: ``reads["A"]``)."""
     if not len(known) or float(np.sum(touch)) < ATTACHED_UNKNOWN:
         return False
+    if not isinstance(r.reads, dict) or "A" not in r.reads:
+        return False  # not decoded (video: the identity cache's "not decoded yet")
     import cv2
 
     pips = r.pips
