@@ -369,6 +369,11 @@ def test_a_box_with_no_spot_of_its_own_is_not_a_tile():
                         reads={"A": {"red": 0, "white": 0, "candidates": []}} if decoded
                         else {"reason": "not decoded yet"})
 
+    def with_spots(r, pts):  # read A counted them too
+        r = globals()["with_spots"](r, pts)
+        r.reads = {"A": {"red": 0, "white": len(pts), "candidates": []}}
+        return r
+
     a, b = read("1-5", 0, 0, 110, 50), read("2-4", 0, 80, 110, 130)  # two hands, a gap
     gap = read(None, 0, 45, 110, 85)                 # blank felt between them, no spots
     assert resolve_overlapping_reads([a, gap, b]) == [a, b]
@@ -376,7 +381,9 @@ def test_a_box_with_no_spot_of_its_own_is_not_a_tile():
     # looked: it stays
     pending = read(None, 0, 45, 110, 85, decoded=False)
     assert resolve_overlapping_reads([a, pending, b]) == [a, pending, b]
-    lone = read(None, 300, 0, 410, 50)               # touches nothing: left alone
+    blank = read(None, 300, 0, 410, 50)              # touches nothing, no spot: not a tile
+    assert resolve_overlapping_reads([a, blank, b]) == [a, b]
+    lone = with_spots(read(None, 300, 0, 410, 50), [[330, 25], [380, 25]])  # spots: a tile
     assert resolve_overlapping_reads([a, lone, b]) == [a, lone, b]
     # 30 % inside a, 10 % inside b (below the covered rules); its spots lie inside a: dropped
     box = read(None, 0, 35, 110, 85)

@@ -69,15 +69,18 @@ def _iou_from_inside(a_in_b: float, b_in_a: float) -> float:
 
 
 def _no_spot_of_its_own(r: TileRead, known: Sequence[TileRead], touch: np.ndarray) -> bool:
-    """True for an unknown outline attached to identified tiles (at least ATTACHED_UNKNOWN of
-    its area inside them) whose every spot lies inside an identified tile's outline: a real
-    face-up tile shows at least three spots of its own (1-2), so such a box -- over the gap
-    between two hands, or over a tile's edge and the felt -- is not a tile. Only outlines the
-    decoder has read count (spots looked for: ``reads["A"]``)."""
-    if not len(known) or float(np.sum(touch)) < ATTACHED_UNKNOWN:
-        return False
+    """True for an unknown outline the decoder found no spot on, or one attached to identified
+    tiles (at least ATTACHED_UNKNOWN of its area inside them) whose every spot lies inside an
+    identified tile's outline: a face-up tile shows at least two spots of its own (1-1), so
+    such a box -- over the felt, the gap between two hands, or a tile's edge -- is not a tile.
+    Only outlines the decoder has read count (spots looked for: ``reads["A"]``)."""
     if not isinstance(r.reads, dict) or "A" not in r.reads:
         return False  # not decoded (video: the identity cache's "not decoded yet")
+    a = r.reads["A"]
+    if int(a.get("red", 0)) + int(a.get("white", 0)) == 0:
+        return True  # no spot at all: not a face-up tile, wherever it lies
+    if not len(known) or float(np.sum(touch)) < ATTACHED_UNKNOWN:
+        return False
     import cv2
 
     pips = r.pips
@@ -109,9 +112,10 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
       straddler and is dropped;
     * two identified outlines naming the same face with polygon IoU >= SAME_TILE_IOU are two
       boxes on one tile: the more confident one is kept;
-    * an unknown outline attached to identified tiles whose every spot lies inside them (none
-      at all, or only theirs) is dropped: a face-up tile shows spots of its own (at least
-      three), so it is a box over the gap between two hands or a tile's edge and the felt;
+    * an unknown outline the decoder found no spot on, or one attached to identified tiles
+      whose every spot lies inside them, is dropped: a face-up tile shows spots of its own
+      (at least two), so it is a box over the felt, the gap between two hands or a tile's
+      edge;
     * otherwise, two identified outlines that overlap that much both become unknown
       ("overlapping outlines"): which one is the tile is not known, and nothing is settled
       from a guess.
