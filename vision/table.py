@@ -349,8 +349,8 @@ class PositionState:
             ``"face_down"`` or ``"seat_unclear"`` (automatic grouping, :func:`group_seats`); a
             position with problems is never settled.
         set_aside: tile backs lying beside four identified face-up tiles (undealt stacks: a
-            seat is dealt exactly four tiles); they stay in ``tiles`` (after the hands) and do
-            not stop the position from settling.
+            seat is dealt exactly four tiles); not part of ``tiles`` (the hand), they do not
+            stop the position from settling.
     """
 
     position: str
@@ -412,7 +412,7 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
             st.problems.append(("face_down", f"{n_down} tile(s) face down"))
         if not st.problems:
             h, lo = pair_hands(up, rules)
-            st.tiles = h + lo + down
+            st.tiles = h + lo
             st.setting = Setting((TILES_BY_FACE[h[0].face], TILES_BY_FACE[h[1].face]),
                                  (TILES_BY_FACE[lo[0].face], TILES_BY_FACE[lo[1].face]))
         out[pos] = st
