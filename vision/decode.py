@@ -121,6 +121,13 @@ class TileRead:
         """Mean length of the polygon's two longer sides, px."""
         return max(side_pairs(self.polygon))
 
+    @property
+    def spots_counted(self) -> int | None:
+        """Spots read A counted on the tile (red + white), or None when the decoder has not
+        read it (a face-down read, or video's "not decoded yet")."""
+        a = self.reads.get("A") if isinstance(self.reads, dict) else None
+        return None if a is None else int(a.get("red", 0)) + int(a.get("white", 0))
+
     def as_unknown(self, why: str) -> "TileRead":
         """This tile as ``"unknown"`` (no face, the detector's confidence), ``why`` as its
         reason (also in ``reads["reason"]``); polygon, box and spots kept."""

@@ -16,9 +16,9 @@ import numpy as np
 from .decode import TileRead
 from .detections import Detections
 from .geometry import crop_to_image, inside_fractions
+from .scales import SAME_TILE_IOU
 
-__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "SAME_TILE_IOU",
-           "ATTACHED_UNKNOWN", "drop_straddlers", "resolve_overlapping_reads"]
+__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "ATTACHED_UNKNOWN", "drop_straddlers", "resolve_overlapping_reads"]
 
 #: A tile outline that has at least this fraction of its area inside each of two other tile
 #: outlines is a straddler: the tile model's box across two touching tiles of a hand.
@@ -53,9 +53,6 @@ DUPLICATE_OVERLAP = 0.35  # fraction of an outline inside another tile's: not tw
 COVERED_UNKNOWN = 0.5
 
 
-#: Two identified outlines naming the same face with at least this polygon IoU are two boxes
-#: on one tile (the input-size fusion's criterion, :data:`vision.scales.SAME_TILE_IOU`).
-SAME_TILE_IOU: float = 0.5
 #: An unknown outline touching identified tiles by at least this fraction of its area, with no
 #: spot of its own, is a box over the felt or the gap between two hands, not a tile.
 ATTACHED_UNKNOWN: float = 0.05
@@ -74,10 +71,10 @@ def _no_spot_of_its_own(r: TileRead, known: Sequence[TileRead], touch: np.ndarra
     identified tile's outline: a face-up tile shows at least two spots of its own (1-1), so
     such a box -- over the felt, the gap between two hands, or a tile's edge -- is not a tile.
     Only outlines the decoder has read count (spots looked for: ``reads["A"]``)."""
-    if not isinstance(r.reads, dict) or "A" not in r.reads:
+    n = r.spots_counted
+    if n is None:
         return False  # not decoded (video: the identity cache's "not decoded yet")
-    a = r.reads["A"]
-    if int(a.get("red", 0)) + int(a.get("white", 0)) == 0:
+    if n == 0:
         return True  # no spot at all: not a face-up tile, wherever it lies
     if not len(known) or float(np.sum(touch)) < ATTACHED_UNKNOWN:
         return False
@@ -136,13 +133,15 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     inside = inside_fractions(np.stack([reads[i].polygon for i in up]))
     frac = inside >= DUPLICATE_OVERLAP
     known = [k for k, i in enumerate(up) if reads[i].state == "face_up"]
-    # two boxes on one tile naming the same face (polygon IoU >= SAME_TILE_IOU): one tile
+    # two boxes on one tile naming the same face (polygon IoU >= SAME_TILE_IOU, the input-size
+    # fusion's criterion): one tile, the more confident box kept. Only overlapping pairs.
     same = set()
-    for a in known:
-        for b in known:
-            if (a < b and reads[up[a]].face == reads[up[b]].face
-                    and _iou_from_inside(inside[a, b], inside[b, a]) >= SAME_TILE_IOU):
-                same.add(min(a, b, key=lambda k: (reads[up[k]].confidence, -k)))
+    kn = np.asarray(known, int)
+    for a, b in zip(*np.nonzero(np.triu(inside[np.ix_(kn, kn)] > 0, 1))):
+        a, b = int(kn[a]), int(kn[b])
+        if (reads[up[a]].face == reads[up[b]].face
+                and _iou_from_inside(inside[a, b], inside[b, a]) >= SAME_TILE_IOU):
+            same.add(min(a, b, key=lambda k: (reads[up[k]].confidence, -k)))
     known = [k for k in known if k not in same]
     over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
     drop = {k for k in over if reads[up[k]].state == "unknown"

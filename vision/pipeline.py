@@ -48,7 +48,8 @@ from .schema import RoundEvent, TileRecord
 from .seats import group_seats
 from .table import PositionState, RoundTracker, SettledRound, build_positions, position_of
 from .views import round_view
-from .zoom import ZOOM_WINDOWS, cut_short_faces
+from .zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window, tile_sized,
+                   zoom_windows)
 
 __all__ = ["Pipeline", "FrameResult", "STAGES"]
 
@@ -227,8 +228,6 @@ class Pipeline:
         """Read windows around the unknown tiles of a still reading magnified
         (:mod:`vision.zoom`): one list per window size of its identified, tile-sized reads
         (image px), free of overlapping outlines, to be fused with the whole-image readings."""
-        from .zoom import ZOOM_INPUT, inside_window, tile_sized, zoom_windows
-
         looks = []
         for wins in zoom_windows(reads, image.shape, self.zoom):
             parts = []
@@ -295,8 +294,7 @@ class Pipeline:
             r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
                                rec.min_confidence, rec.allow_diagonal_two, crop=crop)
             if i in backs and r.state != "face_up":
-                a = r.reads.get("A", {}) if isinstance(r.reads, dict) else {}
-                n = int(a.get("red", 0)) + int(a.get("white", 0))
+                n = r.spots_counted or 0
                 if n < 2:
                     continue  # no spots: stays the face-down read
                 # spots on a "back" (the fewest a face shows is two, 1-1): a face-up tile

@@ -32,7 +32,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from scoring.tiles import TILES_BY_FACE
+
 from .decode import TileRead
+from .scales import SAME_TILE_IOU, polygon_iou_matrix
 
 __all__ = ["ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
            "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "CUT_SHORT", "zoom_windows", "tile_sized",
@@ -158,12 +161,6 @@ def inside_window(polygons: np.ndarray, window: tuple[int, int, int, int],
             & (p[..., 1] >= lo_y) & (p[..., 1] <= hi_y)).all(1)
 
 
-def _spots_counted(r: TileRead) -> int:
-    """Spots read A counted on a read's tile (0 when it has no read A)."""
-    a = r.reads.get("A", {}) if isinstance(r.reads, dict) else {}
-    return int(a.get("red", 0)) + int(a.get("white", 0))
-
-
 #: A second-look outline shorter than this fraction of the whole-image outlines of the same
 #: tile (their median long side) may have cut off a spot row: a row of a 6 is about 1/6 of the
 #: tile's length from the next.
@@ -186,10 +183,6 @@ def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead
     Returns:
         ``fused`` with those faces unknown (same order).
     """
-    from scoring.tiles import TILES_BY_FACE
-
-    from .scales import SAME_TILE_IOU, polygon_iou_matrix
-
     zoomed = {id(r) for rs in looks for r in rs}
     whole = [r for rs in per_scale for r in rs if r.state != "face_down"]
     if not whole:
@@ -202,7 +195,7 @@ def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead
             same = [w for w, v in zip(whole, iou) if v >= SAME_TILE_IOU]
             if same and all(w.face != r.face for w in same):
                 length = float(np.median([w.long_side for w in same]))
-                seen = max(_spots_counted(w) for w in same)
+                seen = max((w.spots_counted or 0) for w in same)
                 if (r.long_side < CUT_SHORT * length
                         and seen > TILES_BY_FACE[r.face].spots):
                     r = r.as_unknown(
