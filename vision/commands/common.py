@@ -134,11 +134,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     if max_frames is not None:
         out["max_frames"] = max_frames
     capture = dict(file.get("capture", {}))
-    reconnect = parse_seconds(getattr(args, "reconnect_max", None), "--reconnect-max")
+    reconnect = parse_seconds(getattr(args, "reconnect_max", None), "--reconnect-max", 3600)
     if reconnect is not None:
-        if not 0 < reconnect <= 3600:
-            raise InputError(f"--reconnect-max must be > 0 and <= 3600 seconds, "
-                             f"got {args.reconnect_max!r}")
         capture["reconnect_max_s"] = reconnect
     return RunConfig(str(args.source), pcfg, OutputConfig(**out), CaptureConfig(**capture))
 
@@ -150,13 +147,13 @@ def add_display_options(p) -> None:
                         "picture frozen, for longer than this (default 10)")
 
 
-def parse_seconds(text: str | None, option: str) -> float | None:
+def parse_seconds(text: str | None, option: str, upper: float) -> float | None:
     """A number of seconds given as an option: plain ASCII decimal digits with an optional
-    fraction, finite (None: not given). The caller checks the range.
+    fraction, in ``(0, upper]`` (None: not given).
 
     Raises:
-        InputError: anything else (a sign, an exponent, ``nan``, ``inf``, too many digits),
-            naming the option and the value.
+        InputError: anything else (a sign, an exponent, ``nan``, ``inf``, too many digits, out
+            of range), naming the option and the value.
     """
     if text is None:
         return None
@@ -169,6 +166,8 @@ def parse_seconds(text: str | None, option: str) -> float | None:
     v = float(t)
     if not math.isfinite(v):  # hundreds of digits
         raise InputError(f"{option} must be a number of seconds, got {text!r}")
+    if not 0 < v <= upper:
+        raise InputError(f"{option} must be > 0 and <= {upper:g} seconds, got {text!r}")
     return v
 
 
@@ -182,10 +181,7 @@ def serve_config(args):
     from vision.config import ServeConfig, load_config_file
 
     values = dict(load_config_file(args.config).get("serve", {}))
-    grace = parse_seconds(getattr(args, "health_grace", None), "--health-grace")
+    grace = parse_seconds(getattr(args, "health_grace", None), "--health-grace", 86400)
     if grace is not None:
-        if not 0 < grace <= 86400:
-            raise InputError(f"--health-grace must be > 0 and <= 86400 seconds, "
-                             f"got {args.health_grace!r}")
         values["health_grace_s"] = grace
     return ServeConfig(**values)
