@@ -126,5 +126,14 @@ def test_a_second_look_face_on_an_outline_cut_short_must_show_every_spot_seen():
     # a whole-image reading names the face too: the second look only agrees
     agree = [[read(None, 95, 7)], [read("2-4", 93, 6)]]
     assert cut_short_faces([cut], agree, [[cut]])[0].face == "2-4"
-    # a face the whole-image readings gave (not the second look's): never touched
-    assert cut_short_faces([cut], whole, [[]])[0].face == "2-4"
+    # one input size alone names the face on the short outline: the same rule (held-out
+    # table 1000141, a 5-5 cut after its first 5 read 2-5 at 832 only)
+    short = read("2-5", 60, 7)
+    sizes = [[short], [read(None, 93, 11)], [read(None, 95, 10)]]
+    assert cut_short_faces([short], sizes)[0].face is None
+    assert "one input size reads 2-5" in cut_short_faces([short], sizes)[0].reason
+    # ... but another size names it too, or the outline is as long as the others: kept
+    named = [[short], [read("2-5", 62, 7)], [read(None, 95, 10)]]
+    assert cut_short_faces([short], named)[0].face == "2-5"
+    long_enough = read("2-5", 90, 7)
+    assert cut_short_faces([long_enough], [[long_enough], [read(None, 93, 11)]])[0].face == "2-5"

@@ -99,6 +99,9 @@ class TileRead:
             "midline", "face", "layout"}, "ignored": n}``; empty for face-down tiles.
         reason: why the face is unknown (None when accepted or face down).
         tile_confidence: the tile detector's confidence (float).
+        redness: float64 (k,) CIELAB a* of each of ``pips`` (:func:`spot_redness`), or None
+            when the spots' colour was not measured (no crop, a tile narrower than
+            COLOUR_CHECK_MIN_WIDTH px).
     """
 
     face: str | None
@@ -110,6 +113,7 @@ class TileRead:
     reads: dict = field(default_factory=dict)
     reason: str | None = None
     tile_confidence: float = 1.0
+    redness: np.ndarray | None = None
 
     @property
     def centre(self) -> np.ndarray:
@@ -132,7 +136,8 @@ class TileRead:
         """This tile as ``"unknown"`` (no face, the detector's confidence), ``why`` as its
         reason (also in ``reads["reason"]``); polygon, box and spots kept."""
         return TileRead(None, "unknown", self.tile_confidence, self.polygon, self.xyxy, self.pips,
-                        {**(self.reads or {}), "reason": why}, why, self.tile_confidence)
+                        {**(self.reads or {}), "reason": why}, why, self.tile_confidence,
+                        self.redness)
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"face", "state", "confidence", "xyxy", "polygon"}`` (px rounded to
@@ -601,20 +606,23 @@ def spot_redness(crop: np.ndarray, xyxy: np.ndarray) -> np.ndarray:
 
 def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
                    min_confidence: float = 0.5, allow_diagonal_two: bool = False,
-                   crop: np.ndarray | None = None) -> TileRead:
+                   crop: np.ndarray | None = None,
+                   redness: np.ndarray | None = None) -> TileRead:
     """The :class:`TileRead` of one face-up tile from its spot detections (crop px).
 
     A tile outline whose aspect (:func:`tile_aspect`) is outside :data:`TILE_ASPECT_RANGE`
     is read as unknown whatever its spots say. With the ``crop`` (uint8 (CROP_H, CROP_W, 3)
     BGR) and a tile at least COLOUR_CHECK_MIN_WIDTH px wide, a face with spots of both
     colours must also pass the colour check
-    (:data:`COLOUR_SEPARATION_MIN`, recorded as ``reads["colour_separation"]``)."""
+    (:data:`COLOUR_SEPARATION_MIN`, recorded as ``reads["colour_separation"]``). ``redness``
+    (float (k,), a* of each spot) may be given instead of the crop: it was measured before
+    (:mod:`vision.spot_colours` decodes again with recalled colours)."""
     centres = (pips.xyxy[:, :2] + pips.xyxy[:, 2:]) / 2 if len(pips) else np.zeros((0, 2))
-    colour = (crop is not None and len(pips)
-              and min(side_pairs(polygon)) >= COLOUR_CHECK_MIN_WIDTH)
+    if redness is None and (crop is not None and len(pips)
+                            and min(side_pairs(polygon)) >= COLOUR_CHECK_MIN_WIDTH):
+        redness = spot_redness(crop, pips.xyxy)
     face, conf, reads = decode_face(centres, pips.class_id, pips.confidence,
-                                    allow_diagonal_two=allow_diagonal_two,
-                                    redness=spot_redness(crop, pips.xyxy) if colour else None)
+                                    allow_diagonal_two=allow_diagonal_two, redness=redness)
     aspect = tile_aspect(polygon)
     reads["aspect"] = round(aspect, 2)
     if face is not None and not TILE_ASPECT_RANGE[0] <= aspect <= TILE_ASPECT_RANGE[1]:
@@ -633,4 +641,4 @@ def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
         conf = float(tile_confidence)
     return TileRead(face, state, float(conf), np.asarray(polygon, np.float32).copy(),
                     np.asarray(xyxy, np.float32).copy(), pips, reads, reason,
-                    float(tile_confidence))
+                    float(tile_confidence), redness)

@@ -49,7 +49,9 @@ def _outcome(rnd: SettledRound, pos: str) -> PositionOutcome:
     tiles = dict(tiles=tuple(r.face for r in st.tiles), states=tuple(r.state for r in st.tiles),
                  confidence=tuple(round(float(r.confidence), 3) for r in st.tiles))
     setting = None
-    if res is not None and pos == rnd.banker and pos in rnd.final:
+    if pos in rnd.unread:
+        pass  # settled with one tile unread: its hands are not known, none is reported
+    elif res is not None and pos == rnd.banker and pos in rnd.final:
         setting = res.banker_setting
     elif pos in seats and seats[pos].result != "not_settled":
         setting = seats[pos].setting

@@ -46,6 +46,7 @@ from .overlaps import drop_straddlers, resolve_overlapping_reads
 from .scales import STILL_SCALES, fuse_scale_reads
 from .schema import RoundEvent, TileRecord
 from .seats import group_seats
+from .spot_colours import recolour_unknowns
 from .table import PositionState, RoundTracker, SettledRound, build_positions, position_of
 from .views import round_view
 from .zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window, tile_sized,
@@ -215,8 +216,11 @@ class Pipeline:
             first = dets if first is None else first
             reads, _ = self.decode(image, dets, use_cache=False)
             per_scale.append(resolve_overlapping_reads(reads))
-        reads = per_scale[0] if len(per_scale) == 1 else fuse_scale_reads(per_scale)
-        reads = resolve_overlapping_reads(reads)
+        if len(per_scale) == 1:
+            reads = resolve_overlapping_reads(per_scale[0])
+        else:
+            reads = resolve_overlapping_reads(
+                cut_short_faces(fuse_scale_reads(per_scale), per_scale))
         if self.zoom and any(r.state == "unknown" for r in reads):
             looks = self.second_look(image, reads)
             if any(looks):
@@ -303,7 +307,12 @@ class Pipeline:
             reads[i] = r
         if use_cache:
             self.cache.commit(image, dets, {i: reads[i] for i in todo})
-        return [r for r in reads if r is not None], len(todo)
+            return [r for r in reads if r is not None], len(todo)
+        # a still reading: spots the pip model was unsure of take the colours of the set's
+        # spots on this picture's identified tiles (vision.spot_colours)
+        out = recolour_unknowns([r for r in reads if r is not None], rec.min_confidence,
+                                rec.allow_diagonal_two)
+        return out, len(todo)
 
     def group(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
         """``(position per read, groups)`` from the layout or, without one, seats named by

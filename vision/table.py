@@ -86,6 +86,7 @@ from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money
 from scoring.tiles import TILES_BY_FACE
 
 from .decode import TileRead
+from .open_tile import settle_open
 from .seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
 __all__ = [
@@ -351,6 +352,9 @@ class PositionState:
         set_aside: tile backs lying beside four identified face-up tiles (undealt stacks: a
             seat is dealt exactly four tiles); not part of ``tiles`` (the hand), they do not
             stop the position from settling.
+        open_hands: for a position whose only problem is one unknown tile among four face-up
+            tiles, its two hands as laid (paired by where the tiles lie): it may still settle
+            where every face that tile could be gives the same result (:mod:`vision.open_tile`).
     """
 
     position: str
@@ -358,6 +362,7 @@ class PositionState:
     setting: Setting | None = None
     problems: list[tuple[str, str]] = field(default_factory=list)
     set_aside: list[TileRead] = field(default_factory=list)
+    open_hands: tuple[list[TileRead], list[TileRead]] | None = None
 
     @property
     def signature(self) -> tuple:
@@ -410,6 +415,9 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
         n_down = sum(r.state == "face_down" for r in up)
         if n_down:
             st.problems.append(("face_down", f"{n_down} tile(s) face down"))
+        if (len(up) == 4 and n_unknown == 1 and not n_down
+                and all(k == "unknown_tile" for k, _ in st.problems)):
+            st.open_hands = pair_hands(up, rules)
         if not st.problems:
             h, lo = pair_hands(up, rules)
             st.tiles = h + lo
@@ -436,6 +444,9 @@ class SettledRound:
         frame: what the caller passed to :meth:`RoundTracker.update` (index, time, source...)
             for the round's frame (for an unsettled round: the last frame that showed tiles).
         reason: why nothing was settled (None when ``result`` is not None).
+        unread: position -> note, for the positions settled with one tile unread (every face
+            it could be gives the same result, :mod:`vision.open_tile`); ``result`` holds a
+            stand-in setting for them, which is not theirs and is never reported.
     """
 
     positions: dict[str, PositionState]
@@ -450,6 +461,7 @@ class SettledRound:
     bets: dict[str, str]
     frame: dict
     reason: str | None = None
+    unread: dict[str, str] = field(default_factory=dict)
 
 
 class RoundTracker:
@@ -508,6 +520,12 @@ class RoundTracker:
         """True when ``pos`` has shown the same setting for ``n_stable`` frames."""
         s = self._streak.get(pos)
         return bool(s and s[0][0] == "set" and s[1] >= self.n_stable)
+
+    def is_stable(self, pos: str) -> bool:
+        """True when ``pos`` has shown the same setting, or the same problem, for ``n_stable``
+        frames."""
+        s = self._streak.get(pos)
+        return bool(s and s[0][0] in ("set", "problem") and s[1] >= self.n_stable)
 
     @property
     def open(self) -> bool:
@@ -593,6 +611,25 @@ class RoundTracker:
                     if p in final:
                         final.remove(p)
                         not_settled[p] = f"duplicate face {face}"
+        # one unread tile: settled only where every face it could be gives the same result
+        stand_in: dict[str, Setting] = {}
+        unread: dict[str, str] = {}
+        # (a banker with an unread tile never starts the settling: in video the tile may
+        # be read a moment later; the round is settled so when it ends unsettled)
+        opened = [p for p in positions if p not in final and self.is_stable(p)
+                  and positions[p].open_hands is not None]
+        if opened and not self.co_bank and all(n <= TILES_BY_FACE[f].copies
+                                               for f, n in count.items()):
+            stand_in, unread, refused = settle_open(
+                positions, final, opened, count, banker=self.banker, rules=self._profile,
+                way=self.house_way, commission=self.commission, bets=self.bets)
+            for p, why in refused.items():
+                final.remove(p)
+                not_settled[p] = why
+            for p in stand_in:
+                final.append(p)
+                not_settled.pop(p, None)
+            unread = {p: unread[p] for p in stand_in}
         result = None
         reason = None
         if self.banker not in final:
@@ -612,16 +649,21 @@ class RoundTracker:
                 bets = {p: v for p, v in self.bets.items() if p in final}
                 if self.banker == "dealer":
                     bets.pop("dealer", None)
-                result = settle_round({p: positions[p].setting for p in final}, bets=bets,
+                result = settle_round({p: stand_in.get(p) or positions[p].setting
+                                       for p in final}, bets=bets,
                                       banker=self.banker, rules=self._profile,
                                       way=self.house_way, co_bank=self.co_bank,
                                       commission=self.commission)
-                alerts.extend(a.to_dict() for a in result.alerts)
+                # a stand-in setting is not the position's: no alert about its hands
+                alerts.extend(a.to_dict() for a in result.alerts
+                              if a.to_dict().get("position") not in stand_in)
+                alerts.extend({"kind": "unread_tile", "position": p, "detail": note}
+                              for p, note in unread.items())
         order = {p: i for i, p in enumerate(POSITIONS)}
         final.sort(key=order.get)
         return SettledRound(positions, final, result, not_settled, alerts, self.banker,
                             self.rules, self.commission, self.house_way, dict(self.bets), frame,
-                            reason)
+                            reason, unread if result is not None else {})
 
     def reset(self) -> None:
         """Forget all state (a new source); call :meth:`flush` first to keep an open round."""

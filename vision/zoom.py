@@ -168,17 +168,23 @@ CUT_SHORT: float = 0.9
 
 
 def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead]],
-                 looks: Sequence[Sequence[TileRead]]) -> list[TileRead]:
-    """A face only the second look names, on an outline cut short (below CUT_SHORT of the
-    whole-image outlines of that tile, polygon IoU >= 0.5), must show at least as many spots
-    as those readings counted: spots do not vanish, and an outline cut after a spot row reads
-    a face one spot short (seen: a 3-4 outlined without one spot of its 3 read 2-4, where the
-    whole-image readings counted six and seven spots). Such a face is unknown.
+                    looks: Sequence[Sequence[TileRead]] = ()) -> list[TileRead]:
+    """A face named by one reading only, on an outline cut short (below CUT_SHORT of the
+    other whole-image outlines of that tile, polygon IoU >= 0.5), must show at least as many
+    spots as those readings counted: spots do not vanish, and an outline cut after a spot row
+    reads a face one spot short or more (seen: a 3-4 outlined without one spot of its 3 read
+    2-4 by the second look, where the whole-image readings counted six and seven spots; a 5-5
+    cut after its first 5 read 2-5 at one input size, where the other sizes counted 9 to 13
+    spots on longer outlines). Such a face is unknown.
+
+    "One reading only": a face of the second look that no whole-image reading of the tile
+    names, or a face of one input size that no other input size names for the tile.
 
     Args:
-        fused: the fused reading of the whole-image readings and the second look.
+        fused: the fused reading (:func:`vision.scales.fuse_scale_reads`) of the whole-image
+            readings and of the second look if any.
         per_scale: the whole-image readings, one list per input size.
-        looks: the second look's readings, one list per window size.
+        looks: the second look's readings, one list per window size (may be empty).
 
     Returns:
         ``fused`` with those faces unknown (same order).
@@ -187,19 +193,25 @@ def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead
     whole = [r for rs in per_scale for r in rs if r.state != "face_down"]
     if not whole:
         return fused
-    polys = np.stack([np.asarray(r.polygon, np.float32) for r in whole])
+    faced = [k for k, r in enumerate(fused) if r.face]
+    if not faced:
+        return fused
+    ious = polygon_iou_matrix(  # one call: the hulls of the whole-image outlines once
+        np.stack([np.asarray(fused[k].polygon, np.float32) for k in faced]),
+        np.stack([np.asarray(r.polygon, np.float32) for r in whole]))
+    row = dict(zip(faced, ious))
     out = []
-    for r in fused:
-        if r.face and id(r) in zoomed:
-            iou = polygon_iou_matrix(np.asarray(r.polygon, np.float32)[None], polys)[0]
-            same = [w for w, v in zip(whole, iou) if v >= SAME_TILE_IOU]
+    for k, r in enumerate(fused):
+        if r.face:
+            same = [w for w, v in zip(whole, row[k]) if v >= SAME_TILE_IOU and w is not r]
             if same and all(w.face != r.face for w in same):
                 length = float(np.median([w.long_side for w in same]))
                 seen = max((w.spots_counted or 0) for w in same)
                 if (r.long_side < CUT_SHORT * length
                         and seen > TILES_BY_FACE[r.face].spots):
+                    who = "the second look" if id(r) in zoomed else "one input size"
                     r = r.as_unknown(
-                        f"the second look reads {r.face} on an outline {r.long_side:.0f} px "
-                        f"long, where whole-image readings saw {seen} spots on {length:.0f} px")
+                        f"{who} reads {r.face} on an outline {r.long_side:.0f} px long, "
+                        f"where other readings saw {seen} spots on {length:.0f} px")
         out.append(r)
     return out
