@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from fakes import event_errors
 from test_table import LAYOUT, position_tiles, tile
 
 from scoring.setting import make_setting
@@ -74,6 +75,11 @@ def test_a_seat_with_one_unread_tile_settles_when_every_face_gives_the_same_resu
     assert None in seat.tiles and "unknown" in seat.states
     assert ev.bank.net == "1"
     assert any(a.kind == "unread_tile" and a.position == "1" for a in ev.alerts)
+    assert event_errors(ev.to_dict()) == []              # docs/round-event.schema.json
+    # a settled seat must name its hands unless one of its tiles is unread
+    bad = ev.to_dict()
+    bad["positions"]["1"]["states"] = ["face_up"] * 4
+    assert event_errors(bad) != []
 
 
 def test_a_seat_whose_result_the_unread_tile_decides_is_not_settled():
@@ -100,6 +106,7 @@ def test_the_bankers_unread_tile_settles_only_the_seats_it_cannot_change():
     ev = build_round(rnd, "r1")
     assert ev.positions["dealer"].high is None and ev.positions["dealer"].net == str(true.bank_net)
     assert ev.positions["2"].result == "not_settled"
+    assert event_errors(ev.to_dict()) == []
 
 
 def test_a_duplicate_face_on_the_table_settles_nothing_this_way():

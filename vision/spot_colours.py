@@ -1,7 +1,7 @@
 """Spot colours calibrated on the table: the set's own red and white, learnt from the tiles
 already identified in the same picture, decide the colour of spots the pip model was unsure of.
 
-One table is dealt from one set (docs/rules.md section 1: 32 tiles of one set), so its red
+One table is dealt from one set (docs/rules.md sections 1 and 5), so its red
 spots share one red and its white spots one white. Some sets' whites are a pale pink or cream
 and some reds a pale pink: the pip model, which judges each spot alone, then calls a white
 spot red (or a red one white) on a few tiles, read A names a colour count no face has, and the
