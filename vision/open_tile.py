@@ -20,13 +20,11 @@ holds settles nothing this way.
 from __future__ import annotations
 
 from collections import Counter
-from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
-from scoring.hands import hand_key
-from scoring.setting import Setting
+from scoring.setting import Setting, make_setting
 from scoring.settle import settle_round
-from scoring.tiles import FACES, TILES_BY_FACE
+from scoring.tiles import FACES
 
 __all__ = ["candidate_faces", "candidate_settings", "settle_open"]
 
@@ -58,11 +56,8 @@ def candidate_settings(hands: tuple[Sequence[Any], Sequence[Any]], faces: Sequen
     out = []
     for c in faces:
         f = [c if x is None else x for x in flat]
-        h1, h2 = (f[0], f[1]), (f[2], f[3])
-        if hand_key(*h2, rules) > hand_key(*h1, rules):
-            h1, h2 = h2, h1
-        out.append(Setting((TILES_BY_FACE[h1[0]], TILES_BY_FACE[h1[1]]),
-                           (TILES_BY_FACE[h2[0]], TILES_BY_FACE[h2[1]])))
+        s = make_setting(f[:2], f[2:])
+        out.append(make_setting(f[2:], f[:2]) if s.is_mis_set(rules) else s)
     return out
 
 
@@ -86,9 +81,10 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
     Returns:
         ``(stand_in, notes, refused)``: for each open position that settles (the banker's
         when at least one seat settles), a stand-in setting (the first candidate: every
-        candidate gives its seats the same result) to settle the round with; ``notes``:
-        position -> one line saying why it settled; ``refused``: final player position ->
-        reason, for seats that were ready but whose result the banker's unread tile decides.
+        candidate gives its seats the same result) to settle the round with; ``notes``: the
+        same positions -> one line saying why each settled; ``refused``: final player
+        position -> reason, for seats that were ready but whose result the banker's unread
+        tile decides.
     """
     stand_in: dict[str, Setting] = {}
     notes: dict[str, str] = {}
@@ -116,7 +112,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
             for ps in options[p]:
                 r = settle_round({banker: bs, p: ps}, bets={p: bets.get(p, 1)}, banker=banker,
                                  rules=rules, way=way, commission=commission).seats[p]
-                seen.add((r.result, Decimal(r.net), Decimal(r.commission), r.mis_set))
+                seen.add((r.result, r.net, r.commission, r.mis_set))
                 if len(seen) > 1:
                     break
             if len(seen) > 1:
@@ -124,11 +120,10 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
         which = " and ".join(x for x, o in (("the banker's", banker in opened),
                                            (f"seat {p}'s", p in opened)) if o)
         if len(seen) == 1:
-            result = next(iter(seen))[0]
-            notes[p] = (f"settled with {which} unread tile: every face it could be "
-                        f"({len(faces)} left in the set) gives {result}")
             if p in opened:
                 stand_in[p] = options[p][0]
+                notes[p] = (f"settled with {which} unread tile: every face it could be "
+                            f"({len(faces)} left in the set) gives {next(iter(seen))[0]}")
             settled_any = True
         elif p in final:
             refused[p] = f"{which} unread tile decides this seat"

@@ -18,7 +18,8 @@ from .detections import Detections
 from .geometry import crop_to_image, inside_fractions
 from .scales import SAME_TILE_IOU
 
-__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "ATTACHED_UNKNOWN", "drop_straddlers", "resolve_overlapping_reads"]
+__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "ATTACHED_UNKNOWN",
+           "drop_straddlers", "resolve_overlapping_reads"]
 
 #: A tile outline that has at least this fraction of its area inside each of two other tile
 #: outlines is a straddler: the tile model's box across two touching tiles of a hand.

@@ -24,6 +24,7 @@ This is set-level decoding (issue 8: "what the rest of the table shows"), applie
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -45,6 +46,7 @@ CALIBRATION_SPOTS_MIN: int = 6
 CALIBRATION_TILES_MIN: int = 3
 
 
+@dataclass(frozen=True)
 class SpotCalibration:
     """The picture's red and white, from its identified tiles' spots.
 
@@ -54,11 +56,10 @@ class SpotCalibration:
         n_red, n_white: int, spots of each colour measured.
     """
 
-    def __init__(self, lowest_red: float, highest_white: float, n_red: int, n_white: int):
-        self.lowest_red = float(lowest_red)
-        self.highest_white = float(highest_white)
-        self.n_red = int(n_red)
-        self.n_white = int(n_white)
+    lowest_red: float
+    highest_white: float
+    n_red: int
+    n_white: int
 
     @property
     def gap(self) -> float:
@@ -105,7 +106,7 @@ def calibrate(reads: Sequence[TileRead]) -> SpotCalibration | None:
     white = np.concatenate(whites) if whites else np.zeros(0)
     if len(red) < CALIBRATION_SPOTS_MIN or len(white) < CALIBRATION_SPOTS_MIN:
         return None
-    cal = SpotCalibration(red.min(), white.max(), len(red), len(white))
+    cal = SpotCalibration(float(red.min()), float(white.max()), len(red), len(white))
     return cal if cal.gap >= CALIBRATION_GAP_MIN else None
 
 

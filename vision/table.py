@@ -629,7 +629,6 @@ class RoundTracker:
             for p in stand_in:
                 final.append(p)
                 not_settled.pop(p, None)
-            unread = {p: unread[p] for p in stand_in}
         result = None
         reason = None
         if self.banker not in final:
