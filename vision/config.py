@@ -83,6 +83,9 @@ class RecognitionConfig:
             pass. Video frames use the model's own size.
         zoom: give a still image's unknown tiles a second look, magnified (:mod:`vision.zoom`;
             default True; only with the trained models).
+        second_model: read a still image once more with the second tile model
+            (``tiles_touch.*`` in the models folder, when there) for the tiles the first
+            leaves unread (:mod:`vision.fill`; default True; only with the trained models).
     """
 
     models_dir: Path | None = None
@@ -93,9 +96,12 @@ class RecognitionConfig:
     allow_diagonal_two: bool = False
     scales: tuple[int, ...] | None = None
     zoom: bool = True
+    second_model: bool = True
 
     def __post_init__(self) -> None:
         _check(isinstance(self.zoom, bool), f"zoom must be true or false, got {self.zoom!r}")
+        _check(isinstance(self.second_model, bool),
+               f"second_model must be true or false, got {self.second_model!r}")
         if self.scales is not None:
             sizes = tuple(int(v) for v in self.scales)
             _check(all(v >= 32 and v % 32 == 0 for v in sizes),

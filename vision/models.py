@@ -3,7 +3,9 @@
 The models folder is one documented setting (:func:`vision.config.default_models_dir`): the
 ``--models DIR`` option of every command, else the environment variable ``PAIGOW_MODELS``, else
 the repository's ``models/``. It holds ``tiles.onnx`` and ``pips.onnx`` (backend ``onnx``) or
-``tiles.pt`` and ``pips.pt`` (backend ``ultralytics``); see models/MODEL_CARD.md.
+``tiles.pt`` and ``pips.pt`` (backend ``ultralytics``); see models/MODEL_CARD.md. It may also
+hold ``tiles_touch.onnx`` / ``tiles_touch.pt``, the optional second tile model that reads a still
+image once more for the tiles the first leaves unread (:mod:`vision.fill`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from scoring.errors import InputError
 
 from .config import BACKENDS, default_models_dir
 
-__all__ = ["model_version", "load_detectors", "model_files"]
+__all__ = ["model_version", "load_detectors", "load_second_tile_detector", "model_files",
+           "second_model_file"]
 
 
 def _file_digest(path: Path) -> str:
@@ -36,12 +39,22 @@ def model_files(models_dir: str | Path | None = None, backend: str = "onnx"
     return d / f"tiles{ext}", d / f"pips{ext}"
 
 
+def second_model_file(models_dir: str | Path | None = None, backend: str = "onnx") -> Path:
+    """The optional second tile model's path in ``models_dir`` (``tiles_touch.onnx``, or
+    ``tiles_touch.pt`` for ultralytics); it may not exist (:mod:`vision.fill`)."""
+    tiles, _ = model_files(models_dir, backend)
+    return tiles.with_name("tiles_touch" + tiles.suffix)
+
+
 def model_version(models_dir: str | Path | None = None, backend: str = "onnx") -> str:
     """``"tiles-<sha8>+pips-<sha8>"`` from the model files' SHA-256 (``"unknown"`` parts for
-    missing files)."""
+    missing files), with ``"+touch-<sha8>"`` when the second tile model is present."""
     parts = []
     for name, p in zip(("tiles", "pips"), model_files(models_dir, backend)):
         parts.append(f"{name}-{_file_digest(p)}" if p.is_file() else f"{name}-unknown")
+    second = second_model_file(models_dir, backend)
+    if second.is_file():
+        parts.append(f"touch-{_file_digest(second)}")
     return "+".join(parts)
 
 
@@ -65,3 +78,20 @@ def load_detectors(models_dir: str | Path | None = None, backend: str = "onnx",
     kw_p = {} if pip_conf is None else {"conf": pip_conf}
     return (detect.TileDetector(tiles_path, backend=backend, **kw_t),
             detect.PipDetector(pips_path, backend=backend, **kw_p))
+
+
+def load_second_tile_detector(models_dir: str | Path | None = None, backend: str = "onnx",
+                              tile_conf: float | None = None):
+    """The second tile model (:func:`second_model_file`) as a :class:`vision.detect.TileDetector`,
+    or None when the folder has none (it is optional; :mod:`vision.fill`).
+
+    Raises:
+        InputError: the file is there but corrupt, or its checksum or classes are wrong.
+    """
+    path = second_model_file(models_dir, backend)
+    if not path.is_file():
+        return None
+    from . import detect
+
+    return detect.TileDetector(path, backend=backend,
+                               **({} if tile_conf is None else {"conf": tile_conf}))

@@ -41,7 +41,8 @@ from .events import build_round
 from .gate import MotionGate
 from .geometry import iou_matrix, rectify
 from .identity import IdentityCache
-from .models import load_detectors, model_version
+from .fill import SECOND_MODEL_SIZE, fill_from_second_model
+from .models import load_detectors, load_second_tile_detector, model_version
 from .overlaps import drop_straddlers, resolve_overlapping_reads
 from .scales import STILL_SCALES, fuse_scale_reads
 from .schema import RoundEvent, TileRecord
@@ -145,6 +146,7 @@ class Pipeline:
         #: window sides (tile lengths) of the second look at a still's unknown tiles
         #: (vision.zoom); none with injected detectors (they read whole frames only)
         self.zoom = ZOOM_WINDOWS if self.scales and rec.zoom else ()
+        own_tiles = tile_detector is None  # the tile model comes from the models folder
         if tile_detector is None or pip_detector is None:
             t, p = load_detectors(rec.models, rec.backend, rec.tile_conf, rec.pip_conf)
             tile_detector = tile_detector or t
@@ -154,6 +156,11 @@ class Pipeline:
             self.model_version = getattr(tile_detector, "version", "injected")
         self.tile_detector = tile_detector
         self.pip_detector = pip_detector
+        #: the optional second tile model for a still image's unread tiles (vision.fill);
+        #: none with an injected tile detector, without still-image sizes, or switched off
+        self.second_detector = (
+            load_second_tile_detector(rec.models, rec.backend, rec.tile_conf)
+            if own_tiles and self.scales and rec.second_model else None)
         self.layout = cfg.layout
         self.banker, self.rules, self.table_id = tab.banker, tab.rules, tab.table_id
         self.n_stable = tab.n_stable or 10
@@ -187,11 +194,12 @@ class Pipeline:
         self.tiles_total = 0
 
     # ------------------------------------------------------------------ stages
-    def detect(self, image: np.ndarray, imgsz: int | None = None) -> Detections:
+    def detect(self, image: np.ndarray, imgsz: int | None = None, detector=None) -> Detections:
         """Tile detections (classes 0/1) of one image, image px (no motion gate), without
         outlines that straddle two neighbouring tiles (:func:`vision.overlaps.drop_straddlers`);
-        ``imgsz``: the tile model's input size (None: its own)."""
-        d = _run_tile_detector(self.tile_detector, image, imgsz)
+        ``imgsz``: the tile model's input size (None: its own); ``detector``: another tile
+        model (the second model, :mod:`vision.fill`) instead of :attr:`tile_detector`."""
+        d = _run_tile_detector(detector or self.tile_detector, image, imgsz)
         d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
         return drop_straddlers(d)
 
@@ -210,7 +218,7 @@ class Pipeline:
         """
         longer = max(image.shape[:2])
         sizes = tuple(v for v in self.scales if v <= longer) or (None,)
-        per_scale, first = [], None
+        per_scale, looks, first = [], [], None
         for size in sizes:
             dets = self.detect(image, size)
             first = dets if first is None else first
@@ -226,6 +234,13 @@ class Pipeline:
             if any(looks):
                 fused = fuse_scale_reads(per_scale + looks)
                 reads = resolve_overlapping_reads(cut_short_faces(fused, per_scale, looks))
+        if self.second_detector is not None and sizes != (None,) \
+                and SECOND_MODEL_SIZE <= longer:
+            dets = self.detect(image, SECOND_MODEL_SIZE, self.second_detector)
+            self.detector_runs += 1
+            second, _ = self.decode(image, dets, use_cache=False)
+            first_reads = [r for rs in per_scale + looks for r in rs]
+            reads = fill_from_second_model(reads, resolve_overlapping_reads(second), first_reads)
         return reads, first
 
     def second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
