@@ -187,6 +187,25 @@ def test_a_six_is_two_columns_along_the_tile_not_two_rows_across():
     assert not ok and "two columns of three" in why
 
 
+def test_a_five_with_a_stray_corner_spot_is_not_a_six():
+    # held-out table 1000016 as JPEG quality 60: the 5 of a 2-5 (four corners + centre) and a
+    # stray detection on the felt at the tile's corner (crop px, as the pip model gave them)
+    five_and_stray = [[44.4, 64.2], [25.6, 44.1], [60.5, 40.3], [62.6, 84.2], [27.7, 87.9],
+                      [74.0, 15.9]]
+    ok, why = half_shape_ok(five_and_stray)
+    assert not ok and "pair row by row" in why
+    # the whole tile with its 2: no face (it read 2-6 before the rule), never 2-6
+    two = [[30.6, 141.1], [64.9, 137.3]]
+    face, _, reads = decode_face(np.array(five_and_stray + two), np.full(8, PIP_WHITE),
+                                 np.full(8, 0.7))
+    assert face is None and "2-6" not in reads["B"].get("split_faces", [])
+    # a true 6 outlined 10 degrees off still pairs row by row
+    th = np.deg2rad(10)
+    rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+    six = np.array([[25, 20], [70, 20], [25, 45], [70, 45], [25, 70], [70, 70]], float)
+    assert half_shape_ok(six @ rot.T) == (True, None)
+
+
 class FakePips:
     """Returns canned spot detections per crop, in call order."""
 

@@ -21,6 +21,8 @@ hold for the usual layouts, independent of where a maker puts them in the half:
 * odd counts (3, 5) have a spot at the centre of the others (the diagonal's middle, the
   quincunx's centre); even counts (4, 6) have none -- a 6 missing a spot, or a 5 with an extra
   one, fails this;
+* a 6 is two columns of three along the tile, side by side row by row (:data:`SIX_ROW_TOL`):
+  a 5 with a stray spot at a corner, whose centre is then off the others' mean, fails this;
 * a 2 is a pair across the tile (|dy| < 0.5 |dx| in the upright crop, as on every Chinese set
   in ../shared/realdata); a 3 missing its centre (a diagonal pair) or a corner fails this, and
   so does a pair along the tile, which is what an outline shifted along the tile shows of a 3. A *diagonal* 2 (western dies, and one style of
@@ -157,6 +159,13 @@ class TileRead:
 CENTRE_TOL: float = 0.35
 
 
+#: A 6's two columns pair row by row: the k-th spots of the columns (sorted along the tile)
+#: lie within this fraction of the half's median nearest-neighbour spot spacing of each other
+#: along the tile. Half a spacing: a rectified crop whose outline is a few degrees off tilts
+#: the rows by far less; a spot row apart is a whole spacing.
+SIX_ROW_TOL: float = 0.5
+
+
 def _lines_of_three(v: np.ndarray) -> float:
     """How well six coordinates (float (6,), px) fall into two lines of three: the gap
     between the third and fourth sorted value over the larger spread within either three
@@ -219,6 +228,15 @@ def half_shape_ok(points, allow_diagonal_two: bool = False) -> tuple[bool, str |
         # two columns of three along the tile; two rows of three across it are the halves of
         # two touching tiles seen crosswise (their 6 turned by 90 degrees)
         return False, "a 6 must be two columns of three along the tile"
+    if n == 6:
+        # ... side by side: the k-th spot of one column beside the k-th of the other. A 5 with
+        # a stray detection at a corner passes the test above (seen: a JPEG-compressed 2-5
+        # whose corner showed the felt read 2-6), but its rows are a spot row apart.
+        xs = np.argsort(p[:, 0], kind="stable")
+        left, right = p[xs[:3]], p[xs[3:]]
+        dy = np.abs(np.sort(left[:, 1]) - np.sort(right[:, 1])).max()
+        if dy > SIX_ROW_TOL * spacing:
+            return False, "a 6's two columns must pair row by row"
     return True, None
 
 
