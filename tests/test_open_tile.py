@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 from fakes import event_errors
 from test_table import LAYOUT, position_tiles, tile
@@ -16,7 +17,10 @@ from test_table import LAYOUT, position_tiles, tile
 from scoring.setting import make_setting
 from scoring.settle import settle_round
 from vision.events import build_round
-from vision.open_tile import candidate_faces, candidate_settings
+from vision.detections import PIP_RED, PIP_WHITE, Detections
+from vision.geometry import crop_to_image
+from vision.open_tile import (SpotReference, candidate_faces, candidate_settings, shown_spots,
+                              spot_reference)
 from vision.table import RoundTracker, assign_positions, build_positions
 
 ORIGINS = {"dealer": (800, 100), "1": (1400, 700), "2": (900, 700)}
@@ -115,4 +119,84 @@ def test_a_duplicate_face_on_the_table_settles_nothing_this_way():
             "2": ["6-6", "4-4", "1-5", "5-6"]}           # a third 6-6: somebody misread
     rnd = settle_still(reads_of(deal, unknown=[("1", 3)]))
     assert rnd.unread == {}
+    assert rnd.result is None or "1" not in rnd.final
+
+
+# ------------------------------------------------- what the unread tile itself shows
+
+def spots(boxes, cls, conf):
+    """Detections of spots in crop px (96 x 192): ``boxes`` [(cx, cy, w, h)]."""
+    xyxy = [[cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2] for cx, cy, w, h in boxes]
+    return Detections(np.array(xyxy, np.float32), np.array(conf, np.float32),
+                      np.array(cls, np.int64))
+
+
+def test_candidate_faces_need_the_spots_the_tile_shows():
+    # two red and three white spots shown: a half of 4 (red) and at least three white spots,
+    # or the Teen (six red, six white). 1-1 has no white, 2-4 two white, 1-4 none.
+    assert candidate_faces(Counter(), (2, 3, 5)) == ["6-6", "4-6", "4-5", "3-4"]
+    # and what the set has used up stays out
+    assert candidate_faces(Counter({"6-6": 2}), (2, 3, 5)) == ["4-6", "4-5", "3-4"]
+    # nothing shown: every face left in the set
+    assert len(candidate_faces(Counter(), (0, 0, 0))) == 21
+
+
+def test_shown_spots_count_only_plain_spots():
+    read = tile(None, 500, 500, state="unknown")
+    read.pips = spots([(30, 30, 20, 20), (66, 30, 20, 20),       # red, sure, set-sized
+                       (48, 150, 20, 20),                         # white, sure
+                       (30, 66, 20, 20),                          # class red, a* white-like
+                       (66, 66, 20, 20),                          # white, unsure (0.4)
+                       (48, 120, 50, 45)],                        # a blob 5.6 x the area
+                      [PIP_RED, PIP_RED, PIP_WHITE, PIP_RED, PIP_WHITE, PIP_RED],
+                      [0.9, 0.9, 0.9, 0.9, 0.4, 0.9])
+    read.redness = np.array([60.0, 55.0, 2.0, 8.0, 1.0, 40.0])
+    ref = SpotReference(area=400.0, red_min_a=30.0)
+    assert shown_spots(read, ref) == (2, 1, 4)
+    # a spot lying on another tile's outline is that tile's
+    white_at = crop_to_image([[48, 150]], read.polygon)[0]
+    other = np.array([[white_at[0] - 5, white_at[1] - 5], [white_at[0] + 5, white_at[1] - 5],
+                      [white_at[0] + 5, white_at[1] + 5], [white_at[0] - 5, white_at[1] + 5]])
+    assert shown_spots(read, ref, [other]) == (2, 0, 3)
+    # no identified spot on the table to size them by: nothing is shown
+    assert shown_spots(read, SpotReference(0.0, None)) == (0, 0, 0)
+    # colour not measured: the pip model's class alone
+    read.redness = None
+    assert shown_spots(read, ref) == (3, 1, 4)
+
+
+def test_spot_reference_from_the_identified_tiles():
+    a = tile("6-6", 0, 0)
+    a.pips = spots([(30, 30, 20, 20), (66, 30, 20, 30)], [PIP_RED, PIP_WHITE], [0.9, 0.9])
+    a.redness = np.array([50.0, 4.0])
+    b = tile(None, 100, 0, state="unknown")            # an unread tile does not count
+    b.pips = spots([(30, 30, 80, 80)], [PIP_RED], [0.9])
+    ref = spot_reference([a, b])
+    assert ref.area == pytest.approx(500.0) and ref.red_min_a == pytest.approx(27.0)
+
+
+def test_the_spots_an_unread_tile_shows_narrow_its_faces():
+    # Dealer: Teen pair / 2-3 3-4. Seat 1: 5-5 5-5 / 2-2 and a tile whose other half is
+    # covered; it shows four red spots, so it holds a 4 (or is the Teen, used up): 1-4, 2-4,
+    # 4-4, 4-5 or 4-6. Each gives 2-2 + it a low hand the dealer's 2 points neither beat nor
+    # lose to on both sides: a push. Without the spots, 17 faces are left and some win.
+    deal = {"dealer": ["6-6", "6-6", "2-3", "3-4"], "1": ["5-5", "5-5", "2-2", "4-5"]}
+    reads = reads_of(deal, unknown=[("1", 3)])
+    rnd = settle_still(reads)
+    assert rnd.result is None or "1" not in rnd.final  # nothing shown: not settled
+    four_red = [(30, 30, 20, 20), (66, 30, 20, 20), (30, 66, 20, 20), (66, 66, 20, 20)]
+    reads[0].pips = spots(four_red, [PIP_RED] * 4, [0.9] * 4)   # the dealer's 6-6 sizes them
+    unread = next(r for r in reads if r.state == "unknown")
+    unread.pips = spots(four_red, [PIP_RED] * 4, [0.9] * 4)
+    rnd = settle_still(reads)
+    assert rnd.final == ["dealer", "1"]
+    assert rnd.result.seats["1"].result == "push" and str(rnd.result.seats["1"].net) == "0"
+    assert "5 faces left in the set and showing its spots" in rnd.unread["1"]
+    true = settle_round({"dealer": make_setting(["6-6", "6-6"], ["2-3", "3-4"]),
+                         "1": make_setting(["5-5", "5-5"], ["2-2", "4-5"])})
+    assert true.seats["1"].result == "push"
+    # the same four spots, each twice the area of the dealer's and more: a blob on the
+    # covering hand shows nothing, and the seat is not settled
+    unread.pips = spots([(x, y, 30, 30) for x, y, _, _ in four_red], [PIP_RED] * 4, [0.9] * 4)
+    rnd = settle_still(reads)
     assert rnd.result is None or "1" not in rnd.final

@@ -11,6 +11,15 @@ seat is settled with that result and the unread tile stays unknown in the event 
 claimed for it, its hands are not reported). Otherwise the seat is not settled, with the
 reason.
 
+The unread tile's own spots narrow those faces, and only in the safe direction
+(:func:`shown_spots`): a spot the tile plainly shows -- a sure detection (at least
+:data:`SHOWN_MIN_CONFIDENCE`), of the size of the set's spots (:data:`SHOWN_AREA_RANGE` of the
+identified tiles' median), on no other tile's outline -- is on the tile, whatever covers the
+rest. So the tile has at least that many spots, and at least as many red (white) spots as it
+shows spots whose class and CIELAB a* both say red (white). A face with fewer is not a
+candidate. A spot left out only widens the candidates; the tile's face is never decided by
+this, only which faces are still open.
+
 Only one unread tile per position, four tiles lying as two hands (the pairing is by where the
 tiles lie, :func:`vision.table.pair_hands`), and nothing else wrong with the position; a
 player-banked round, a co-banked round or a table where a face is read more often than a set
@@ -20,20 +29,118 @@ holds settles nothing this way.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from scoring.setting import Setting, make_setting
 from scoring.settle import settle_round
 from scoring.tiles import FACES
 
-__all__ = ["candidate_faces", "candidate_settings", "settle_open"]
+from .detections import PIP_RED, PIP_WHITE
+from .geometry import crop_to_image
+
+__all__ = ["candidate_faces", "candidate_settings", "settle_open", "shown_spots",
+           "SpotReference", "spot_reference", "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE"]
+
+#: A spot counts as shown by an unread tile only at this detection confidence or more: the
+#: decoder's default floor for an accepted face (``RecognitionConfig.min_confidence``).
+SHOWN_MIN_CONFIDENCE: float = 0.5
+#: ... and only when its box area (crop px^2) lies within this range of the median spot area
+#: of the table's identified tiles: the spots of one set are one size, and a "spot" found on
+#: the covering hand or its shadow is a blob of another size. Set once from that reasoning
+#: (a factor of 2 either way), not fitted to any validation data.
+SHOWN_AREA_RANGE: tuple[float, float] = (0.5, 2.0)
 
 
-def candidate_faces(identified: Counter) -> list[str]:
+def candidate_faces(identified: Counter, shown: tuple[int, int, int] = (0, 0, 0)) -> list[str]:
     """Faces (``"low-high"``, scoring.tiles order) an unread tile can still be: those the
     identified tiles ``identified`` (face -> count on the table) have not used up (a set holds
-    each face ``Tile.copies`` times, docs/rules.md section 1)."""
-    return [t.face for t in FACES if identified.get(t.face, 0) < t.copies]
+    each face ``Tile.copies`` times, docs/rules.md section 1), with at least the spots the
+    tile shows: ``shown`` = ``(red, white, spots)`` from :func:`shown_spots` (a face needs
+    ``Tile.red >= red``, ``Tile.white >= white`` and ``Tile.spots >= spots``)."""
+    red, white, spots = shown
+    return [t.face for t in FACES if identified.get(t.face, 0) < t.copies
+            and t.red >= red and t.white >= white and t.spots >= spots]
+
+
+@dataclass(frozen=True)
+class SpotReference:
+    """The table's spots as its identified tiles show them.
+
+    Attributes:
+        area: median spot box area, crop px^2 (float; 0 when no identified tile has spots).
+        red_min_a: CIELAB a* above which a spot looks red: the midpoint between the median a*
+            of the identified tiles' red spots and of their white ones (None when either colour
+            was not measured).
+    """
+
+    area: float
+    red_min_a: float | None
+
+
+def spot_reference(reads: Sequence[Any]) -> SpotReference:
+    """:class:`SpotReference` of the identified (``state == "face_up"``) reads among
+    ``reads`` (:class:`vision.decode.TileRead`)."""
+    areas, red_a, white_a = [], [], []
+    for r in reads:
+        if getattr(r, "state", None) != "face_up" or not len(r.pips):
+            continue
+        wh = r.pips.xyxy[:, 2:] - r.pips.xyxy[:, :2]
+        areas.extend((wh[:, 0] * wh[:, 1]).tolist())
+        if r.redness is not None and len(r.redness) == len(r.pips):
+            red_a.extend(np.asarray(r.redness)[r.pips.class_id == PIP_RED].tolist())
+            white_a.extend(np.asarray(r.redness)[r.pips.class_id == PIP_WHITE].tolist())
+    area = float(np.median(areas)) if areas else 0.0
+    red_min = (float(np.median(red_a) + np.median(white_a)) / 2
+               if red_a and white_a else None)
+    return SpotReference(area, red_min)
+
+
+def shown_spots(read: Any, reference: SpotReference,
+                others: Sequence[np.ndarray] = ()) -> tuple[int, int, int]:
+    """The spots an unread tile plainly shows: ``(red, white, spots)``, ints.
+
+    A detected spot of ``read`` (:class:`vision.decode.TileRead`, spots in crop px) counts when
+    it lies on the tile (the decoder's own rule, ``decode._counted_spots``), its confidence is
+    at least :data:`SHOWN_MIN_CONFIDENCE`, its box area is within :data:`SHOWN_AREA_RANGE` of
+    ``reference.area``, and its centre (mapped to image px) is inside none of ``others``
+    (float (4, 2) image-px outlines of the other tiles on the table). It counts as red (white)
+    when the pip model's class says so and, where both were measured, its a* is above (below)
+    ``reference.red_min_a``; a spot whose class and a* disagree counts only in ``spots``.
+    No reference area (no identified spot on the table) shows nothing: ``(0, 0, 0)``.
+    """
+    from .decode import _counted_spots
+
+    p = read.pips
+    if not len(p) or reference.area <= 0:
+        return (0, 0, 0)
+    centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
+    wh = p.xyxy[:, 2:] - p.xyxy[:, :2]
+    ratio = wh[:, 0] * wh[:, 1] / reference.area
+    keep = (_counted_spots(centres, p.confidence) & (p.confidence >= SHOWN_MIN_CONFIDENCE)
+            & (ratio >= SHOWN_AREA_RANGE[0]) & (ratio <= SHOWN_AREA_RANGE[1]))
+    if keep.any() and len(others):
+        import cv2
+
+        pts = crop_to_image(centres[keep], read.polygon)
+        on_other = np.zeros(len(pts), bool)
+        for poly in others:
+            q = np.asarray(poly, np.float32).reshape(-1, 1, 2)
+            on_other |= np.array([cv2.pointPolygonTest(q, (float(x), float(y)), False) >= 0
+                                  for x, y in pts])
+        idx = np.flatnonzero(keep)
+        keep[idx[on_other]] = False
+    cls = p.class_id[keep]
+    red_like = cls == PIP_RED
+    white_like = cls == PIP_WHITE
+    a = None if read.redness is None or len(read.redness) != len(p) else np.asarray(read.redness)
+    if a is not None and reference.red_min_a is not None:
+        ak = a[keep]
+        red_like &= ak > reference.red_min_a
+        white_like &= ak < reference.red_min_a
+    return (int(red_like.sum()), int(white_like.sum()), int(keep.sum()))
 
 
 def candidate_settings(hands: tuple[Sequence[Any], Sequence[Any]], faces: Sequence[str],
@@ -91,18 +198,28 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
     refused: dict[str, str] = {}
     if banker != "dealer" or not opened:
         return stand_in, notes, refused
-    faces = candidate_faces(identified)
-    if not faces:
-        return stand_in, notes, refused
+    every = [r for st in positions.values() for r in (st.tiles or ())]
+    reference = spot_reference(every)
     options: dict[str, list[Setting]] = {}
+    n_faces: dict[str, int] = {}
     for p in set(final) | set(opened):
         st = positions[p]
-        options[p] = ([st.setting] if p in final
-                      else candidate_settings(st.open_hands, faces, rules))
+        if p in final:
+            options[p] = [st.setting]
+            continue
+        unread = next(r for h in st.open_hands for r in h if r.face is None)
+        others = [np.asarray(r.polygon) for r in every if r is not unread]
+        faces = candidate_faces(identified, shown_spots(unread, reference, others))
+        if not faces:
+            continue  # nothing fits what the tile shows: the position is not settled
+        options[p] = candidate_settings(st.open_hands, faces, rules)
+        n_faces[p] = len(faces)
     if banker not in options:
         return stand_in, notes, refused
     bets = dict(bets or {})
     players = sorted(p for p in options if p != banker)
+    which_faces = {p: (f"{n_faces[p]} face{'s' if n_faces[p] != 1 else ''} left in the set "
+                       "and showing its spots") for p in n_faces}
     settled_any = False
     for p in players:
         if p not in opened and banker not in opened:
@@ -122,13 +239,14 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
         if len(seen) == 1:
             if p in opened:
                 stand_in[p] = options[p][0]
+                left = which_faces.get(p) or which_faces[banker]
                 notes[p] = (f"settled with {which} unread tile: every face it could be "
-                            f"({len(faces)} left in the set) gives {next(iter(seen))[0]}")
+                            f"({left}) gives {next(iter(seen))[0]}")
             settled_any = True
         elif p in final:
             refused[p] = f"{which} unread tile decides this seat"
     if banker in opened and settled_any:
         stand_in[banker] = options[banker][0]
         notes[banker] = (f"banker settled with one unread tile: the seats settled are the "
-                         f"same for every face it could be ({len(faces)} left in the set)")
+                         f"same for every face it could be ({which_faces[banker]})")
     return stand_in, notes, refused
