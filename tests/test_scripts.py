@@ -51,6 +51,17 @@ def test_eval_tables_counts_every_true_tile_once():
     assert r.returncode == 2 and "held out" in r.stderr
 
 
+def test_eval_covered_settles_no_seat_wrong_with_a_hand_over_a_tile():
+    r = _script("eval_covered.py", "--n", "2", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    c = json.loads(r.stdout)["counts"]
+    assert c["tables"] == 2 and c["seats"] == 14     # render_table: dealer + 7 seats
+    assert c["settled"] == c["right"] + c["wrong"] and c["wrong"] == 0
+    assert 0 <= c["unread"] <= c["settled"] <= c["seats"]
+    r = _script("eval_covered.py", "--seed", "5")
+    assert r.returncode == 2 and "held out" in r.stderr
+
+
 SCENES = ROOT.parent / "shared" / "scenes"
 
 
