@@ -163,6 +163,10 @@ def test_shown_spots_count_only_plain_spots():
     # colour not measured: the pip model's class alone
     read.redness = None
     assert shown_spots(read, ref) == (3, 1, 4)
+    # a second box on one spot (centres 6 px apart, the spots 20 px wide) counts once
+    read.pips = spots([(30, 30, 20, 20), (36, 30, 20, 20), (66, 30, 20, 20)],
+                      [PIP_RED] * 3, [0.9, 0.8, 0.9])
+    assert shown_spots(read, ref) == (2, 0, 2)
 
 
 def test_spot_reference_from_the_identified_tiles():

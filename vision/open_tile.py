@@ -14,7 +14,7 @@ reason.
 The unread tile's own spots narrow those faces, and only in the safe direction
 (:func:`shown_spots`): a spot the tile plainly shows -- a sure detection (at least
 :data:`SHOWN_MIN_CONFIDENCE`), of the size of the set's spots (:data:`SHOWN_AREA_RANGE` of the
-identified tiles' median), on no other tile's outline -- is on the tile, whatever covers the
+identified tiles' median), on no other tile's outline, counted once -- is on the tile, whatever covers the
 rest. So the tile has at least that many spots, and at least as many red (white) spots as it
 shows spots whose class and CIELAB a* both say red (white). A face with fewer is not a
 candidate. A spot left out only widens the candidates; the tile's face is never decided by
@@ -42,7 +42,8 @@ from .detections import PIP_RED, PIP_WHITE
 from .geometry import crop_to_image
 
 __all__ = ["candidate_faces", "candidate_settings", "settle_open", "shown_spots",
-           "SpotReference", "spot_reference", "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE"]
+           "SpotReference", "spot_reference", "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE",
+           "SHOWN_SAME_SPOT"]
 
 #: A spot counts as shown by an unread tile only at this detection confidence or more: the
 #: decoder's default floor for an accepted face (``RecognitionConfig.min_confidence``).
@@ -52,6 +53,10 @@ SHOWN_MIN_CONFIDENCE: float = 0.5
 #: the covering hand or its shadow is a blob of another size. Set once from that reasoning
 #: (a factor of 2 either way), not fitted to any validation data.
 SHOWN_AREA_RANGE: tuple[float, float] = (0.5, 2.0)
+#: Two spot boxes whose centres are closer than this many spot widths (the square root of the
+#: reference area) are one spot seen twice: the spots of a face lie at least about one width
+#: apart edge to edge, so their centres are two widths or more apart.
+SHOWN_SAME_SPOT: float = 0.5
 
 
 def candidate_faces(identified: Counter, shown: tuple[int, int, int] = (0, 0, 0)) -> list[str]:
@@ -106,7 +111,8 @@ def shown_spots(read: Any, reference: SpotReference,
     it lies on the tile (the decoder's own rule, ``decode._counted_spots``), its confidence is
     at least :data:`SHOWN_MIN_CONFIDENCE`, its box area is within :data:`SHOWN_AREA_RANGE` of
     ``reference.area``, and its centre (mapped to image px) is inside none of ``others``
-    (float (4, 2) image-px outlines of the other tiles on the table). It counts as red (white)
+    (float (4, 2) image-px outlines of the other tiles on the table); two boxes closer than
+    :data:`SHOWN_SAME_SPOT` spot widths are one spot. It counts as red (white)
     when the pip model's class says so and, where both were measured, its a* is above (below)
     ``reference.red_min_a``; a spot whose class and a* disagree counts only in ``spots``.
     No reference area (no identified spot on the table) shows nothing: ``(0, 0, 0)``.
@@ -132,6 +138,14 @@ def shown_spots(read: Any, reference: SpotReference,
                                   for x, y in pts])
         idx = np.flatnonzero(keep)
         keep[idx[on_other]] = False
+    # two boxes on one spot (closer than SHOWN_SAME_SPOT spot widths) count once, the surer
+    near = SHOWN_SAME_SPOT * float(np.sqrt(reference.area))
+    for i in sorted(np.flatnonzero(keep), key=lambda k: -float(p.confidence[k])):
+        if keep[i]:
+            d = np.linalg.norm(centres - centres[i], axis=1)
+            dup = keep & (d < near)
+            dup[i] = False
+            keep &= ~dup
     cls = p.class_id[keep]
     red_like = cls == PIP_RED
     white_like = cls == PIP_WHITE
