@@ -14,8 +14,8 @@ reason.
 The unread tile's own spots narrow those faces, and only in the safe direction
 (:func:`shown_spots`): a spot the tile plainly shows -- a sure detection (at least
 :data:`SHOWN_MIN_CONFIDENCE`), of the size of the set's spots (:data:`SHOWN_AREA_RANGE` of the
-identified tiles' median), on no other tile's outline, counted once -- is on the tile, whatever covers the
-rest. So the tile has at least that many spots, and at least as many red (white) spots as it
+identified tiles' median), on no other tile's outline, counted once -- is on the tile,
+whatever covers the rest. So the tile has at least that many spots, and at least as many red (white) spots as it
 shows spots whose class and CIELAB a* both say red (white). A face with fewer is not a
 candidate. A spot left out only widens the candidates; the tile's face is never decided by
 this, only which faces are still open.
