@@ -62,6 +62,22 @@ def test_eval_covered_settles_no_seat_wrong_with_a_hand_over_a_tile():
     assert r.returncode == 2 and "held out" in r.stderr
 
 
+REALDATA = ROOT.parent / "shared" / "realdata"
+
+
+@pytest.mark.skipif(not (REALDATA / "labels.jsonl").is_file(), reason="needs ../shared/realdata")
+def test_eval_composed_counts_every_tile_of_a_composed_table_once():
+    r = _script("eval_composed.py", str(REALDATA), "--folders", "chinese-render-haosheng",
+                "--n", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    c = json.loads(r.stdout)["chinese-render-haosheng"]["tiles"]
+    assert c["true"] >= 6 and c["true"] % 2 == 0          # hands of two tiles
+    assert c["right"] + c["unknown"] + c["wrong"] == c["found"] <= c["true"]
+    assert c["across"] <= c["extra"]
+    r = _script("eval_composed.py", str(REALDATA), "--folders", "no-such-folder")
+    assert r.returncode == 2 and "no-such-folder" in r.stderr
+
+
 SCENES = ROOT.parent / "shared" / "scenes"
 
 
