@@ -125,3 +125,23 @@ def test_a_face_on_an_outline_cut_short_is_not_added():
     # the same outline where the first model counted no more spots than 2-5 has: added
     whole.reads["A"]["white"] = 7
     assert _faces(fill_from_second_model(first, [short], first))[-1] == (300, "2-5")
+
+
+def test_a_tile_the_second_model_outlines_across_becomes_unknown():
+    # a 1-4 and a 4-4 lying flush side by side, level: a 80 x 80 block. The first model cut it
+    # crosswise (each box one half of each tile, 80 wide and 40 tall) and read 1-4 and 4-4;
+    # the second model cut it lengthwise (the tiles as laid). Where the models disagree, the
+    # crosswise reads are not trusted -- and whichever is right, no face is claimed.
+    first = [_read("1-4", 100, 100, w=80, h=40), _read("4-4", 100, 140, w=80, h=40),
+             _read("2-2", 300, 100)]
+    second = [_read("1-4", 100, 100, w=40, h=80), _read("4-4", 140, 100, w=40, h=80),
+              _read("2-2", 301, 101)]
+    from vision.fill import disputed_outlines
+
+    out = disputed_outlines(first, second)
+    assert [r.face for r in out] == [None, None, "2-2"]     # the 2-2: the same tile, kept
+    assert out[2] is first[2]
+    assert "outlines this place otherwise" in out[0].reason and out[0].state == "unknown"
+    # an unknown outline of the second model says nothing; agreeing outlines change nothing
+    assert disputed_outlines(first, [_read(None, 100, 100, w=40, h=80)]) == first
+    assert disputed_outlines(first[2:], second) == first[2:]

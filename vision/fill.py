@@ -20,12 +20,23 @@ agree, spot shapes, the colour check), and:
   longer outline of that tile (:func:`vision.zoom.cut_short_faces`, the rule the second look
   follows).
 
+The second model also has a say where the two models disagree about where the tiles lie
+(:func:`disputed_outlines`): an identified tile of the first model that an identified outline
+of the second lies across -- overlapping it by :data:`DUPLICATE_OVERLAP` or more of either
+outline's area, yet not the same tile (polygon IoU below :data:`SAME_TILE_IOU`) -- becomes
+unknown. Two tiles touching flush with their ends level form a block that outlines can cut
+lengthwise (the tiles as laid) or crosswise (one half of each tile per box); halves of 1, 3,
+4 and 5 look the same turned a quarter, so a crosswise box reads a valid face, and where the
+seam between the tiles does not show, only the models' disagreement gives it away
+(``scripts/eval_composed.py``, models/MODEL_CARD.md, Limitations).
+
 The outlines are then resolved as always (:func:`vision.overlaps.resolve_overlapping_reads`):
 an unknown box inside the added tile is dropped, two identified outlines that overlap become
 unknown. Video reads one size per frame with the first model only; a still picture in video is
 read by :meth:`vision.pipeline.Pipeline.read_still`, so both get the second model.
 
-Public API: :data:`SECOND_MODEL_SIZE`, :func:`fill_from_second_model`.
+Public API: :data:`SECOND_MODEL_SIZE`, :func:`fill_from_second_model`,
+:func:`disputed_outlines`.
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ from .overlaps import DUPLICATE_OVERLAP, resolve_overlapping_reads
 from .scales import SAME_TILE_IOU, polygon_iou_matrix
 from .zoom import cut_short_faces
 
-__all__ = ["SECOND_MODEL_SIZE", "fill_from_second_model"]
+__all__ = ["SECOND_MODEL_SIZE", "fill_from_second_model", "disputed_outlines"]
 
 #: The second tile model's input size (longer side, px): the middle one of
 #: :data:`vision.scales.STILL_SCALES`. One pass: each pass costs a tile-model run.
@@ -93,3 +104,36 @@ def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead]
     if not add:
         return reads
     return resolve_overlapping_reads(reads + add)
+
+
+def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> list[TileRead]:
+    """The first model's identified tiles that an identified outline of the second model lies
+    across made unknown (the models disagree where the tiles are).
+
+    Args:
+        reads: the still reading (image px polygons, float (4, 2)).
+        second: the second model's reads of the same image (image px).
+
+    Returns:
+        ``reads`` in the same order; a disputed tile is ``as_unknown`` with the reason.
+    """
+    reads = list(reads)
+    other = [r for r in second if r.face is not None]
+    mine = [k for k, r in enumerate(reads) if r.face is not None]
+    if not other or not mine:
+        return reads
+    a = np.stack([np.asarray(reads[k].polygon, np.float32) for k in mine])
+    b = np.stack([np.asarray(r.polygon, np.float32) for r in other])
+    ins = inside_fractions(np.concatenate([a, b]))
+    n = len(a)
+    over = np.maximum(ins[:n, n:], ins[n:, :n].T) >= DUPLICATE_OVERLAP      # (n, m)
+    same = polygon_iou_matrix(a, b) >= SAME_TILE_IOU
+    out = reads
+    for row, k in enumerate(mine):
+        hit = np.flatnonzero(over[row] & ~same[row])
+        if len(hit):
+            faces = "/".join(sorted({other[m].face for m in hit}))
+            out[k] = reads[k].as_unknown(
+                f"the second tile model outlines this place otherwise (read {faces} across "
+                f"it; read {reads[k].face} here): two tiles touching flush may be cut across")
+    return out

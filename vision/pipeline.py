@@ -41,7 +41,7 @@ from .events import build_round
 from .gate import MotionGate
 from .geometry import iou_matrix, rectify
 from .identity import IdentityCache
-from .fill import SECOND_MODEL_SIZE, fill_from_second_model
+from .fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
 from .models import load_detectors, load_second_tile_detector, model_version
 from .overlaps import drop_straddlers, resolve_overlapping_reads
 from .scales import STILL_SCALES, fuse_scale_reads
@@ -210,7 +210,10 @@ class Pipeline:
         once at the model's own size).
 
         Tiles left unknown get a second look (:meth:`second_look`, :mod:`vision.zoom`) whose
-        readings are fused with the others.
+        readings are fused with the others. With a second tile model (:mod:`vision.fill`) the
+        image is read once more: it adds tiles only where none was identified, and a tile it
+        outlines otherwise (an outline across it) is made unknown
+        (:func:`vision.fill.disputed_outlines`).
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
@@ -240,7 +243,8 @@ class Pipeline:
             self.detector_runs += 1
             second, _ = self.decode(image, dets, use_cache=False)
             first_reads = [r for rs in per_scale + looks for r in rs]
-            reads = fill_from_second_model(reads, resolve_overlapping_reads(second), first_reads)
+            second = resolve_overlapping_reads(second)
+            reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second)
         return reads, first
 
     def second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
