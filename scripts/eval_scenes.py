@@ -11,8 +11,9 @@ that folder's README) and reports, per style:
   where the layout is built from the truth polygons (one polygon per seat around its tiles);
 * failure classes of every face-up tile not identified right: ``not_found`` (nothing overlaps
   it), ``outline_off`` (an outline overlaps it, IoU < 0.5), ``spot_count`` (read A found no face
-  with those counts / no spots), ``colour`` (red / white check), ``reads_disagree``,
-  ``shape`` (read B's half shapes or the outline's aspect), ``other``.
+  with those counts / no spots), ``colour`` (red / white check), ``reads_disagree`` (input
+  sizes, overlapping outlines, or the two tile models outlining it differently), ``shape``
+  (read B's half shapes or the outline's aspect), ``other``.
 
 Tile outcomes come from :func:`vision.identify.identify` (the ``paigow identify`` path), or
 with ``--video`` from the video frame loop on the still picture (``eval_tables.video_reads``);
@@ -66,7 +67,7 @@ def failure_class(reason: str | None) -> str:
         return "colour"
     if r.startswith("read a:") or "no spots" in r:
         return "spot_count"
-    if "disagree" in r or "overlapping" in r:
+    if "disagree" in r or "overlapping" in r or "outlines this place otherwise" in r:
         return "reads_disagree"
     if r.startswith("read b:") or "not tile-shaped" in r or "crowd the midline" in r:
         return "shape"
