@@ -19,8 +19,8 @@ from scoring.settle import settle_round
 from vision.events import build_round
 from vision.detections import PIP_RED, PIP_WHITE, Detections
 from vision.geometry import crop_to_image
-from vision.open_tile import (SpotReference, candidate_faces, candidate_settings, shown_spots,
-                              spot_reference)
+from vision.open_tile import candidate_faces, candidate_settings, shown_spots, spot_area
+from vision.spot_colours import SpotCalibration
 from vision.table import RoundTracker, assign_positions, build_positions
 
 ORIGINS = {"dealer": (800, 100), "1": (1400, 700), "2": (900, 700)}
@@ -151,32 +151,33 @@ def test_shown_spots_count_only_plain_spots():
                       [PIP_RED, PIP_RED, PIP_WHITE, PIP_RED, PIP_WHITE, PIP_RED],
                       [0.9, 0.9, 0.9, 0.9, 0.4, 0.9])
     read.redness = np.array([60.0, 55.0, 2.0, 8.0, 1.0, 40.0])
-    ref = SpotReference(area=400.0, red_min_a=30.0)
-    assert shown_spots(read, ref) == (2, 1, 4)
+    # the picture's reds from a* 50 up, whites up to 5: red from 38.75, white to 16.25
+    cal = SpotCalibration(lowest_red=50.0, highest_white=5.0, n_red=6, n_white=6)
+    assert shown_spots(read, 400.0, cal) == (2, 1, 4)
     # a spot lying on another tile's outline is that tile's
     white_at = crop_to_image([[48, 150]], read.polygon)[0]
     other = np.array([[white_at[0] - 5, white_at[1] - 5], [white_at[0] + 5, white_at[1] - 5],
                       [white_at[0] + 5, white_at[1] + 5], [white_at[0] - 5, white_at[1] + 5]])
-    assert shown_spots(read, ref, [other]) == (2, 0, 3)
+    assert shown_spots(read, 400.0, cal, [other]) == (2, 0, 3)
     # no identified spot on the table to size them by: nothing is shown
-    assert shown_spots(read, SpotReference(0.0, None)) == (0, 0, 0)
-    # colour not measured: the pip model's class alone
+    assert shown_spots(read, 0.0, cal) == (0, 0, 0)
+    # colour not measured, or the picture not calibrated: the pip model's class alone
+    assert shown_spots(read, 400.0, None) == (3, 1, 4)
     read.redness = None
-    assert shown_spots(read, ref) == (3, 1, 4)
+    assert shown_spots(read, 400.0, cal) == (3, 1, 4)
     # a second box on one spot (centres 6 px apart, the spots 20 px wide) counts once
     read.pips = spots([(30, 30, 20, 20), (36, 30, 20, 20), (66, 30, 20, 20)],
                       [PIP_RED] * 3, [0.9, 0.8, 0.9])
-    assert shown_spots(read, ref) == (2, 0, 2)
+    assert shown_spots(read, 400.0, cal) == (2, 0, 2)
 
 
-def test_spot_reference_from_the_identified_tiles():
+def test_spot_area_from_the_identified_tiles():
     a = tile("6-6", 0, 0)
     a.pips = spots([(30, 30, 20, 20), (66, 30, 20, 30)], [PIP_RED, PIP_WHITE], [0.9, 0.9])
-    a.redness = np.array([50.0, 4.0])
     b = tile(None, 100, 0, state="unknown")            # an unread tile does not count
     b.pips = spots([(30, 30, 80, 80)], [PIP_RED], [0.9])
-    ref = spot_reference([a, b])
-    assert ref.area == pytest.approx(500.0) and ref.red_min_a == pytest.approx(27.0)
+    assert spot_area([a, b]) == pytest.approx(500.0)
+    assert spot_area([b]) == 0.0
 
 
 def test_the_spots_an_unread_tile_shows_narrow_its_faces():

@@ -15,10 +15,11 @@ The unread tile's own spots narrow those faces, and only in the safe direction
 (:func:`shown_spots`): a spot the tile plainly shows -- a sure detection (at least
 :data:`SHOWN_MIN_CONFIDENCE`), of the size of the set's spots (:data:`SHOWN_AREA_RANGE` of the
 identified tiles' median), on no other tile's outline, counted once -- is on the tile,
-whatever covers the rest. So the tile has at least that many spots, and at least as many red (white) spots as it
-shows spots whose class and CIELAB a* both say red (white). A face with fewer is not a
-candidate. A spot left out only widens the candidates; the tile's face is never decided by
-this, only which faces are still open.
+whatever covers the rest. So the tile has at least that many spots, and at least as many red
+(white) spots as it shows spots that the pip model calls red (white) and, where the picture's
+spot colours are calibrated (:mod:`vision.spot_colours`), whose a* agrees. A face with fewer is
+not a candidate. A spot left out only widens the candidates; the tile's face is never decided
+by this, only which faces are still open.
 
 Only one unread tile per position, four tiles lying as two hands (the pairing is by where the
 tiles lie, :func:`vision.table.pair_hands`), and nothing else wrong with the position; a
@@ -29,7 +30,6 @@ holds settles nothing this way.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -40,10 +40,10 @@ from scoring.tiles import FACES
 
 from .detections import PIP_RED, PIP_WHITE
 from .geometry import crop_to_image
+from .spot_colours import SpotCalibration, calibrate
 
-__all__ = ["candidate_faces", "candidate_settings", "settle_open", "shown_spots",
-           "SpotReference", "spot_reference", "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE",
-           "SHOWN_SAME_SPOT"]
+__all__ = ["candidate_faces", "candidate_settings", "settle_open", "shown_spots", "spot_area",
+           "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE", "SHOWN_SAME_SPOT"]
 
 #: A spot counts as shown by an unread tile only at this detection confidence or more: the
 #: decoder's default floor for an accepted face (``RecognitionConfig.min_confidence``).
@@ -70,90 +70,57 @@ def candidate_faces(identified: Counter, shown: tuple[int, int, int] = (0, 0, 0)
             and t.red >= red and t.white >= white and t.spots >= spots]
 
 
-@dataclass(frozen=True)
-class SpotReference:
-    """The table's spots as its identified tiles show them.
-
-    Attributes:
-        area: median spot box area, crop px^2 (float; 0 when no identified tile has spots).
-        red_min_a: CIELAB a* above which a spot looks red: the midpoint between the median a*
-            of the identified tiles' red spots and of their white ones (None when either colour
-            was not measured).
-    """
-
-    area: float
-    red_min_a: float | None
+def spot_area(reads: Sequence[Any]) -> float:
+    """Median spot box area (crop px^2, float) over the identified (``state == "face_up"``)
+    reads among ``reads`` (:class:`vision.decode.TileRead`); 0.0 when none has spots."""
+    areas = [np.prod(r.pips.xyxy[:, 2:] - r.pips.xyxy[:, :2], axis=1) for r in reads
+             if getattr(r, "state", None) == "face_up" and len(r.pips)]
+    return float(np.median(np.concatenate(areas))) if areas else 0.0
 
 
-def spot_reference(reads: Sequence[Any]) -> SpotReference:
-    """:class:`SpotReference` of the identified (``state == "face_up"``) reads among
-    ``reads`` (:class:`vision.decode.TileRead`)."""
-    areas, red_a, white_a = [], [], []
-    for r in reads:
-        if getattr(r, "state", None) != "face_up" or not len(r.pips):
-            continue
-        wh = r.pips.xyxy[:, 2:] - r.pips.xyxy[:, :2]
-        areas.extend((wh[:, 0] * wh[:, 1]).tolist())
-        if r.redness is not None and len(r.redness) == len(r.pips):
-            red_a.extend(np.asarray(r.redness)[r.pips.class_id == PIP_RED].tolist())
-            white_a.extend(np.asarray(r.redness)[r.pips.class_id == PIP_WHITE].tolist())
-    area = float(np.median(areas)) if areas else 0.0
-    red_min = (float(np.median(red_a) + np.median(white_a)) / 2
-               if red_a and white_a else None)
-    return SpotReference(area, red_min)
-
-
-def shown_spots(read: Any, reference: SpotReference,
+def shown_spots(read: Any, area: float, calibration: SpotCalibration | None = None,
                 others: Sequence[np.ndarray] = ()) -> tuple[int, int, int]:
     """The spots an unread tile plainly shows: ``(red, white, spots)``, ints.
 
     A detected spot of ``read`` (:class:`vision.decode.TileRead`, spots in crop px) counts when
     it lies on the tile (the decoder's own rule, ``decode._counted_spots``), its confidence is
     at least :data:`SHOWN_MIN_CONFIDENCE`, its box area is within :data:`SHOWN_AREA_RANGE` of
-    ``reference.area``, and its centre (mapped to image px) is inside none of ``others``
-    (float (4, 2) image-px outlines of the other tiles on the table); two boxes closer than
-    :data:`SHOWN_SAME_SPOT` spot widths are one spot. It counts as red (white)
-    when the pip model's class says so and, where both were measured, its a* is above (below)
-    ``reference.red_min_a``; a spot whose class and a* disagree counts only in ``spots``.
-    No reference area (no identified spot on the table) shows nothing: ``(0, 0, 0)``.
+    ``area`` (:func:`spot_area`), and its centre (mapped to image px) is inside none of
+    ``others`` (float (4, 2) image-px outlines of the other tiles on the table); two boxes
+    closer than :data:`SHOWN_SAME_SPOT` spot widths are one spot. It counts as red (white)
+    when the pip model's class says so and, where the picture's spot colours are calibrated
+    (``calibration``, :func:`vision.spot_colours.calibrate`) and the spot's a* was measured,
+    its a* lies on the red (white) side (:meth:`SpotCalibration.colours`); a spot whose class
+    and a* disagree counts only in ``spots``. No ``area`` (no identified spot on the table)
+    shows nothing: ``(0, 0, 0)``.
     """
     from .decode import _counted_spots
+    from .table import points_in_polygon
 
     p = read.pips
-    if not len(p) or reference.area <= 0:
+    if not len(p) or area <= 0:
         return (0, 0, 0)
     centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
-    wh = p.xyxy[:, 2:] - p.xyxy[:, :2]
-    ratio = wh[:, 0] * wh[:, 1] / reference.area
+    ratio = np.prod(p.xyxy[:, 2:] - p.xyxy[:, :2], axis=1) / area
     keep = (_counted_spots(centres, p.confidence) & (p.confidence >= SHOWN_MIN_CONFIDENCE)
             & (ratio >= SHOWN_AREA_RANGE[0]) & (ratio <= SHOWN_AREA_RANGE[1]))
     if keep.any() and len(others):
-        import cv2
-
         pts = crop_to_image(centres[keep], read.polygon)
-        on_other = np.zeros(len(pts), bool)
-        for poly in others:
-            q = np.asarray(poly, np.float32).reshape(-1, 1, 2)
-            on_other |= np.array([cv2.pointPolygonTest(q, (float(x), float(y)), False) >= 0
-                                  for x, y in pts])
-        idx = np.flatnonzero(keep)
-        keep[idx[on_other]] = False
+        on_other = np.logical_or.reduce([points_in_polygon(pts, q) for q in others])
+        keep[np.flatnonzero(keep)[on_other]] = False
     # two boxes on one spot (closer than SHOWN_SAME_SPOT spot widths) count once, the surer
-    near = SHOWN_SAME_SPOT * float(np.sqrt(reference.area))
+    near = SHOWN_SAME_SPOT * float(np.sqrt(area))
     for i in sorted(np.flatnonzero(keep), key=lambda k: -float(p.confidence[k])):
         if keep[i]:
-            d = np.linalg.norm(centres - centres[i], axis=1)
-            dup = keep & (d < near)
+            dup = keep & (np.linalg.norm(centres - centres[i], axis=1) < near)
             dup[i] = False
             keep &= ~dup
-    cls = p.class_id[keep]
-    red_like = cls == PIP_RED
-    white_like = cls == PIP_WHITE
-    a = None if read.redness is None or len(read.redness) != len(p) else np.asarray(read.redness)
-    if a is not None and reference.red_min_a is not None:
-        ak = a[keep]
-        red_like &= ak > reference.red_min_a
-        white_like &= ak < reference.red_min_a
+    red_like = keep & (p.class_id == PIP_RED)
+    white_like = keep & (p.class_id == PIP_WHITE)
+    if calibration is not None and read.redness is not None and len(read.redness) == len(p):
+        red_side, white_side = calibration.colours(read.redness)
+        red_like &= red_side
+        white_like &= white_side
     return (int(red_like.sum()), int(white_like.sum()), int(keep.sum()))
 
 
@@ -213,7 +180,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
     if banker != "dealer" or not opened:
         return stand_in, notes, refused
     every = [r for st in positions.values() for r in (st.tiles or ())]
-    reference = spot_reference(every)
+    area, calibration = spot_area(every), calibrate(every)
     options: dict[str, list[Setting]] = {}
     n_faces: dict[str, int] = {}
     for p in set(final) | set(opened):
@@ -223,7 +190,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
             continue
         unread = next(r for h in st.open_hands for r in h if r.face is None)
         others = [np.asarray(r.polygon) for r in every if r is not unread]
-        faces = candidate_faces(identified, shown_spots(unread, reference, others))
+        faces = candidate_faces(identified, shown_spots(unread, area, calibration, others))
         if not faces:
             continue  # nothing fits what the tile shows: the position is not settled
         options[p] = candidate_settings(st.open_hands, faces, rules)

@@ -66,13 +66,18 @@ class SpotCalibration:
         """a* units between the lowest red and the highest white (float)."""
         return self.lowest_red - self.highest_white
 
+    def colours(self, redness: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(red, white)``: bool (k,) each, the spots of a* ``redness`` (float (k,)) within
+        a quarter of the gap of the red side, resp. the white side; a spot in the middle half
+        of the gap is neither."""
+        a = np.asarray(redness, dtype=np.float64).reshape(-1)
+        q = self.gap / 4
+        return a >= self.lowest_red - q, a <= self.highest_white + q
+
     def classify(self, redness: np.ndarray) -> np.ndarray | None:
         """Global pip class ids (int64 (k,), PIP_RED / PIP_WHITE) for spots of a* ``redness``
         (float (k,)), or None when any spot falls in the middle half of the gap."""
-        a = np.asarray(redness, dtype=np.float64).reshape(-1)
-        q = self.gap / 4
-        red = a >= self.lowest_red - q
-        white = a <= self.highest_white + q
+        red, white = self.colours(redness)
         if not np.all(red | white):
             return None
         return np.where(red, PIP_RED, PIP_WHITE).astype(np.int64)
