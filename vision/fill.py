@@ -127,13 +127,12 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> 
     ins = inside_fractions(np.concatenate([a, b]))
     n = len(a)
     over = np.maximum(ins[:n, n:], ins[n:, :n].T) >= DUPLICATE_OVERLAP      # (n, m)
-    same = polygon_iou_matrix(a, b) >= SAME_TILE_IOU
-    out = reads
+    disputed = over & ~(polygon_iou_matrix(a, b) >= SAME_TILE_IOU)
     for row, k in enumerate(mine):
-        hit = np.flatnonzero(over[row] & ~same[row])
+        hit = np.flatnonzero(disputed[row])
         if len(hit):
             faces = "/".join(sorted({other[m].face for m in hit}))
-            out[k] = reads[k].as_unknown(
+            reads[k] = reads[k].as_unknown(
                 f"the second tile model outlines this place otherwise (read {faces} across "
                 f"it; read {reads[k].face} here): two tiles touching flush may be cut across")
-    return out
+    return reads
