@@ -12,9 +12,10 @@ time, and each scene is made from a seed.
 
 Reported per folder: truth tiles, found (a reported outline with polygon IoU >= 0.5), identified
 right, unknown, WRONG (a reported face that is not the truth face), extra (identified outlines
-matching no truth tile) and, of those, across (an identified outline over truth tiles that
-matches none of them: a box across two touching tiles read as a face -- a misread in substance),
-from :func:`vision.identify.identify` (the ``paigow identify`` path).
+matching no truth tile) and, of those, wrong extra (an outline over truth tiles of other
+faces: a box across two touching tiles read as a face -- a misread in substance), from
+:func:`vision.identify.identify` (the ``paigow identify`` path), scored by
+``eval_scenes.score_tiles``.
 
 Usage::
 
@@ -31,7 +32,7 @@ import json
 import math
 import sys
 import tempfile
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -124,7 +125,7 @@ def compose(tiles, rng: np.random.Generator, size=(1920, 1080)):
 
 def evaluate(root: Path, folders, n: int, seed: int, progress: bool = True) -> dict:
     import cv2
-    from eval_scenes import polygon_iou
+    from eval_scenes import score_tiles
 
     from vision.identify import identify
 
@@ -147,40 +148,13 @@ def evaluate(root: Path, folders, n: int, seed: int, progress: bool = True) -> d
                 truths.append(truth)
             reads = identify(paths, progress=progress)
         for i, (truth, rep) in enumerate(zip(truths, reads)):
-            used = set()
-            for t in truth:
-                counts["true"] += 1
-                best, bi = 0.0, None
-                for j, d in enumerate(rep["tiles"]):
-                    if d["state"] == "face_down":
-                        continue
-                    iou = polygon_iou(t["polygon"], d["polygon"])
-                    if iou > best:
-                        best, bi = iou, j
-                if bi is None or best < 0.5:
-                    continue
-                used.add(bi)
-                counts["found"] += 1
-                f = rep["tiles"][bi]["face"]
-                if f is None:
-                    counts["unknown"] += 1
-                elif f == t["face"]:
-                    counts["right"] += 1
-                else:
-                    counts["wrong"] += 1
-                    wrong.append(f"scene {i}: {t['face']} read {f}")
-            for j, d in enumerate(rep["tiles"]):
-                if j in used or d["face"] is None:
-                    continue
-                counts["extra"] += 1
-                # a face on an outline over truth tiles that matches none of them: a box
-                # across two touching tiles, read as a face (a misread in substance)
-                hits = [t["face"] for t in truth if polygon_iou(t["polygon"], d["polygon"]) > 0.1]
-                if hits:
-                    counts["across"] += 1
-                    wrong.append(f"scene {i}: an outline across {' + '.join(hits)} read {d['face']}")
+            # scored as the shared scenes are (one seat holding every tile of the scene)
+            t = score_tiles({"image": f"scene {i}", "seats": [{"tiles": truth}]},
+                            rep["tiles"])
+            counts.update(t["counts"])
+            wrong += t["wrong"]
         c = {k: counts.get(k, 0)
-             for k in ("true", "found", "right", "unknown", "wrong", "extra", "across")}
+             for k in ("true", "found", "right", "unknown", "wrong", "extra", "wrong_extra")}
         res[folder] = {"tiles": c, "identified_pct": round(100 * c["right"] / max(c["true"], 1), 1),
                        "wrong_examples": wrong[:20]}
     return res
@@ -212,15 +186,15 @@ def main(argv=None) -> int:
     if a.json:
         print(json.dumps(out, indent=1))
         return 0
-    print("| folder | tiles | found | right | unknown | WRONG | extra | across | identified |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| folder | tiles | found | right | unknown | WRONG | extra (wrong) | identified |")
+    print("|---|---|---|---|---|---|---|---|")
     for f, r in out.items():
         if "error" in r:
             print(f"| {f} | {r['error']} |")
             continue
         c = r["tiles"]
         print(f"| {f} | {c['true']} | {c['found']} | {c['right']} | {c['unknown']} | "
-              f"{c['wrong']} | {c['extra']} | {c['across']} | {r['identified_pct']} % |")
+              f"{c['wrong']} | {c['extra']} ({c['wrong_extra']}) | {r['identified_pct']} % |")
     for f, r in out.items():
         for w in r.get("wrong_examples", []):
             print(f"  WRONG {f} {w}")

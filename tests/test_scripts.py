@@ -73,7 +73,7 @@ def test_eval_composed_counts_every_tile_of_a_composed_table_once():
     c = json.loads(r.stdout)["chinese-render-haosheng"]["tiles"]
     assert c["true"] >= 6 and c["true"] % 2 == 0          # hands of two tiles
     assert c["right"] + c["unknown"] + c["wrong"] == c["found"] <= c["true"]
-    assert c["across"] <= c["extra"]
+    assert c["wrong_extra"] <= c["extra"]
     r = _script("eval_composed.py", str(REALDATA), "--folders", "no-such-folder")
     assert r.returncode == 2 and "no-such-folder" in r.stderr
 
