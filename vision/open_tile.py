@@ -39,7 +39,7 @@ from scoring.settle import settle_round
 from scoring.tiles import FACES
 
 from .detections import PIP_RED, PIP_WHITE
-from .geometry import crop_to_image
+from .geometry import crop_to_image, points_in_polygon
 from .spot_colours import SpotCalibration, calibrate
 
 __all__ = ["candidate_faces", "candidate_settings", "settle_open", "shown_spots", "spot_area",
@@ -95,7 +95,6 @@ def shown_spots(read: Any, area: float, calibration: SpotCalibration | None = No
     shows nothing: ``(0, 0, 0)``.
     """
     from .decode import _counted_spots
-    from .table import points_in_polygon
 
     p = read.pips
     if not len(p) or area <= 0:

@@ -86,6 +86,7 @@ from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money
 from scoring.tiles import TILES_BY_FACE
 
 from .decode import TileRead
+from .geometry import points_in_polygon
 from .open_tile import settle_open
 from .seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
@@ -251,28 +252,6 @@ def load_layout(path: str | Path) -> Layout:
 
 
 # --------------------------------------------------------------------------- positions
-
-
-def points_in_polygon(points, polygon) -> np.ndarray:
-    """Even-odd test of many points against one polygon (vectorised).
-
-    Args:
-        points: float array (n, 2) px.
-        polygon: float array (k, 2) px, k >= 3.
-
-    Returns:
-        bool array (n,); points on an edge may go either way.
-    """
-    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    poly = np.asarray(polygon, dtype=np.float64).reshape(-1, 2)
-    x, y = pts[:, 0:1], pts[:, 1:2]  # (n, 1)
-    x1, y1 = poly[:, 0][None], poly[:, 1][None]  # (1, k)
-    x2, y2 = np.roll(poly[:, 0], -1)[None], np.roll(poly[:, 1], -1)[None]
-    crosses = (y1 > y) != (y2 > y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xc = x1 + (y - y1) * (x2 - x1) / (y2 - y1)
-    hits = crosses & (x < xc)
-    return (hits.sum(1) % 2) == 1
 
 
 def point_in_polygon(point, polygon) -> bool:
