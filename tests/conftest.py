@@ -71,3 +71,15 @@ def pg_cluster():
         yield cluster
     finally:
         cluster.stop()
+
+
+# --------------------------------------------------------------------------- shared video
+
+
+@pytest.fixture(scope="module")
+def small_video(tmp_path_factory):
+    """The four-deal table video of tests/helpers/videos.py with pickled lossy ground-truth
+    detectors (0.1 s per call): ``{"path", "fake", "scenes", "lossless"}``."""
+    from helpers.videos import render_small_video
+
+    return render_small_video(tmp_path_factory.mktemp("video"))

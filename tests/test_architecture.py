@@ -110,3 +110,18 @@ def test_documentation_references_stay_inside_the_repository():
                 bad.append(f"{f}:{i}")
     assert not bad, bad
     assert (REPO / "docs" / "round-event.schema.json").is_file()
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in tests/helpers/, tests/fakes.py or tests/conftest.py: a test
+    module imported by another runs its module-level code (and fixtures) twice."""
+    tests = REPO / "tests"
+    names = {p.stem for p in tests.rglob("test_*.py")}
+    bad = []
+    for p in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            targets = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            bad += [f"{p.relative_to(REPO)}:{node.lineno} imports {t}" for t in targets
+                    if t.split(".")[-1] in names or t.split(".")[0] in names]
+    assert not bad, bad

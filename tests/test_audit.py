@@ -18,48 +18,9 @@ from vision.audit import AuditStore, canonical_json, check_payouts, verify
 from vision.audit.chain import HASHED_COLUMNS, meta_hash, record_hash_v2
 from vision.cli import main
 
+from helpers.audit_events import jpeg as _jpeg, make_event, write_csv as _csv  # noqa: E402,F401
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def make_event(i: int, *, net1="0.95", net2="-1", table="table-1", dealer=None, **kw):
-    """A settled round: dealer banks; seat 1 wins 1 (nets 0.95), seat 2 loses 1."""
-    dealer = dealer or (["6-6", "4-5"], ["1-3", "2-2"])
-    ev = {
-        "round_id": f"r{i:06d}", "table_id": table,
-        "time": f"2026-11-29T12:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
-        "source": "table.mp4", "source_file": "table.mp4", "frame_index": 100 * i,
-        "rules": "pa", "commission": "0.05",
-        "house_way": "reference", "model_version": "tiles-v1+pips-v1",
-        "banker_position": "dealer",
-        "positions": {
-            "dealer": {"tiles": dealer[0] + dealer[1], "high": dealer[0], "low": dealer[1],
-                       "mis_set": False, "confidence": [0.99, 0.98, 0.97, 0.99]},
-            "1": {"tiles": ["1-1", "5-6", "3-3", "1-5"], "high": ["1-1", "5-6"],
-                  "low": ["3-3", "1-5"], "result": "win" if net1 != "0" else "push",
-                  "bet": "1", "net": net1, "commission": "0.05", "mis_set": False,
-                  "reason": None, "confidence": [0.91, 0.95, 0.9, 0.88]},
-            "2": {"tiles": ["2-6", "3-4", "1-4", "2-5"], "high": ["2-6", "3-4"],
-                  "low": ["1-4", "2-5"], "result": "lose", "bet": "1", "net": net2,
-                  "commission": "0", "mis_set": False, "reason": None,
-                  "confidence": [0.8, 0.7, 0.75, 0.6]},
-        },
-        "alerts": [],
-        "tiles": [{"face": "6-6", "state": "face_up", "confidence": 0.99,
-                   "xyxy": [10.0, 20.0, 70.0, 140.0],
-                   "polygon": [[10.0, 20.0], [70.0, 20.0], [70.0, 140.0], [10.0, 140.0]],
-                   "position": "dealer"}],
-    }
-    ev.update(kw)
-    return ev
-
-
-def _jpeg(seed: int) -> bytes:
-    import cv2
-
-    img = np.random.default_rng(seed).integers(0, 255, (24, 32, 3), dtype=np.uint8)
-    ok, buf = cv2.imencode(".jpg", img)
-    assert ok
-    return buf.tobytes()
 
 
 @pytest.fixture
@@ -298,11 +259,6 @@ def test_append_many_is_one_transaction(tmp_path):
 
 
 # --------------------------------------------------------------------------- payouts
-
-
-def _csv(path, rows, header="round_id,seat,amount_paid,cashier"):
-    path.write_text(header + "\n" + "".join(r + "\n" for r in rows))
-    return path
 
 
 def test_payouts_exact_differences(store_path, tmp_path):

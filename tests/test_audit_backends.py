@@ -12,9 +12,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.audit_events import jpeg as _jpeg, make_event, write_csv as _csv
 
 from scoring.errors import InputError
-from test_audit import _csv, _jpeg, make_event
 from vision.audit import AuditStore, check_payouts, verify
 from vision.audit.chain import HASHED_COLUMNS, record_hash_v2
 from vision.cli import main
@@ -294,7 +294,7 @@ def test_sigkill_mid_append_loses_no_committed_round(store_url, tmp_path):
 # --------------------------------------------------------------------------- a session
 
 
-from test_run_audit import N_STABLE, small_video  # noqa: E402,F401  (the fixture)
+from helpers.videos import N_STABLE  # noqa: E402  (small_video: tests/conftest.py)
 
 
 def test_session_stores_rounds_and_key_frames_on_both_backends(store_url, small_video,

@@ -23,7 +23,7 @@ DECODER_WORDS = ("read A", "read B", "no face has", "reads disagree", "white spo
 
 
 def _events():
-    from test_surveillance import _unread_round
+    from helpers.audit_events import _unread_round
 
     ev1 = event_from_deal(DEAL_1, "r000001", table_id="table-7")
     ev1["time"] = "2026-11-30T22:00:00.000Z"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from scoring.errors import InputError
-from test_seat_safety import DEAL, FRAME, named, table, truth
+from helpers.seat_reads import DEAL, FRAME, named, table, truth
 from vision.cli import main
 from vision.layout_propose import layout_yaml, propose_from_reads
 from vision.table import Layout, assign_positions, load_layout, points_in_polygon

@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from fakes import event_errors
-from test_table import LAYOUT, position_tiles, tile
+from helpers.table_reads import LAYOUT, position_tiles, tile
 
 from scoring.setting import make_setting
 from scoring.settle import settle_round

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import pickle
 import signal
 import socket
 import threading
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from fakes import GroundTruthDetectors
-from test_run_audit import N_STABLE, SMALL, _empty_table, write_video
+from helpers.videos import N_STABLE, SMALL, _empty_table, write_video
 
 from scoring.errors import InputError
 from vision import synth

@@ -11,12 +11,11 @@ import functools
 import json
 import os
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 from fakes import GroundTruthDetectors
-from test_run_audit import N_STABLE, SMALL, _empty_table, write_video
+from helpers.videos import N_STABLE, SMALL, _empty_table, write_video
 
 from scoring.errors import InputError
 from vision import synth

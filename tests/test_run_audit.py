@@ -27,14 +27,12 @@ import threading
 from pathlib import Path
 
 import cv2
-import numpy as np
 import pytest
 from fakes import GroundTruthDetectors, assert_valid_event, true_settings
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, verify
 from vision.cli import main
-from vision.geometry import expand_polygon
 
 synth = pytest.importorskip("vision.synth")
 
@@ -45,58 +43,8 @@ TESTS = Path(__file__).resolve().parent
 MODELS = ROOT / "models"
 HAVE_MODELS = (MODELS / "tiles.onnx").is_file() and (MODELS / "pips.onnx").is_file()
 
-SEEDS = (1_000_301, 1_000_302, 1_000_303, 1_000_304)
-N_STABLE = 3        # --stable
-N_EMPTY = 4         # empty-table frames before each deal (>= N_STABLE: opens a new round)
-N_STILL = 12        # frames each deal is held still (decode budget 8/frame + N_STABLE + wait)
-SMALL = (640, 360)  # fake detectors: resolution does not matter
-LARGE = (1280, 720)  # real models: tiles big enough for the pip model
-
-
-# --------------------------------------------------------------------------- the video
-
-
-def _empty_table(scene) -> np.ndarray:
-    """The rendered table with its tiles painted out (the table before the deal)."""
-    mask = np.zeros(scene.image.shape[:2], np.uint8)
-    for t in scene.tiles:
-        cv2.fillConvexPoly(mask, np.round(expand_polygon(t.polygon, 0.25)).astype(np.int32), 255)
-    return cv2.inpaint(scene.image, mask, 5, cv2.INPAINT_TELEA)
-
-
-def write_video(path_stem: Path, scenes, empties) -> tuple[Path, bool]:
-    """Write empty x N_EMPTY, deal x N_STILL per scene, then a final empty table.
-    Returns ``(path, lossless)``."""
-    h, w = scenes[0].image.shape[:2]
-    for fourcc, lossless in (("FFV1", True), ("MJPG", False)):
-        path = path_stem.with_suffix(".avi")
-        wr = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*fourcc), 30.0, (w, h))
-        if wr.isOpened():
-            break
-        wr.release()
-    else:
-        pytest.skip("this OpenCV build writes neither FFV1 nor MJPG")
-    for sc, em in zip(scenes, empties):
-        for _ in range(N_EMPTY):
-            wr.write(em)
-        for _ in range(N_STILL):
-            wr.write(sc.image)
-    for _ in range(N_EMPTY):
-        wr.write(empties[-1])
-    wr.release()
-    return path, lossless
-
-
-@pytest.fixture(scope="module")
-def small_video(tmp_path_factory):
-    d = tmp_path_factory.mktemp("video")
-    scenes = [synth.render_table(s, size=SMALL) for s in SEEDS]
-    empties = [_empty_table(sc) for sc in scenes]
-    path, lossless = write_video(d / "rounds", scenes, empties)
-    fake_path = d / "fake.pkl"
-    with open(fake_path, "wb") as f:
-        pickle.dump(GroundTruthDetectors(scenes, empties, delay=0.1, lossy=True), f)
-    return {"path": path, "fake": fake_path, "scenes": scenes, "lossless": lossless}
+from helpers.videos import (LARGE, N_EMPTY, N_STABLE, N_STILL, SEEDS, SMALL,  # noqa: E402,F401
+                           _empty_table, write_video)
 
 
 CHILD = textwrap.dedent("""

@@ -19,20 +19,7 @@ from vision.audit.report_html import report_html
 from vision.cli import main
 from vision.events import event_from_deal
 
-DEALS = [
-    {"dealer": ["6-6", "1-3", "4-5", "2-2"], "1": ["1-1", "5-6", "3-4", "2-6"],
-     "2": ["1-2", "2-4", "3-3", "5-5"], "3": ["4-4", "1-6", "2-3", "3-6"]},
-    {"dealer": ["1-1", "5-6", "3-4", "2-6"], "1": ["6-6", "4-5", "1-3", "2-2"],
-     "2": ["1-2", "2-4", "3-3", "5-5"], "3": ["4-4", "1-6", "2-3", "3-6"]},
-    {"dealer": ["3-3", "5-5", "1-4", "2-5"], "1": ["2-2", "6-6", "1-5", "3-5"],
-     "2": ["4-6", "1-1", "3-4", "2-4"]},
-]
-
-
-def _event(deal, i, table, minute):
-    ev = event_from_deal(deal, f"r{i:06d}", table_id=table)
-    ev["time"] = f"2026-11-30T22:{minute:02d}:00.000Z"
-    return ev
+from helpers.audit_events import DEALS, _event, _unread_round  # noqa: E402,F401
 
 
 @pytest.fixture
@@ -121,29 +108,6 @@ def test_a_table_column_checks_both_tables_in_one_file(two_tables, tmp_path):
     assert [(d["table_id"], d["kind"]) for d in diffs] == [("B", "amount")]
     assert check_payouts(db, pay, table="A") == []  # B's rows skipped
     assert [d["table_id"] for d in check_payouts(db, pay, table="B")] == ["B"]
-
-
-def _unread_round(table="A", i=4):
-    """A round whose banker (the dealer) shows one tile the camera could not read: nothing
-    settled, as the pipeline emits it."""
-    ev = _event(DEALS[0], i, table, 40)
-    rid = ev["round_id"]
-    k = next(n for n, t in enumerate(ev["tiles"]) if t["position"] == "dealer")
-    true_face = ev["tiles"][k]["face"]
-    ev["tiles"][k].update(face=None, state="unknown", confidence=0.2)
-    why = "1 tile(s) unknown (read A: no face has 0 red and 2 white spots)"
-    ev["reason"] = f"source ended before the round settled: banker dealer not settled ({why})"
-    ev["settled"] = False
-    del ev["bank"]
-    for pos, p in ev["positions"].items():
-        p.update(result="not_settled", net=None, commission=None,
-                 reason=why if pos == "dealer" else ev["reason"])
-    d = ev["positions"]["dealer"]
-    d.update(high=None, low=None, high_hand=None, low_hand=None, house_way=None,
-             is_house_way=None)
-    d["tiles"] = [None if f == true_face else f for f in d["tiles"]]
-    ev["alerts"] = [{"kind": "unknown_tile", "position": "dealer", "detail": why}]
-    return ev, rid, k, true_face
 
 
 def test_manual_entry_is_stored_beside_the_camera_record_and_settles_the_round(tmp_path):
@@ -249,7 +213,7 @@ def test_shift_report_of_a_rendered_video_lists_every_round_settled_or_not(tmp_p
     reason."""
     synth = pytest.importorskip("vision.synth")
     from fakes import GroundTruthDetectors
-    from test_run_audit import SMALL, _empty_table, write_video
+    from helpers.videos import SMALL, _empty_table, write_video
 
     from vision.session import run
 

@@ -8,7 +8,6 @@ the trained models' quality."""
 from __future__ import annotations
 
 import os
-import pickle
 import subprocess
 import sys
 import textwrap
@@ -19,25 +18,14 @@ ROOT = TESTS.parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-import test_run_audit as tra  # noqa: E402  (the video of tests/test_run_audit.py)
-from fakes import GroundTruthDetectors  # noqa: E402
-
-SEEDS = tra.SEEDS
-N_STABLE = tra.N_STABLE
+from helpers.videos import N_STABLE, SEEDS, render_small_video  # noqa: E402,F401
 
 
 def make_video(d: Path, delay: float = 0.0) -> dict:
     """Render the four-deal video into folder ``d`` and pickle lossy ground-truth detectors
     for it (``delay`` seconds per detector call). Returns ``{"path", "fake", "scenes"}``."""
-    import vision.synth as synth
-
-    scenes = [synth.render_table(s, size=tra.SMALL) for s in SEEDS]
-    empties = [tra._empty_table(sc) for sc in scenes]
-    path, _ = tra.write_video(d / "rounds", scenes, empties)
-    fake = d / "fake.pkl"
-    with open(fake, "wb") as f:
-        pickle.dump(GroundTruthDetectors(scenes, empties, delay=delay, lossy=True), f)
-    return {"path": path, "fake": fake, "scenes": scenes}
+    v = render_small_video(d, delay=delay)
+    return {"path": v["path"], "fake": v["fake"], "scenes": v["scenes"]}
 
 
 CLI_CHILD = textwrap.dedent("""

@@ -20,12 +20,12 @@ pytestmark = pytest.mark.faults
 
 
 def _store(folder):
-    import test_audit
+    import helpers.audit_events as audit_events
 
     db = folder / "audit.db"
     with AuditStore(db) as s:
         for i in range(1, 4):
-            s.append(test_audit.make_event(i), frame=test_audit._jpeg(i))
+            s.append(audit_events.make_event(i), frame=audit_events.jpeg(i))
     return db
 
 
@@ -67,11 +67,11 @@ def test_verify_on_read_only_media_with_a_pending_wal_is_named(read_only_copy, t
     src = tmp_path / "walsrc"
     src.mkdir()
     db = _store(src)
-    import test_audit
+    import helpers.audit_events as audit_events
 
     with AuditStore(db) as s:
         s._db.conn.execute("PRAGMA wal_autocheckpoint=0")
-        s.append(test_audit.make_event(9))
+        s.append(audit_events.make_event(9))
         # keep the WAL: copy the files while the writer is still open
         import shutil
 

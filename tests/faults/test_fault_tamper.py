@@ -15,7 +15,7 @@ import json
 import sqlite3
 
 import pytest
-from test_audit import _jpeg, make_event
+from helpers.audit_events import jpeg as _jpeg, make_event
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, verify

@@ -1,0 +1,1 @@
+"""Helpers shared by test modules (a test module never imports another test module)."""
