@@ -48,16 +48,10 @@ FAILURE_CLASSES = ("not_found", "outline_off", "spot_count", "colour", "reads_di
 
 
 def polygon_iou(a, b) -> float:
-    """IoU of two convex quadrilaterals, float (4, 2) px each (OpenCV convex intersection)."""
-    import cv2
+    """IoU of two convex quadrilaterals, float (4, 2) px each (vision.geometry)."""
+    from vision.geometry import polygon_iou_matrix
 
-    pa = np.asarray(a, np.float32).reshape(-1, 2)
-    pb = np.asarray(b, np.float32).reshape(-1, 2)
-    pa = cv2.convexHull(pa).reshape(-1, 2)
-    pb = cv2.convexHull(pb).reshape(-1, 2)
-    inter, _ = cv2.intersectConvexConvex(pa, pb)
-    union = cv2.contourArea(pa) + cv2.contourArea(pb) - inter
-    return float(inter / union) if union > 0 else 0.0
+    return float(polygon_iou_matrix(np.asarray(a, np.float32)[None], np.asarray(b, np.float32)[None])[0, 0])
 
 
 def failure_class(reason: str | None) -> str:

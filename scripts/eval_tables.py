@@ -34,11 +34,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def _iou(a, b) -> float:
-    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = iw * ih
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
+    """IoU of two xyxy boxes, px (vision.geometry.iou_matrix)."""
+    from vision.geometry import iou_matrix
+
+    return float(iou_matrix(np.asarray([a], np.float64), np.asarray([b], np.float64))[0, 0])
 
 
 def video_reads(image, models_dir=None, backend: str = "onnx", scales=None,

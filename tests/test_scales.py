@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from vision.decode import TileRead
-from vision.scales import fuse_scale_reads, polygon_iou_matrix
+from vision.geometry import polygon_iou_matrix
+from vision.scales import fuse_scale_reads
 
 
 def _read(face, x, y, w=40, h=80, state=None, conf=0.9):

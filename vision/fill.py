@@ -46,9 +46,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from .decode import TileRead
-from .geometry import inside_fractions
+from .geometry import inside_fractions, polygon_iou_matrix
 from .overlaps import DUPLICATE_OVERLAP, resolve_overlapping_reads
-from .scales import SAME_TILE_IOU, polygon_iou_matrix
+from .scales import SAME_TILE_IOU
 from .zoom import cut_short_faces
 
 __all__ = ["SECOND_MODEL_SIZE", "fill_from_second_model", "disputed_outlines"]

@@ -37,6 +37,8 @@ __all__ = [
     "polygon_to_xyxy",
     "iou_matrix",
     "inside_fractions",
+    "polygon_intersections",
+    "polygon_iou_matrix",
 ]
 
 #: Width of the canonical tile crop in pixels (the tile's short side).
@@ -233,6 +235,52 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(area_a + area_b - inter, 1e-9)
 
 
+def polygon_intersections(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """Exact intersection areas of convex outlines: the one place the project intersects
+    polygons (IoU, containment and overlap are all built on it).
+
+    Args:
+        a: float (n, k, 2) px; b: float (m, k, 2) px; convex outlines (k >= 3).
+
+    Returns:
+        ``(inter, area_a, area_b)``: float64 (n, m) intersection areas px² (exact convex
+        intersection, ``cv2.intersectConvexConvex`` of the convex hulls; pairs whose bounding
+        boxes do not overlap are 0 without computing), float64 (n,) and (m,) areas px².
+    """
+    a = np.asarray(a, np.float32)
+    b = np.asarray(b, np.float32)
+    a = a.reshape(len(a), -1, 2) if a.size else np.zeros((0, 4, 2), np.float32)
+    b = b.reshape(len(b), -1, 2) if b.size else np.zeros((0, 4, 2), np.float32)
+    inter = np.zeros((len(a), len(b)))
+    ha = [cv2.convexHull(p).reshape(-1, 2) for p in a]
+    hb = [cv2.convexHull(p).reshape(-1, 2) for p in b]
+    area_a = np.array([float(cv2.contourArea(p)) for p in ha])
+    area_b = np.array([float(cv2.contourArea(p)) for p in hb])
+    if not len(a) or not len(b):
+        return inter, area_a, area_b
+    alo, ahi, blo, bhi = a.min(1), a.max(1), b.min(1), b.max(1)
+    touch = ((alo[:, None, 0] < bhi[None, :, 0]) & (blo[None, :, 0] < ahi[:, None, 0])
+             & (alo[:, None, 1] < bhi[None, :, 1]) & (blo[None, :, 1] < ahi[:, None, 1]))
+    for i, j in zip(*np.nonzero(touch)):
+        inter[i, j] = float(cv2.intersectConvexConvex(ha[i], hb[j])[0])
+    return inter, area_a, area_b
+
+
+def polygon_iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Polygon IoU of convex outlines.
+
+    Args:
+        a: float (n, 4, 2) px; b: float (m, 4, 2) px.
+
+    Returns:
+        float64 (n, m) IoU (:func:`polygon_intersections`; 0 where the union is empty).
+    """
+    inter, aa, ab = polygon_intersections(a, b)
+    union = aa[:, None] + ab[None, :] - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
 def inside_fractions(polygons: np.ndarray) -> np.ndarray:
     """How much of each tile outline lies inside each other one.
 
@@ -240,24 +288,13 @@ def inside_fractions(polygons: np.ndarray) -> np.ndarray:
         polygons: float (n, 4, 2) convex outlines, px.
 
     Returns:
-        float64 (n, n): ``[i, j]`` = area of (i intersect j) / area of i (0 on the diagonal);
-        exact polygon intersection (``cv2.intersectConvexConvex``) for pairs whose bounding
-        boxes overlap, 0 for the others.
+        float64 (n, n): ``[i, j]`` = area of (i intersect j) / area of i (0 on the diagonal;
+        :func:`polygon_intersections`).
     """
     polys = np.asarray(polygons, np.float32).reshape(-1, 4, 2)
-    n = len(polys)
-    out = np.zeros((n, n))
-    if n < 2:
-        return out
-    lo, hi = polys.min(1), polys.max(1)
-    touch = ((lo[:, None, 0] < hi[None, :, 0]) & (lo[None, :, 0] < hi[:, None, 0])
-             & (lo[:, None, 1] < hi[None, :, 1]) & (lo[None, :, 1] < hi[:, None, 1]))
-    np.fill_diagonal(touch, False)
-    areas = np.array([max(float(cv2.contourArea(p)), 1e-6) for p in polys])
-    for i, j in zip(*np.nonzero(np.triu(touch))):
-        inter = float(cv2.intersectConvexConvex(polys[i], polys[j])[0])
-        out[i, j], out[j, i] = inter / areas[i], inter / areas[j]
-    return out
+    inter, areas, _ = polygon_intersections(polys, polys)
+    np.fill_diagonal(inter, 0.0)
+    return inter / np.maximum(areas, 1e-6)[:, None]
 
 
 def points_in_polygon(points, polygon) -> np.ndarray:

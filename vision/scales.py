@@ -20,7 +20,7 @@ Video keeps one size per detector run (the motion gate and identity cache make u
 see :class:`vision.pipeline.Pipeline`); the fusion is for independent still images
 (``paigow identify``, ``paigow run`` on images).
 
-Public API: :data:`STILL_SCALES`, :func:`polygon_iou_matrix`, :func:`fuse_scale_reads`.
+Public API: :data:`STILL_SCALES`, :func:`fuse_scale_reads`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from .decode import TileRead
+from .geometry import polygon_iou_matrix
 
-__all__ = ["STILL_SCALES", "SAME_TILE_IOU", "ACROSS_OVERLAP", "polygon_iou_matrix",
+__all__ = ["STILL_SCALES", "SAME_TILE_IOU", "ACROSS_OVERLAP",
            "fuse_scale_reads"]
 
 #: Detector input sizes (longer side, px, multiples of the stride 32) for still images.
@@ -41,37 +42,6 @@ SAME_TILE_IOU: float = 0.5
 #: An identified outline with at least this fraction of its area inside each of two other
 #: tiles' outlines lies across them (two touching tiles of a hand).
 ACROSS_OVERLAP: float = 0.3
-
-
-def polygon_iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Polygon IoU of convex outlines.
-
-    Args:
-        a: float (n, 4, 2) px; b: float (m, 4, 2) px.
-
-    Returns:
-        float64 (n, m) IoU (exact convex intersection, ``cv2.intersectConvexConvex``; pairs
-        whose bounding boxes do not overlap are 0 without computing).
-    """
-    import cv2
-
-    a = np.asarray(a, np.float32).reshape(-1, 4, 2)
-    b = np.asarray(b, np.float32).reshape(-1, 4, 2)
-    out = np.zeros((len(a), len(b)))
-    if not len(a) or not len(b):
-        return out
-    alo, ahi, blo, bhi = a.min(1), a.max(1), b.min(1), b.max(1)
-    touch = ((alo[:, None, 0] < bhi[None, :, 0]) & (blo[None, :, 0] < ahi[:, None, 0])
-             & (alo[:, None, 1] < bhi[None, :, 1]) & (blo[None, :, 1] < ahi[:, None, 1]))
-    ha = [cv2.convexHull(p).reshape(-1, 2) for p in a]
-    hb = [cv2.convexHull(p).reshape(-1, 2) for p in b]
-    aa = np.array([cv2.contourArea(p) for p in ha])
-    ab = np.array([cv2.contourArea(p) for p in hb])
-    for i, j in zip(*np.nonzero(touch)):
-        inter = float(cv2.intersectConvexConvex(ha[i], hb[j])[0])
-        union = aa[i] + ab[j] - inter
-        out[i, j] = inter / union if union > 0 else 0.0
-    return out
 
 
 def _inside(a: np.ndarray, b: np.ndarray) -> float:

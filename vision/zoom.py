@@ -35,7 +35,8 @@ import numpy as np
 from scoring.tiles import TILES_BY_FACE
 
 from .decode import TileRead
-from .scales import SAME_TILE_IOU, polygon_iou_matrix
+from .geometry import polygon_iou_matrix
+from .scales import SAME_TILE_IOU
 
 __all__ = ["ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
            "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "CUT_SHORT", "zoom_windows", "tile_sized",
