@@ -36,10 +36,6 @@ def tile_dict(read: TileRead, position: str | None = None) -> dict:
     return TileRecord.from_read(read, position).to_dict()
 
 
-def _hand_names(setting, rules) -> tuple[str, str]:
-    return setting.high_value(rules).name, setting.low_value(rules).name
-
-
 def _outcome(rnd: SettledRound, pos: str) -> PositionOutcome:
     """The :class:`PositionOutcome` of one position of a tracked round."""
     res = rnd.result

@@ -131,10 +131,6 @@ def stored_rounds(db: "AuditStore | str | os.PathLike", *, table: str | None = N
     return out
 
 
-def _dec(v) -> Decimal | None:
-    return None if v is None else Decimal(str(v))
-
-
 def _round_row(sr: StoredRound) -> dict:
     ev = sr.event
     positions = ev.get("positions") or {}
