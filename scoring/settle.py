@@ -278,6 +278,37 @@ def parse_money(value, what: str = "bet") -> Decimal:
     return d
 
 
+#: The signed amount grammar (a payment, a net result): an optional '-', at most 12 digits,
+#: an optional '.' with at most 8 decimals -- no exponent, so never more than 20 significant
+#: digits: exact in Decimal's default 28-digit context, never rounded, never an overflow.
+_AMOUNT_RE = re.compile(r"-?[0-9]{1,12}(?:\.[0-9]{0,8})?", re.ASCII)
+
+
+def parse_amount(value, what: str = "amount") -> Decimal:
+    """A signed exact amount (a payout, a net result) from ``Decimal``, ``int`` or text.
+
+    The grammar of :func:`parse_money` with an optional ``-`` and up to 8 decimals
+    (:data:`_AMOUNT_RE`), at most :data:`MAX_MONEY` either way; no exponent (``1E+999999999``),
+    ``NaN``/``Infinity``, grouping or non-ASCII digits, so nothing is rounded silently.
+
+    Raises:
+        InputError: naming the value when it does not follow the grammar or is out of bounds
+            (or is a float).
+    """
+    if isinstance(value, bool) or isinstance(value, float):
+        raise InputError(f"{what} {value!r} is not an exact decimal (write it as text, e.g. '25')")
+    if isinstance(value, (Decimal, int)):
+        value = str(value) if not isinstance(value, Decimal) or value.is_finite() else value
+    text = str(value).strip(" \t\r\n")
+    if len(text) > _MONEY_MAX_CHARS or not _AMOUNT_RE.fullmatch(text):
+        raise InputError(f"{what} {_short(value)} is not an amount (ASCII digits, optional '-', "
+                         f"optional '.' and at most 8 decimals, e.g. -25 or 0.95)")
+    d = Decimal(text)
+    if abs(d) > MAX_MONEY:
+        raise InputError(f"{what} {_short(value)} is beyond the limit {MAX_MONEY}")
+    return d
+
+
 def _short(value, limit: int = 40) -> str:
     """``repr`` of a value, cut to ``limit`` characters (a bad value may be huge)."""
     r = repr(value) if not isinstance(value, Decimal) else repr(str(value))

@@ -30,6 +30,7 @@ from scoring.errors import InputError
 
 from ..events import utc_now_iso
 from ..schema import RoundEvent
+from ..sources import redact_text, redact_url
 from ..views import DEALING, live_positions_view, plain_reason, positions_view, round_summary
 
 __all__ = ["LiveFeed", "Subscription", "encode_jpeg"]
@@ -220,7 +221,7 @@ class LiveFeed:
         self._streaks: dict[str, tuple[tuple, int]] = {}
         self._acked: dict[tuple, dict] = {}
         self.table_id = str(table_id)
-        self.source = str(source)
+        self.source = redact_url(source)  # shown on the page and the API: no credentials
         self.jpeg_quality = int(jpeg_quality)
         self.max_width = max_width
         self._lock = threading.Lock()
@@ -302,7 +303,7 @@ class LiveFeed:
     def _set_status(self, status: str, error: str | None = None) -> None:
         with self._lock:
             self._status = status
-            self._error = error
+            self._error = redact_text(error) if error is not None else None
         self._frames.notify()
 
     # -- publishing -------------------------------------------------------------------------
