@@ -44,7 +44,9 @@ class TableFeed(LiveFeed):
     reset is sent to the worker (applied between two frames there)."""
 
     def __init__(self, pit: "Pit", spec: TableSpec) -> None:
-        super().__init__(table_id=spec.table_id, source=spec.source)
+        # the tables file's audit store: acks and manual entries of this table's display
+        super().__init__(table_id=spec.table_id, source=spec.source,
+                         audit=spec.options.get("audit"))
         self.pit, self.spec = pit, spec
 
     def _reset(self) -> dict:
