@@ -203,3 +203,36 @@ def test_no_password_anywhere_and_serve_waits_for_a_camera_down_at_start(tmp_pat
         assert PASSWORD not in text, f"the password is in {where}"
         assert TOKEN not in text, f"the query token is in {where}"
     assert "admin:***@" in texts["stdout"]
+
+
+def test_pit_refuses_a_missing_file_source_naming_the_table(tmp_path, capsys):
+    from vision.cli import main
+
+    (tmp_path / "tables.yaml").write_text(
+        "tables:\n  - id: t-ok\n    source: rtsp://cam/live\n"
+        "  - id: t-gone\n    source: gone.mp4\n")
+    rc = main(["serve", "--tables", str(tmp_path / "tables.yaml"), "--port", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "table 't-gone': source not found" in err, err
+
+
+def test_pit_healthz_is_503_for_a_table_whose_worker_keeps_dying(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from vision.pit import Pit, load_tables
+    from vision.pit.supervisor import FAILED_AFTER
+    from vision.web.pit import create_pit_app
+
+    (tmp_path / "tables.yaml").write_text(
+        "tables:\n  - id: t1\n    source: rtsp://cam/a\n  - id: t2\n    source: rtsp://cam/b\n")
+    pit = Pit(load_tables(tmp_path / "tables.yaml"))  # not started: book-keeping only
+    c = TestClient(create_pit_app(pit))
+    assert c.get("/healthz").status_code == 200
+    w = pit.workers["t2"]
+    w.state, w.failures, w.restarts = "restarting", FAILED_AFTER, FAILED_AFTER
+    w.last_exit = {"code": 1, "error": "InputError: cannot open stream rtsp://cam/b"}
+    r = c.get("/healthz")
+    assert r.status_code == 503
+    body = r.json()
+    assert body["ok"] is False and body["failed"] == ["t2"] and body["tables"]["t2"] == "failed"
+    assert "restarted" in body["errors"]["t2"]

@@ -183,7 +183,8 @@ def _serve_tables(args, token: str | None, pit_factory=None) -> int:
         raise InputError(f"{name} is a per-table setting with --tables: write it in the "
                          "tables file")
     specs = load_tables(args.tables)
-    for spec in specs:  # every table's settings checked before any worker starts
+    for spec in specs:  # every table's settings and file checked before any worker starts
+        spec.check_source()
         spec.run_config()
     sock = bind_socket(args.host, args.port)
     try:

@@ -23,8 +23,8 @@ Per table: ``id`` and ``source`` (required); ``layout``, ``config``, ``audit``,
 first line is the password of the source URL's user: the URL is opened with it and shown,
 logged and stored without it, docs/configuration.md). Relative paths (layout, config, out, a
 file source, an SQLite audit store, models, password file) are taken from the tables file's
-folder. A file source that does not exist is refused here, naming the table, before any
-worker starts.
+folder. ``paigow serve --tables`` refuses a file source that does not exist
+(:meth:`TableSpec.check_source`), naming the table, before any worker starts.
 """
 
 from __future__ import annotations
@@ -62,6 +62,17 @@ class TableSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     loop: bool = False
     realtime: bool = True
+
+    def check_source(self) -> None:
+        """Refuse a file source that does not exist (a camera or stream may be down: it is
+        waited for).
+
+        Raises:
+            InputError: ``table 'ID': source not found: PATH``.
+        """
+        s = self.source
+        if _is_file_source(s) and not (set("*?[") & set(s)) and not Path(s).exists():
+            raise InputError(f"table {self.table_id!r}: source not found: {s}")
 
     def run_config(self):
         """The :class:`vision.config.RunConfig` of this table, built like ``paigow run``'s
@@ -150,8 +161,6 @@ def load_tables(path: str | os.PathLike) -> list[TableSpec]:
         source = str(source)
         if _is_file_source(source):
             source = _resolve(base, source)
-            if not (set("*?[") & set(source)) and not Path(source).exists():
-                raise InputError(f"{where}: source not found: {source}")
         if merged.get("password_file") is not None:
             from vision.sources import with_password
 
