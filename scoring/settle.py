@@ -278,6 +278,37 @@ def parse_money(value, what: str = "bet") -> Decimal:
     return d
 
 
+#: The signed amount grammar (a payment, a net result): an optional '-', at most 12 digits,
+#: an optional '.' with at most 8 decimals -- no exponent, so never more than 20 significant
+#: digits: exact in Decimal's default 28-digit context, never rounded, never an overflow.
+_AMOUNT_RE = re.compile(r"-?[0-9]{1,12}(?:\.[0-9]{0,8})?", re.ASCII)
+
+
+def parse_amount(value, what: str = "amount") -> Decimal:
+    """A signed exact amount (a payout, a net result) from ``Decimal``, ``int`` or text.
+
+    The grammar of :func:`parse_money` with an optional ``-`` and up to 8 decimals
+    (:data:`_AMOUNT_RE`), at most :data:`MAX_MONEY` either way; no exponent (``1E+999999999``),
+    ``NaN``/``Infinity``, grouping or non-ASCII digits, so nothing is rounded silently.
+
+    Raises:
+        InputError: naming the value when it does not follow the grammar or is out of bounds
+            (or is a float).
+    """
+    if isinstance(value, bool) or isinstance(value, float):
+        raise InputError(f"{what} {value!r} is not an exact decimal (write it as text, e.g. '25')")
+    if isinstance(value, (Decimal, int)):
+        value = str(value) if not isinstance(value, Decimal) or value.is_finite() else value
+    text = str(value).strip(" \t\r\n")
+    if len(text) > _MONEY_MAX_CHARS or not _AMOUNT_RE.fullmatch(text):
+        raise InputError(f"{what} {_short(value)} is not an amount (ASCII digits, optional '-', "
+                         f"optional '.' and at most 8 decimals, e.g. -25 or 0.95)")
+    d = Decimal(text)
+    if abs(d) > MAX_MONEY:
+        raise InputError(f"{what} {_short(value)} is beyond the limit {MAX_MONEY}")
+    return d
+
+
 def _short(value, limit: int = 40) -> str:
     """``repr`` of a value, cut to ``limit`` characters (a bad value may be huge)."""
     r = repr(value) if not isinstance(value, Decimal) else repr(str(value))
@@ -511,6 +542,7 @@ def settle_round(
     way: str = "reference",
     co_bank: bool = False,
     commission: Decimal | str | None = None,
+    stand_in: Mapping[str, str] | None = None,
 ) -> RoundResult:
     """Settle a whole round (see the module docstring for who banks, co-bank and mis-sets).
 
@@ -524,6 +556,11 @@ def settle_round(
         way: house way name for unset tiles and re-sets (:func:`scoring.setting.get_house_way`).
         co_bank: the house covers half of a banking player's exposure.
         commission: rate overriding ``rules.commission``.
+        stand_in: position -> the face standing in for that position's one tile that was not
+            seen (a caller settling a seat whose result is the same for every face the tile
+            could be, e.g. ``vision.open_tile``). That one tile is not a tile of the set: it
+            is left out of the set check (:func:`check_faces`), so two stand-ins, or a
+            stand-in and a tile seen, never make a face "appear too often" [docs/rules.md 1, 5].
 
     Everything is validated before anything is settled.
 
@@ -546,7 +583,15 @@ def settle_round(
         if pos in given:
             raise InputError(f"position {key!r} given twice")
         given[pos] = parse_position(value, where=f"position {pos}")
-    check_faces({p: (list(v.tiles) if isinstance(v, Setting) else v) for p, v in given.items()})
+    counted = {p: (list(v.tiles) if isinstance(v, Setting) else list(v)) for p, v in given.items()}
+    for key, face in (stand_in or {}).items():
+        pos = _position_id(key)
+        tiles = counted.get(pos, [])
+        hit = next((i for i, t in enumerate(tiles) if t.face == str(face)), None)
+        if hit is None:
+            raise InputError(f"stand-in face {face!r} is not among position {pos}'s tiles")
+        del tiles[hit]  # a stand-in is no tile of the set
+    check_faces(counted)
 
     bank = _position_id(banker)
     if bank not in given:

@@ -245,7 +245,9 @@ def open_source(spec: str | os.PathLike, *, live: bool | None = None,
         InputError: missing path, unreadable file, empty folder, glob matching nothing,
             unreachable camera or stream (after the policy's attempts); the message names it.
     """
-    spec = str(spec)
+    from .sources import expand_credentials
+
+    spec = expand_credentials(str(spec))  # ${NAME}: a password from the environment
     if not spec:
         raise InputError("empty source spec")
     policy = policy or ReconnectPolicy()

@@ -63,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fail(command: str, message: str, as_json: bool, hint: str = "") -> int:
-    msg = " ".join(str(message).split())  # one line, whatever the message holds
+    from vision.sources import redact_text
+
+    # one line, whatever the message holds; a camera URL in it shown without its credentials
+    msg = redact_text(" ".join(str(message).split()))
     prog = " ".join(["paigow", command]).strip()
     print(f"{prog}: error: {msg}{hint}", file=sys.stderr, flush=True)
     if as_json:  # machine readers get the error as JSON on stdout
@@ -75,6 +78,9 @@ def _fail(command: str, message: str, as_json: bool, hint: str = "") -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point. Returns the exit code: 0 ok, 1 a check found differences, 2 bad input."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    from vision.sources import install_log_redaction
+
+    install_log_redaction()  # no log line shows a camera password
     as_json = "--json" in argv
     parser = build_parser()
     try:

@@ -342,9 +342,13 @@ class CaptureConfig:
             stream (the backoff's cap, :class:`vision.live.ReconnectPolicy` ``max_delay_s``):
             the picture comes back at most about this long after the camera does. None: the
             policy's default. Finite, > 0, at most an hour.
+        wait_at_start: a camera or stream that is down when the session starts is waited for
+            (retried forever with the same backoff, the feed ``reconnecting``) instead of
+            being an error: ``paigow serve`` and the pit's workers (``ReconnectPolicy``).
     """
 
     reconnect_max_s: float | None = None
+    wait_at_start: bool = False
 
     def __post_init__(self) -> None:
         v = self.reconnect_max_s
@@ -357,11 +361,12 @@ class CaptureConfig:
 
     def policy(self):
         """The :class:`vision.live.ReconnectPolicy` of these settings (None: the default)."""
-        if self.reconnect_max_s is None:
+        if self.reconnect_max_s is None and not self.wait_at_start:
             return None
         from .live import ReconnectPolicy
 
-        return ReconnectPolicy(max_delay_s=self.reconnect_max_s)
+        kw = {} if self.reconnect_max_s is None else {"max_delay_s": self.reconnect_max_s}
+        return ReconnectPolicy(wait_at_start=bool(self.wait_at_start), **kw)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from scoring.settle import POSITIONS
 
 from .decode import TileRead
 from .schema import Alert, BankTotals, PositionOutcome, RoundEvent, TileRecord
+from .sources import redact_url, source_id as _source_id
 from .table import SettledRound
 
 __all__ = ["build_round", "round_event", "tile_dict", "EventWriter", "utc_now_iso",
@@ -84,7 +85,7 @@ def _outcome(rnd: SettledRound, pos: str) -> PositionOutcome:
 def build_round(rnd: SettledRound, round_id: str, table_id: str = "table-1",
                 source: str = "", frame_index: int = 0, time: str | None = None,
                 model_version: str = "unknown", tiles: list | None = None,
-                source_file: str | None = None) -> RoundEvent:
+                source_file: str | None = None, source_id: str | None = None) -> RoundEvent:
     """Shape a tracked round (:class:`vision.table.SettledRound`, settled or not) into the
     :class:`vision.schema.RoundEvent` (docs/round-event.md).
 
@@ -95,6 +96,8 @@ def build_round(rnd: SettledRound, round_id: str, table_id: str = "table-1",
             (``time`` defaults to now, UTC).
         tiles: the frame's tiles as :class:`vision.schema.TileRecord` s or their dicts
             (default: the positions' tiles).
+        source_id: the stable source id (default: :func:`vision.sources.source_id` of
+            ``source`` / ``source_file``, which also names the source by its redacted URL).
 
     Returns:
         the event; positions in table order (dealer first).
@@ -115,13 +118,16 @@ def build_round(rnd: SettledRound, round_id: str, table_id: str = "table-1",
         bank = BankTotals(str(res.bank_gross), str(res.bank_commission), str(res.bank_net),
                           str(res.house_net), str(res.commission_total))
     return RoundEvent(
-        round_id=round_id, table_id=table_id, time=time or utc_now_iso(), source=str(source),
-        source_file=source_file, frame_index=int(frame_index), rules=rnd.rules,
+        round_id=round_id, table_id=table_id, time=time or utc_now_iso(),
+        source=redact_url(source),
+        source_file=redact_url(source_file) if source_file is not None else None,
+        frame_index=int(frame_index), rules=rnd.rules,
         commission=commission, house_way=rnd.house_way, model_version=model_version,
         banker_position=rnd.banker, settled=res is not None,
         reason=None if res is not None else (rnd.reason or "not settled"),
         positions=positions, alerts=tuple(Alert.from_dict(a) for a in rnd.alerts),
-        tiles=records, bank=bank)
+        tiles=records, bank=bank,
+        source_id=source_id or _source_id(source, source_file))
 
 
 def round_event(rnd: SettledRound, round_id: str, **header) -> dict:

@@ -128,7 +128,12 @@ class FrameSource:
     frame_count: int | None = None
 
     def __init__(self, spec: str) -> None:
-        self.spec = spec
+        from .sources import redact_url
+
+        #: the spec as shown, logged and stored: its credentials masked (vision.sources)
+        self.spec = redact_url(spec)
+        #: the spec the source is opened with (may hold credentials: never shown)
+        self.open_spec = str(spec)
         self._stats = SourceStats()
         self._t_first: float | None = None
         self._t_last: float | None = None
@@ -193,7 +198,9 @@ class FrameSource:
             if self._state != "ended":
                 self._set_state("ended")
             if error is not None and self._end_error is None:
-                self._end_error = error
+                from .sources import redact_text
+
+                self._end_error = redact_text(error)
 
     def feed_state(self) -> FeedState:
         """The feed's state now (see :class:`FeedState`); cheap, thread-safe.

@@ -26,6 +26,7 @@ from scoring.errors import InputError
 
 from .frames import Frame, FrameSource
 from .images import to_bgr
+from .sources import redact_text
 
 __all__ = ["ReconnectPolicy", "Capture", "LiveSource", "SequentialLive", "default_opener"]
 
@@ -46,6 +47,11 @@ class ReconnectPolicy:
     error instead of a silent wait. ``open_timeout_ms`` / ``read_timeout_ms`` are passed to
     OpenCV's FFmpeg backend for URLs: a stream that sends nothing for ``read_timeout_ms`` is a
     stall, handled like a drop.
+
+    ``wait_at_start`` (``paigow serve`` and the pit's workers): a camera that is down when the
+    source is opened is not an error -- the source opens at once and its reader thread tries
+    to connect with the same backoff and limits as a reconnection (by default forever), the
+    feed state ``reconnecting`` meanwhile (so ``/healthz`` answers 503 with the state).
     """
 
     initial_delay_s: float = 0.5
@@ -59,6 +65,7 @@ class ReconnectPolicy:
     open_total_s: float | None = 30.0
     open_timeout_ms: int = 3000
     read_timeout_ms: int = 5000
+    wait_at_start: bool = False
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
@@ -90,7 +97,7 @@ def _try_open(spec: str, opener: Callable[[str], Capture]) -> Capture | None:
     try:
         cap = opener(spec)
     except Exception as exc:
-        log.debug("opening %s raised %r", spec, exc)
+        log.debug("%s", redact_text(f"opening {spec} raised {exc!r}"))
         return None
     if cap is None:
         return None
@@ -139,7 +146,7 @@ def _connect(src: FrameSource, opener: Callable[[str], Capture], policy: Reconne
                          attempt, d)
             if stop.wait(d):
                 break
-        cap = _try_open(spec, opener)
+        cap = _try_open(src.open_spec, opener)
         if cap is not None:
             return cap
         attempt += 1
@@ -190,8 +197,8 @@ class LiveSource(FrameSource):
         self._done = False
         self._error: InputError | None = None
         self._stop = threading.Event()
-        self._cap = self._connect(initial=True)
-        self._thread = threading.Thread(target=self._run, name=f"capture:{spec}", daemon=True)
+        self._cap = None if policy.wait_at_start else self._connect(initial=True)
+        self._thread = threading.Thread(target=self._run, name=f"capture:{self.spec}", daemon=True)
         self._thread.start()
 
     def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
@@ -221,6 +228,15 @@ class LiveSource(FrameSource):
         period = 1.0 / self._replay_fps if self._replay_fps else None
         next_t = time.monotonic()
         try:
+            if self._cap is None and self.policy.wait_at_start:
+                # down at start: connect here, like a reconnection (the feed is reconnecting)
+                self._cap = _try_open(self.open_spec, self._opener)
+                if self._cap is None:
+                    self._attempt_failed()
+                    self._lost("not reachable at start")
+                    self._cap = self._connect(initial=False, prior_failures=1)
+                    if self._cap is not None:
+                        log.info("%s %s opened; waiting for frames", self.kind, self.spec)
             while not self._stop.is_set():
                 cap = self._cap
                 if cap is None:
@@ -267,7 +283,7 @@ class LiveSource(FrameSource):
             log.error("%s", exc)
             self._finish(exc)
         except Exception as exc:  # keep the consumer from waiting forever
-            self._finish(InputError(f"reading {self.spec} failed: {exc!r}"))
+            self._finish(InputError(redact_text(f"reading {self.spec} failed: {exc!r}")))
         finally:
             # closed while this thread was still reading or reopening: close() left the
             # capture to it (never released under a read in progress)
@@ -334,7 +350,8 @@ class SequentialLive(FrameSource):
         self.backoff_history: list[float] = []
         self._cap_lock = threading.Lock()
         self._reading = False
-        self._cap = self._connect(initial=True)
+        self._cap = None if policy.wait_at_start else self._connect(initial=True)
+        self._waiting = policy.wait_at_start
 
     def _connect(self, initial: bool, prior_failures: int = 0) -> Capture | None:
         return _connect(self, self._opener, self.policy, self._stop, self.backoff_history,
@@ -361,6 +378,18 @@ class SequentialLive(FrameSource):
         seq = 0
         corrupt_run = 0
         got_frame, barren = False, 0   # barren: connections in a row that gave no frame
+        if self._cap is None and self._waiting:  # down at start: connect like a reconnection
+            self._waiting = False
+            cap = _try_open(self.open_spec, self._opener)
+            if cap is None:
+                self._attempt_failed()
+                self._lost("not reachable at start")
+                cap = self._connect(initial=False, prior_failures=1)
+            with self._cap_lock:
+                if cap is not None and self._stop.is_set():
+                    cap.release()
+                    cap = None
+                self._cap = cap
         while self._cap is not None and not self._stop.is_set():
             ok, img = self._read()
             if self._stop.is_set():

@@ -152,7 +152,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
                 identified: Counter, *, banker: str = "dealer", rules: Any = "pa",
                 way: str = "reference", commission: Any = None,
                 bets: Mapping[str, Any] | None = None
-                ) -> tuple[dict[str, Setting], dict[str, str], dict[str, str]]:
+                ) -> tuple[dict[str, tuple[Setting, str]], dict[str, str], dict[str, str]]:
     """Which seats settle whatever the open positions' unread tiles are.
 
     Args:
@@ -167,13 +167,15 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
 
     Returns:
         ``(stand_in, notes, refused)``: for each open position that settles (the banker's
-        when at least one seat settles), a stand-in setting (the first candidate: every
-        candidate gives its seats the same result) to settle the round with; ``notes``: the
+        when at least one seat settles), ``(setting, face)``: a stand-in setting (the first
+        candidate: every candidate gives its seats the same result) to settle the round with
+        and the face standing in for the unread tile in it -- no tile of the set, so pass it
+        to ``settle_round(stand_in=)`` to keep it out of the set check; ``notes``: the
         same positions -> one line saying why each settled; ``refused``: final player
         position -> reason, for seats that were ready but whose result the banker's unread
         tile decides.
     """
-    stand_in: dict[str, Setting] = {}
+    stand_in: dict[str, tuple[Setting, str]] = {}
     notes: dict[str, str] = {}
     refused: dict[str, str] = {}
     if banker != "dealer" or not opened:
@@ -181,11 +183,13 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
     every = [r for st in positions.values() for r in (st.tiles or ())]
     area, calibration = spot_area(every), calibrate(every)
     options: dict[str, list[Setting]] = {}
+    option_faces: dict[str, list[str | None]] = {}
     n_faces: dict[str, int] = {}
     for p in set(final) | set(opened):
         st = positions[p]
         if p in final:
             options[p] = [st.setting]
+            option_faces[p] = [None]
             continue
         unread = next(r for h in st.open_hands for r in h if r.face is None)
         others = [np.asarray(r.polygon) for r in every if r is not unread]
@@ -193,6 +197,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
         if not faces:
             continue  # nothing fits what the tile shows: the position is not settled
         options[p] = candidate_settings(st.open_hands, faces, rules)
+        option_faces[p] = list(faces)
         n_faces[p] = len(faces)
     if banker not in options:
         return stand_in, notes, refused
@@ -205,10 +210,12 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
         if p not in opened and banker not in opened:
             continue  # an ordinary seat against an ordinary banker
         seen: set[tuple] = set()
-        for bs in options[banker]:
-            for ps in options[p]:
+        for bs, bf in zip(options[banker], option_faces[banker]):
+            for ps, pf in zip(options[p], option_faces[p]):
+                stand = {k: f for k, f in ((banker, bf), (p, pf)) if f is not None}
                 r = settle_round({banker: bs, p: ps}, bets={p: bets.get(p, 1)}, banker=banker,
-                                 rules=rules, way=way, commission=commission).seats[p]
+                                 rules=rules, way=way, commission=commission,
+                                 stand_in=stand).seats[p]
                 seen.add((r.result, r.net, r.commission, r.mis_set))
                 if len(seen) > 1:
                     break
@@ -218,7 +225,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
                                            (f"seat {p}'s", p in opened)) if o)
         if len(seen) == 1:
             if p in opened:
-                stand_in[p] = options[p][0]
+                stand_in[p] = (options[p][0], option_faces[p][0])
                 left = which_faces.get(p) or which_faces[banker]
                 notes[p] = (f"settled with {which} unread tile: every face it could be "
                             f"({left}) gives {next(iter(seen))[0]}")
@@ -226,7 +233,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
         elif p in final:
             refused[p] = f"{which} unread tile decides this seat"
     if banker in opened and settled_any:
-        stand_in[banker] = options[banker][0]
+        stand_in[banker] = (options[banker][0], option_faces[banker][0])
         notes[banker] = (f"banker settled with one unread tile: the seats settled are the "
                          f"same for every face it could be ({which_faces[banker]})")
     return stand_in, notes, refused

@@ -47,6 +47,7 @@ from .overlaps import drop_straddlers, resolve_overlapping_reads
 from .scales import STILL_SCALES, fuse_scale_reads
 from .schema import RoundEvent, TileRecord
 from .seats import group_seats
+from .sources import redact_url
 from .spot_colours import recolour_unknowns
 from .table import PositionState, RoundTracker, SettledRound, build_positions, position_of
 from .views import round_view
@@ -179,7 +180,7 @@ class Pipeline:
         self._moved = True  # the gate saw motion on the last frame
         #: video: the fused still reading of the picture since it stopped moving (:meth:`_vet`)
         self._still_reading: list[TileRead] | None = None
-        self.source = cfg.source
+        self.source = redact_url(cfg.source) if cfg.source is not None else cfg.source
         self._last_dets: Detections | None = None
         self._pending_picture: np.ndarray | None = None
         self.round_no = 0

@@ -234,6 +234,10 @@ class RoundEvent:
         alerts: :class:`Alert` s of the round.
         tiles: every tile of the round's frame (:class:`TileRecord`).
         bank: :class:`BankTotals` when the round settled, else None.
+        source_id: a stable id of where the round's frame came from (``file-<16 hex>`` of a
+            file's resolved path, size and mtime; ``live-<16 hex>`` of a camera's redacted
+            URL; :func:`vision.sources.source_id`), or None in events of older versions. The
+            audit store's exactly-once key uses it instead of the typed path.
     """
 
     round_id: str
@@ -253,12 +257,14 @@ class RoundEvent:
     alerts: tuple[Alert, ...] = ()
     tiles: tuple[TileRecord, ...] = ()
     bank: BankTotals | None = None
+    source_id: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The JSON form (``docs/round-event.schema.json``): a new dict of plain values."""
         d = {"round_id": self.round_id, "table_id": self.table_id, "time": self.time,
              "source": self.source, "source_file": self.source_file,
+             **({"source_id": self.source_id} if self.source_id is not None else {}),
              "frame_index": self.frame_index, "rules": self.rules,
              "commission": self.commission, "house_way": self.house_way,
              "model_version": self.model_version, "banker_position": self.banker_position,
@@ -278,7 +284,8 @@ class RoundEvent:
         Raises:
             InputError: a missing required key (named with ``where``).
         """
-        known = {"round_id", "table_id", "time", "source", "source_file", "frame_index",
+        known = {"round_id", "table_id", "time", "source", "source_file", "source_id",
+                 "frame_index",
                  "rules", "commission", "house_way", "model_version", "banker_position",
                  "settled", "reason", "positions", "alerts", "tiles", "bank"}
         positions = _need(d, "positions", where)
@@ -295,6 +302,7 @@ class RoundEvent:
                    tuple(Alert.from_dict(a, f"{where}: alert") for a in d.get("alerts") or ()),
                    tuple(TileRecord.from_dict(t, f"{where}: tile") for t in d.get("tiles") or ()),
                    None if bank is None else BankTotals.from_dict(bank, f"{where}: bank"),
+                   d.get("source_id"),
                    {k: v for k, v in d.items() if k not in known})
 
     def with_alerts(self, alerts) -> "RoundEvent":

@@ -42,6 +42,7 @@ from .identify import progress_bar
 from .pipeline import Pipeline
 from .schema import RoundEvent
 from .sinks import AnnotatedOutput, AuditSink, EventsFile, EventStream, Sink, Window
+from .sources import redact_url
 
 __all__ = ["Session", "run"]
 
@@ -315,7 +316,7 @@ class Session:
         s = pipe.summary(self.capture_s, self.wall_s) if hasattr(pipe, "summary") else {}
         out_dir = self.config.output.out_dir
         s.update({
-            "source": str(self.config.source),
+            "source": redact_url(self.config.source),
             "events": self.events,
             "output": self.output.output if self.output is not None else None,
             "events_path": str(out_dir / "events.jsonl") if out_dir is not None else None,

@@ -14,6 +14,7 @@ Sinks here: :class:`AnnotatedOutput` (annotated video or images), :class:`Events
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import IO, Any
@@ -45,10 +46,28 @@ class Sink:
         """Flush and release files and windows."""
 
 
+#: Free bytes the annotated output keeps in hand on its disk: OpenCV's video writer reports
+#: no failed write (FFmpeg only warns, and the file cannot be opened afterwards), so each
+#: frame is written only while the disk has at least this much plus the frame's raw size
+#: free -- more than one encoded frame and the container's index need.
+VIDEO_SPACE_MARGIN = 4 << 20
+
+
+def free_bytes(path: Path) -> int:
+    """Bytes free for an unprivileged writer on the file system holding ``path`` (a folder)."""
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
 class AnnotatedOutput(Sink):
     """Annotated output in ``out_dir``: a video file (mp4v ``annotated.mp4``, else MJPG
     ``annotated.avi``) at the source's frame rate, or ``annotated/<name>.jpg`` per image for
     image sources.
+
+    Every write is checked: a picture that ``cv2.imwrite`` could not write, or a video frame
+    with less than :data:`VIDEO_SPACE_MARGIN` plus the frame's size free on the disk, raises
+    ``OSError(ENOSPC, ..., filename)`` (the session ends with ``disk full: FILE``, exit 2,
+    committed rounds kept) and :attr:`output` no longer names the broken file.
 
     Raises:
         InputError: no video writer can be opened in ``out_dir``.
@@ -62,10 +81,20 @@ class AnnotatedOutput(Sink):
         self.writer = None
         self.path: Path | None = None
         self.images: list[Path] = []
+        #: the file whose write failed (then :attr:`output` is None)
+        self.broken: Path | None = None
+
+    def _full(self, path: Path) -> OSError:
+        self.broken = path
+        return OSError(errno.ENOSPC, "No space left on device (the annotated output could "
+                                     "not be written)", str(path))
 
     @property
     def output(self) -> str | None:
-        """The video file or the images folder (None before the first frame)."""
+        """The video file or the images folder (None before the first frame, and once a
+        write failed)."""
+        if self.broken is not None:
+            return None
         if self.path is not None:
             return str(self.path)
         return str(self.out_dir / "annotated") if self.images else None
@@ -78,7 +107,12 @@ class AnnotatedOutput(Sink):
             d.mkdir(parents=True, exist_ok=True)
             name = Path(getattr(frame, "path", None) or f"frame{frame.index:06d}.png").stem
             p = d / f"{name}.jpg"
-            cv2.imwrite(str(p), image)
+            try:
+                ok = cv2.imwrite(str(p), image)
+            except cv2.error:
+                ok = False
+            if not ok:
+                raise self._full(p)
             self.images.append(p)
             return True
         if self.writer is None:
@@ -92,6 +126,8 @@ class AnnotatedOutput(Sink):
                 wr.release()
             if self.writer is None:
                 raise InputError(f"cannot write a video into {self.out_dir}")
+        if free_bytes(self.out_dir) < VIDEO_SPACE_MARGIN + image.nbytes:
+            raise self._full(self.path)
         self.writer.write(image)
         return True
 

@@ -562,6 +562,23 @@ class RoundTracker:
 
     # -- settlement ----------------------------------------------------------------------
     def _settle(self, positions: dict[str, PositionState], frame: dict) -> SettledRound:
+        """The round of ``positions``; any exception raised while settling what the camera
+        read (a misread the checks did not foresee) becomes a round not settled, with the
+        reason and a ``settle_error`` alert: no reading of a picture ends a run, a feed or
+        a pit worker (docs/round-event.md, alerts)."""
+        try:
+            return self._settle_reads(positions, frame)
+        except Exception as e:  # noqa: BLE001 -- a reading is never bad input
+            why = str(e) or type(e).__name__
+            reason = f"settlement failed: {why}"
+            return SettledRound(positions, [], None, {p: reason for p in positions},
+                                [{"kind": "settle_error", "position": None,
+                                  "detail": f"the round could not be settled from what the "
+                                            f"camera read: {why}"}],
+                                self.banker, self.rules, self.commission, self.house_way,
+                                dict(self.bets), frame, reason)
+
+    def _settle_reads(self, positions: dict[str, PositionState], frame: dict) -> SettledRound:
         alerts: list[dict] = []
         not_settled: dict[str, str] = {}
         for pos, st in positions.items():
@@ -591,7 +608,7 @@ class RoundTracker:
                         final.remove(p)
                         not_settled[p] = f"duplicate face {face}"
         # one unread tile: settled only where every face it could be gives the same result
-        stand_in: dict[str, Setting] = {}
+        stand_in: dict[str, tuple[Setting, str]] = {}
         unread: dict[str, str] = {}
         # (a banker with an unread tile never starts the settling: in video the tile may
         # be read a moment later; the round is settled so when it ends unsettled)
@@ -627,11 +644,13 @@ class RoundTracker:
                 bets = {p: v for p, v in self.bets.items() if p in final}
                 if self.banker == "dealer":
                     bets.pop("dealer", None)
-                result = settle_round({p: stand_in.get(p) or positions[p].setting
-                                       for p in final}, bets=bets,
+                # a stand-in face is no tile of the set: kept out of the set check
+                result = settle_round({p: stand_in[p][0] if p in stand_in
+                                       else positions[p].setting for p in final}, bets=bets,
                                       banker=self.banker, rules=self._profile,
                                       way=self.house_way, co_bank=self.co_bank,
-                                      commission=self.commission)
+                                      commission=self.commission,
+                                      stand_in={p: f for p, (_, f) in stand_in.items()})
                 # a stand-in setting is not the position's: no alert about its hands
                 alerts.extend(a.to_dict() for a in result.alerts
                               if a.to_dict().get("position") not in stand_in)

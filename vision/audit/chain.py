@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -124,7 +124,11 @@ def round_key(payload: Mapping[str, Any], replay: str | None = None) -> str:
     """The identity of a round for exactly-once storage (64 hex digits): SHA-256 of the
     canonical JSON of the table, the source, the round's content (each position's faces,
     states, hands, result and money; each tile's face, state and position -- not its pixel
-    coordinates) and, for a file source (``source_file`` set), the file and the frame index.
+    coordinates) and, for a file source, the frame index. The source is the event's
+    ``source_id`` (:func:`vision.sources.source_id`: a file by its resolved path, size and
+    modification time, so one video named relatively, absolutely, through a symlink or with
+    ``./`` is one source); events without one (older versions) use ``source`` and
+    ``source_file`` as typed.
 
     A round seen again -- the settled round still in view after a restart, the same file
     re-read, a second process on the same camera -- has the same key; the store keeps one
@@ -146,8 +150,15 @@ def round_key(payload: Mapping[str, Any], replay: str | None = None) -> str:
                     str(t.get("position") or "")]
                    for t in (payload.get("tiles") or []) if isinstance(t, Mapping))
     file = payload.get("source_file")
-    obj = {"table_id": payload.get("table_id"), "source": payload.get("source"),
-           "source_file": file, "frame_index": payload.get("frame_index") if file else None,
+    sid = payload.get("source_id")
+    if sid:  # where the frame came from, by the file itself -- never the typed path
+        where = {"source_id": sid,
+                 "frame_index": payload.get("frame_index") if str(sid).startswith("file-")
+                 else None}
+    else:  # events of older versions
+        where = {"source": payload.get("source"), "source_file": file,
+                 "frame_index": payload.get("frame_index") if file else None}
+    obj = {"table_id": payload.get("table_id"), **where,
            "banker_position": payload.get("banker_position"),
            "settled": payload.get("settled", True), "positions": pos, "tiles": tiles}
     if replay is not None:
@@ -257,13 +268,9 @@ def _opt_str(v) -> str | None:
 def _money(value, what: str) -> Decimal:
     if isinstance(value, (bool, float)):
         raise InputError(f"{what} {value!r} is not an exact decimal (money is text, e.g. '0.95')")
-    try:
-        d = Decimal(str(value).strip())
-    except (InvalidOperation, ValueError):
-        raise InputError(f"{what} {value!r} is not a decimal amount") from None
-    if not d.is_finite():
-        raise InputError(f"{what} {value!r} is not a finite amount")
-    return d
+    from scoring.settle import parse_amount
+
+    return parse_amount(value, what)  # the one money grammar: bounded, no exponent
 
 
 def parse_time(value, what: str = "time") -> datetime:

@@ -9,7 +9,11 @@ what it is:
 * ``"manual"``: the same round **re-settled from a supervisor's entry** -- a full round event
   (same ``table_id`` and ``round_id``; ``time`` = when the entry was made) with
   ``"manual": {"round_time", "camera_record", "entries": [{"tile", "position", "face",
-  "camera": {"face", "state", "confidence"}}], "by"}``. The camera's own record is never
+  "camera": {"face", "state", "confidence"}}], "by"}``; a **correction** (a face entered
+  before changed) also carries ``"correction": true``, ``"supersedes"`` (the record id of the
+  manual record it corrects) and ``"superseded"`` (the entries it replaced). A face is
+  accepted only while the set still holds one (a civil face at most twice on the table, a
+  military one once: :func:`possible_faces`). The camera's own record is never
   changed (the store is append-only): both stand in the chain, side by side, and readers
   (:mod:`vision.audit.payouts`, :mod:`vision.audit.report`) take the newest manual record of
   a round as its settlement, marked as manual;
@@ -27,7 +31,7 @@ from typing import Mapping, Sequence
 from scoring.errors import InputError
 
 __all__ = ["KIND_MANUAL", "KIND_ACK", "record_kind", "manual_round", "ack_record",
-           "append_manual", "append_ack", "latest_round"]
+           "append_manual", "append_ack", "latest_round", "possible_faces"]
 
 KIND_MANUAL = "manual"
 KIND_ACK = "ack"
@@ -44,8 +48,27 @@ def _now() -> str:
     return utc_now_iso()
 
 
+def possible_faces(event: Mapping, tile: int | None = None) -> list[str]:
+    """The faces (``"low-high"``, scoring.tiles order) a tile of the round ``event`` can still
+    be: those the round's other tiles with a face (read by the camera or entered) have not
+    used up -- a set holds a civil face twice and a military face once [docs/rules.md 1].
+
+    Args:
+        event: the round (JSON form); ``tile``: the index of the tile asked about (its own
+            face, if any, is not counted), or None for a tile not in the list.
+    """
+    from collections import Counter
+
+    from scoring.tiles import FACES
+
+    used = Counter(str(t.get("face")) for i, t in enumerate(event.get("tiles") or [])
+                   if t.get("face") and i != tile)
+    return [t.face for t in FACES if used.get(t.face, 0) < t.copies]
+
+
 def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None = None,
-                 camera_record: int | None = None, time: str | None = None) -> dict:
+                 camera_record: int | None = None, time: str | None = None,
+                 correction: bool = False, supersedes: int | None = None) -> dict:
     """The round re-settled with a supervisor's faces for tiles the camera could not read.
 
     Args:
@@ -57,6 +80,9 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
         by: who entered it (free text, e.g. a supervisor's badge), or None.
         camera_record: the store record id of the camera's event.
         time: when (ISO-8601 UTC; default now).
+        correction: a correction: tiles entered before may be given another face (the
+            entries replaced are kept under ``manual.superseded``).
+        supersedes: the record id of the manual record corrected.
 
     Returns:
         a round event (JSON form) with ``kind`` ``"manual"`` and the ``manual`` block (module
@@ -64,7 +90,9 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
         the entered faces with state ``face_up`` and confidence 1.0.
 
     Raises:
-        InputError: a bad tile index or face, a tile the camera did read, a tile entered twice.
+        InputError: a bad tile index or face, a tile the camera did read, a tile entered twice
+            (without ``correction``), a correction of a tile not entered before, a face the
+            set no longer holds (a civil face shown twice already, a military one once).
     """
     import numpy as np
 
@@ -80,6 +108,8 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
     old = dict(event.get("manual") or {})
     done = {int(e["tile"]) for e in old.get("entries") or []}
     new_entries = list(old.get("entries") or [])
+    superseded: list[dict] = []
+    given: set[int] = set()
     if not entries:
         raise InputError(f"round {rid!r}: no tile entered")
     for e in entries:
@@ -94,9 +124,25 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
                              f"{len(tiles)} tiles)")
         if face not in TILES_BY_FACE:
             raise InputError(f"round {rid!r}: {face!r} is not a tile face (e.g. '2-4')")
-        if i in done:
-            raise InputError(f"round {rid!r}: tile {i} was entered already")
+        if i in given:
+            raise InputError(f"round {rid!r}: tile {i} is given twice")
+        given.add(i)
         t = tiles[i]
+        if i in done:
+            if not correction:
+                raise InputError(f"round {rid!r}: tile {i} was entered already (send a "
+                                 f"correction to change it)")
+            prev = next(e for e in new_entries if int(e["tile"]) == i)
+            new_entries.remove(prev)
+            superseded.append(prev)
+            # the tile as the camera left it: its camera block
+            cam = prev.get("camera") or {}
+            t = dict(t, face=cam.get("face"), state=cam.get("state") or "unknown",
+                     confidence=cam.get("confidence"))
+            tiles[i] = t
+        elif correction:
+            raise InputError(f"round {rid!r}: tile {i} was not entered before; a correction "
+                             f"changes an entered face")
         if t.get("state") != "unknown":
             raise InputError(f"round {rid!r}: tile {i} was read by the camera "
                              f"({t.get('face') or t.get('state')}); only unread tiles are "
@@ -106,6 +152,19 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
                                        "confidence": t.get("confidence")}})
         tiles[i] = dict(t, face=face, state="face_up", confidence=1.0)
         done.add(i)
+    # the set check: an entered face the set no longer holds is refused, with the reason
+    from collections import Counter
+
+    count = Counter(str(t.get("face")) for t in tiles if t.get("face"))
+    for e in entries:
+        face = str(e.get("face")).strip()
+        n, copies = count[face], TILES_BY_FACE[face].copies
+        if n > copies:
+            kind = "civil" if copies == 2 else "military"
+            raise InputError(f"round {rid!r}: {face} would be on the table {n} times; a set "
+                             f"holds the {kind} tile {face} {'twice' if copies == 2 else 'once'}"
+                             f" (faces still possible: "
+                             f"{', '.join(possible_faces({'tiles': tiles}, int(e['tile'])))})")
 
     groups: dict[str, list] = {}
     for t in tiles:
@@ -144,7 +203,10 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
     ev["kind"] = KIND_MANUAL
     ev["manual"] = {"round_time": old.get("round_time") or event.get("time"),
                     "camera_record": old.get("camera_record", camera_record),
-                    "entries": new_entries, "by": by}
+                    "entries": sorted(new_entries, key=lambda e: int(e["tile"])), "by": by}
+    if correction:
+        ev["manual"].update({"correction": True, "supersedes": supersedes,
+                             "superseded": superseded})
     return ev
 
 
@@ -192,19 +254,37 @@ def latest_round(store, table_id: str, round_id: str):
 
 
 def append_manual(store, table_id: str, round_id: str, entries: Sequence[Mapping], *,
-                  by: str | None = None):
+                  by: str | None = None, correction: bool = False):
     """Store a manual entry for a stored round (the newest manual record's entries kept);
-    returns the new :class:`vision.audit.AuditRecord`. Raises InputError (see
-    :func:`manual_round`, :func:`latest_round`)."""
+    returns the new :class:`vision.audit.AuditRecord`. With ``correction`` the entry changes
+    faces entered before: a new manual record that supersedes the newest one (both stay in
+    the chain; readers take the newest). Raises InputError (see :func:`manual_round`,
+    :func:`latest_round`; a correction of a round without a manual record)."""
     camera, manual = latest_round(store, table_id, round_id)
+    if correction and manual is None:
+        raise InputError(f"round {round_id!r} has no manual entry to correct")
     base = manual.payload if manual is not None else camera.payload
-    ev = manual_round(base, entries, by=by, camera_record=camera.seq)
+    ev = manual_round(base, entries, by=by, camera_record=camera.seq, correction=correction,
+                      supersedes=manual.seq if (correction and manual is not None) else None)
     return store.append(ev, compute_alerts=False)
 
 
 def append_ack(store, table_id: str, round_id: str, alert: Mapping, *, by: str | None = None,
                note: str | None = None):
-    """Store the acknowledgement of one alert of a stored round; returns the record."""
+    """Store the acknowledgement of one alert of a stored round; returns the record.
+
+    Raises:
+        InputError: the round is not stored, has no such alert, or the alert is already
+            acknowledged (``"... already acknowledged (record N)"``: one acknowledgement per
+            alert).
+    """
+    want = (str(alert.get("kind")), alert.get("position"))
+    for r in store.rounds(table_id=table_id, round_id=round_id):
+        if record_kind(r.payload) == KIND_ACK:
+            a = (r.payload.get("ack") or {}).get("alert") or {}
+            if (str(a.get("kind")), a.get("position")) == want:
+                raise InputError(f"alert {want[0]!r} at {want[1]!r} of round {round_id!r} is "
+                                 f"already acknowledged (record {r.seq})")
     camera, manual = latest_round(store, table_id, round_id)
     base = manual.payload if manual is not None else camera.payload
     return store.append(ack_record(base, alert, by=by, note=note), compute_alerts=False)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from scoring.errors import InputError
-from scoring.settle import POSITIONS
+from scoring.settle import POSITIONS, parse_amount
 
 from .chain import parse_time
 from .store import AuditStore
@@ -120,12 +120,8 @@ def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathL
                 raise InputError(f"{where}: empty {key_col}")
             seat = _seat_id(row.get("seat") or "", where)
             text = (row.get("amount_paid") or "").strip()
-            try:
-                amount = Decimal(text)
-            except (InvalidOperation, ValueError):
-                amount = None
-            if amount is None or not amount.is_finite():
-                raise InputError(f"{where}: amount_paid {text!r} is not a decimal number")
+            # the one money grammar: bounded digits, no exponent (1E+999999999), never rounded
+            amount = parse_amount(text, what=f"{where}: amount_paid")
             if key_col == "round_id":
                 found = by_id.get(ref, [])
             else:

@@ -14,6 +14,7 @@ from typing import Iterable, Iterator, Mapping
 from scoring.errors import InputError
 
 from ..schema import RoundEvent
+from ..sources import redact_url
 from .backends import _COLUMNS_BY_VERSION, _INSERT_COLUMNS, _TABLES, _open_backend
 from .chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, READ_VERSIONS,
                     SCHEMA_VERSION, AuditRecord, VerifyResult, _money, _opt_str,
@@ -347,6 +348,9 @@ class AuditStore:
         if not isinstance(event, Mapping):
             raise InputError(f"a round event is a JSON object, got {type(event).__name__}")
         ev = dict(event)  # shallow copy: only top-level keys (table_id, alerts) are replaced
+        for key in ("source", "source_file"):  # the chain is append-only: never a password
+            if isinstance(ev.get(key), str):
+                ev[key] = redact_url(ev[key])
         rid = ev.get("round_id")
         if not isinstance(rid, str) or not rid.strip():
             raise InputError(f"round event without a round_id (got {rid!r})")

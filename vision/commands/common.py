@@ -86,8 +86,8 @@ def add_session_options(p, source_optional: bool = False) -> None:
                    help="faces below this confidence are unknown (default 0.5)")
     p.add_argument("--reconnect-max", default=None, metavar="SECONDS",
                    help="a lost camera or stream is retried for as long as the process runs, "
-                        "at most this many seconds apart (default 10): the picture comes back "
-                        "at most about this long after the camera does")
+                        "at most this many seconds apart (default 2, ReconnectPolicy.max_delay_s):"
+                        " the picture comes back at most about this long after the camera does")
     add_model_options(p)
 
 
@@ -137,6 +137,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
     reconnect = parse_seconds(getattr(args, "reconnect_max", None), "--reconnect-max", 3600)
     if reconnect is not None:
         capture["reconnect_max_s"] = reconnect
+    if getattr(args, "wait_at_start", False):  # serve, a pit worker: a camera down is waited for
+        capture["wait_at_start"] = True
     return RunConfig(str(args.source), pcfg, OutputConfig(**out), CaptureConfig(**capture))
 
 

@@ -123,11 +123,18 @@ def _serve(args) -> int:
     if args.source is None:
         raise InputError("serve needs SOURCE (a camera, stream or file) or --tables FILE")
     from vision.capture import open_source
+    from vision.sources import expand_credentials, is_live
 
-    # cheap checks first: the settings and the source, then the port; the models last
+    # cheap checks first: the settings and the source, then the port; the models last.
+    # A camera or stream that is down is waited for (the display says so, /healthz 503);
+    # a file that does not exist is refused at once.
+    args.wait_at_start = True
     cfg = run_config(args)
     display = serve_config(args)
-    open_source(args.source).close()
+    if is_live(args.source):
+        expand_credentials(args.source)  # a ${NAME} that is not set: refused now
+    else:
+        open_source(args.source).close()
     sock = bind_socket(args.host, args.port)
     try:
         from vision.web import feed as feed_mod
@@ -176,7 +183,8 @@ def _serve_tables(args, token: str | None, pit_factory=None) -> int:
         raise InputError(f"{name} is a per-table setting with --tables: write it in the "
                          "tables file")
     specs = load_tables(args.tables)
-    for spec in specs:  # every table's settings checked before any worker starts
+    for spec in specs:  # every table's settings and file checked before any worker starts
+        spec.check_source()
         spec.run_config()
     sock = bind_socket(args.host, args.port)
     try:

@@ -24,11 +24,17 @@ from typing import Any, Mapping, Sequence
 
 from ..views import round_summary
 from ..events import utc_now_iso
+from ..sources import redact_text
 from ..web.hub import LiveFeed
 from .tables import TableSpec
 from .worker import worker_main
 
 log = logging.getLogger("vision.pit")
+
+#: A table whose worker has died this many times in a row (each within a minute of its
+#: start) is ``failed`` on the pit's ``/healthz`` (503) -- it is still restarted, with the
+#: longest back-off, so it comes back by itself once the cause is mended.
+FAILED_AFTER = 3
 
 __all__ = ["Pit", "TableFeed"]
 
@@ -38,7 +44,9 @@ class TableFeed(LiveFeed):
     reset is sent to the worker (applied between two frames there)."""
 
     def __init__(self, pit: "Pit", spec: TableSpec) -> None:
-        super().__init__(table_id=spec.table_id, source=spec.source)
+        # the tables file's audit store: acks and manual entries of this table's display
+        super().__init__(table_id=spec.table_id, source=spec.source,
+                         audit=spec.options.get("audit"))
         self.pit, self.spec = pit, spec
 
     def _reset(self) -> dict:
@@ -195,7 +203,7 @@ class Pit:
                 feed._set_status("running")
             elif kind == "error":
                 with self._lock:
-                    w.error = str(body)
+                    w.error = redact_text(str(body))
             elif kind == "ended":
                 with self._lock:
                     w.ended = True
@@ -250,7 +258,8 @@ class Pit:
             "status" (the feed's), "fps", "frames", "frame_index", "updated", "round_count",
             "last_round" (round summary or None), "alerts" (open alerts: what the camera shows
             now, then the last round's), "worker": {"pid", "state" (starting | running |
-            restarting | ended | stopped), "started", "restarts", "last_exit" ({"code",
+            restarting | ended | stopped), "started", "restarts", "failed" (the worker died
+            :data:`FAILED_AFTER` times in a row, each soon after its start), "last_exit" ({"code",
             "signal", "signal_name", "time", "ran_s", "error"} or None), "note" (one line or
             None), "model_version"}}]}``.
         """
@@ -261,6 +270,7 @@ class Pit:
             with self._lock:
                 worker = {"pid": w.pid, "state": w.state, "started": w.started_iso,
                           "restarts": w.restarts, "last_exit": w.last_exit,
+                          "failed": w.failures >= FAILED_AFTER and w.state == "restarting",
                           "model_version": w.model_version,
                           "note": (f"restarted {w.restarts}x; last exit: "
                                    f"{_exit_text(w.last_exit)}") if w.restarts else None}

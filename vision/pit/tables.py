@@ -7,8 +7,9 @@
       config: common.yaml
     tables:
       - id: table-7           # the table id written in its rounds (unique)
-        source: rtsp://cam7/stream
-        layout: layouts/table7.yaml
+        source: rtsp://admin@cam7/stream
+        password_file: secrets/cam7.txt   # the camera's password (first line), kept out of
+        layout: layouts/table7.yaml       # this file; or ${NAME} in the URL: from the environment
         banker: dealer
       - id: table-8
         source: /recordings/table8.mp4
@@ -18,8 +19,12 @@
 Per table: ``id`` and ``source`` (required); ``layout``, ``config``, ``audit``,
 ``audit_frames`` (key-frame folder; required with a PostgreSQL store), ``banker``,
 ``stable``, ``out``, ``min_confidence``, ``models``, ``backend``, ``loop`` (replay a file source),
-``realtime`` (pace a file to its frame rate; default true). Relative paths (layout, config,
-out, a file source, an SQLite audit store, models) are taken from the tables file's folder.
+``realtime`` (pace a file to its frame rate; default true), ``password_file`` (a file whose
+first line is the password of the source URL's user: the URL is opened with it and shown,
+logged and stored without it, docs/configuration.md). Relative paths (layout, config, out, a
+file source, an SQLite audit store, models, password file) are taken from the tables file's
+folder. ``paigow serve --tables`` refuses a file source that does not exist
+(:meth:`TableSpec.check_source`), naming the table, before any worker starts.
 """
 
 from __future__ import annotations
@@ -27,14 +32,14 @@ from __future__ import annotations
 import os
 import re
 from argparse import Namespace
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from scoring.errors import InputError
 
 _KEYS = {"id", "source", "layout", "config", "audit", "audit_frames", "banker", "stable", "out",
-         "min_confidence", "models", "backend", "loop", "realtime"}
+         "min_confidence", "models", "backend", "loop", "realtime", "password_file"}
 _PATHS = ("layout", "config", "out", "models", "audit_frames")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -53,10 +58,21 @@ class TableSpec:
     """
 
     table_id: str
-    source: str
-    options: Mapping[str, Any]
+    source: str = field(repr=False)  # may hold the camera's password: never shown
+    options: Mapping[str, Any] = field(default_factory=dict)
     loop: bool = False
     realtime: bool = True
+
+    def check_source(self) -> None:
+        """Refuse a file source that does not exist (a camera or stream may be down: it is
+        waited for).
+
+        Raises:
+            InputError: ``table 'ID': source not found: PATH``.
+        """
+        s = self.source
+        if _is_file_source(s) and not (set("*?[") & set(s)) and not Path(s).exists():
+            raise InputError(f"table {self.table_id!r}: source not found: {s}")
 
     def run_config(self):
         """The :class:`vision.config.RunConfig` of this table, built like ``paigow run``'s
@@ -73,7 +89,8 @@ class TableSpec:
                          banker=o.get("banker"), table_id=self.table_id, audit=o.get("audit"),
                          audit_frames=o.get("audit_frames"),
                          min_confidence=o.get("min_confidence"), models=o.get("models"),
-                         backend=o.get("backend") or "onnx", scales=None)
+                         backend=o.get("backend") or "onnx", scales=None,
+                         wait_at_start=True)
         try:
             return run_config(args)
         except InputError as exc:
@@ -144,7 +161,23 @@ def load_tables(path: str | os.PathLike) -> list[TableSpec]:
         source = str(source)
         if _is_file_source(source):
             source = _resolve(base, source)
-        opts = {k: merged[k] for k in _KEYS - {"id", "source", "loop", "realtime"}
+        if merged.get("password_file") is not None:
+            from vision.sources import with_password
+
+            pw_path = Path(_resolve(base, merged["password_file"]))
+            try:
+                lines = pw_path.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"{where}: password_file {pw_path} cannot be read "
+                                 f"({type(exc).__name__})") from None
+            if not lines or not lines[0]:
+                raise InputError(f"{where}: password_file {pw_path} is empty")
+            try:
+                source = with_password(source, lines[0])
+            except InputError as exc:
+                raise InputError(f"{where}: {exc}") from None
+        opts = {k: merged[k] for k in _KEYS - {"id", "source", "loop", "realtime",
+                                               "password_file"}
                 if merged.get(k) is not None}
         for k in _PATHS:
             if k in opts:

@@ -91,6 +91,9 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
     Exits with code 0 when the source ended or the worker was stopped, 1 on an error (sent
     first as ``("error", text)``).
     """
+    from ..sources import install_log_redaction, redact_text
+
+    install_log_redaction()  # a fresh (spawned) process: no log line shows a camera password
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     session: Session | None = None
     stopped = threading.Event()
@@ -132,12 +135,16 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
     except BaseException as exc:  # noqa: BLE001 - reported to the pit view, then exit 1
         if isinstance(exc, SystemExit) and not exc.code:
             raise
+        text = redact_text(f"{type(exc).__name__}: {exc}")
         if isinstance(exc, InputError):  # a camera that cannot be opened, a bad store: one line
-            log.error("table %s: worker failed: %s", spec.table_id, exc)
-        else:
-            log.exception("table %s: worker failed", spec.table_id)
+            log.error("table %s: worker failed: %s", spec.table_id, text)
+        else:  # the traceback too, its URLs redacted
+            import traceback
+
+            log.error("table %s: worker failed: %s\n%s", spec.table_id, text,
+                      redact_text(traceback.format_exc()))
         try:
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+            conn.send(("error", text))
         except OSError:
             pass
         raise SystemExit(1) from None

@@ -30,6 +30,11 @@ Routes (all read-only except ``/api/control/*``):
 Control endpoints need ``Authorization: Bearer <token>`` or ``X-Token: <token>``: 401 without a
 token, 403 with a wrong one, and 403 for every request when the app was created without a token
 (control disabled). Tokens are compared in constant time (:func:`hmac.compare_digest`).
+
+Request bodies are capped before they are read (:class:`BodyLimit`, :data:`MAX_BODY_BYTES`:
+413), parsed with a nesting limit and validated by pydantic models (:class:`AckRequest`,
+:class:`ManualRequest`: 422 with FastAPI's ``detail`` list, never 500); every string field is
+bounded. A second acknowledgement of the same alert is refused (409).
 """
 
 from __future__ import annotations
@@ -42,15 +47,169 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scoring.errors import InputError
 
 from .health import health_router
 from .hub import LiveFeed
 
-__all__ = ["create_app", "MJPEG_BOUNDARY"]
+__all__ = ["create_app", "MJPEG_BOUNDARY", "BodyLimit", "AckRequest", "ManualRequest",
+           "MAX_BODY_BYTES"]
+
+#: The largest request body read (bytes): a control request is a few hundred bytes; larger
+#: ones are refused with 413 before they are read (a 1 GB POST grew serve by 3 GB).
+MAX_BODY_BYTES = 16 * 1024
+#: Deepest JSON nesting accepted in a request body (a control request nests 3 deep).
+MAX_JSON_DEPTH = 8
+
+
+class BodyLimit:
+    """ASGI middleware: a request whose ``Content-Length`` is above ``limit`` bytes, or whose
+    body grows past it while it is received (chunked), is answered 413 without reading more."""
+
+    def __init__(self, app, limit: int = MAX_BODY_BYTES) -> None:
+        self.app, self.limit = app, int(limit)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        for k, v in scope.get("headers") or ():
+            if k == b"content-length":
+                try:
+                    n = int(v)
+                except ValueError:
+                    n = self.limit + 1
+                if n > self.limit:
+                    return await _too_large(send, self.limit)
+        seen = 0
+        started = False
+
+        async def limited():
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body") or b"")
+                if seen > self.limit:
+                    raise _BodyTooLarge
+            return msg
+
+        async def tracking_send(msg):
+            nonlocal started
+            if msg["type"] == "http.response.start":
+                started = True
+            await send(msg)
+
+        try:
+            await self.app(scope, limited, tracking_send)
+        except _BodyTooLarge:
+            if not started:
+                await _too_large(send, self.limit)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+async def _too_large(send, limit: int) -> None:
+    body = json.dumps({"detail": f"request body larger than {limit} bytes"}).encode()
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+_Short = Field(default=None, max_length=80)
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    round_id: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_.:-]+$")
+    by: str | None = Field(default=None, max_length=80)
+
+
+class AckRequest(_Request):
+    """``POST /api/control/ack``: which alert of which round, who, a note (all bounded)."""
+
+    kind: str = Field(min_length=1, max_length=40, pattern=r"^[a-z_]+$")
+    position: str | None = Field(default=None, max_length=8)
+    note: str | None = Field(default=None, max_length=500)
+
+
+class ManualTile(BaseModel):
+    """One manual face: the tile's index in the round's ``tiles`` and the face."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    tile: int = Field(ge=0, le=1000, strict=True)
+    face: str = Field(min_length=3, max_length=3, pattern=r"^[1-6]-[1-6]$")
+
+
+class ManualRequest(_Request):
+    """``POST /api/control/manual``: ``tile`` + ``face``, or ``entries`` (at most 32); a
+    ``supersedes`` flag marks a correction of faces entered before (issue 22)."""
+
+    tile: int | None = Field(default=None, ge=0, le=1000, strict=True)
+    face: str | None = Field(default=None, min_length=3, max_length=3, pattern=r"^[1-6]-[1-6]$")
+    entries: list[ManualTile] | None = Field(default=None, min_length=1, max_length=32)
+    correction: bool = False
+
+    def tiles(self) -> list[dict]:
+        if self.entries is not None:
+            return [e.model_dump() for e in self.entries]
+        if self.tile is None or self.face is None:
+            raise RequestValidationError([{"type": "missing", "loc": ("body", "entries"),
+                                           "msg": "give tile and face, or entries"}])
+        return [{"tile": self.tile, "face": self.face}]
+
+
+def _depth_ok(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when the JSON text nests at most ``limit`` deep (brackets outside strings)."""
+    depth, in_str, esc = 0, False, False
+    for c in raw:
+        if in_str:
+            if esc:
+                esc = False
+            elif c == 0x5C:
+                esc = True
+            elif c == 0x22:
+                in_str = False
+        elif c == 0x22:
+            in_str = True
+        elif c in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return False
+        elif c in (0x5D, 0x7D):
+            depth -= 1
+    return True
+
+
+async def _parse(request: Request, model: type[BaseModel]) -> BaseModel:
+    """The request body validated by ``model`` (413 / 422, never 500)."""
+    raw = await request.body()
+    if len(raw) > MAX_BODY_BYTES:
+        raise HTTPException(413, f"request body larger than {MAX_BODY_BYTES} bytes")
+    if not _depth_ok(raw):
+        raise RequestValidationError([{"type": "json_invalid", "loc": ("body",),
+                                       "msg": f"JSON nested deeper than {MAX_JSON_DEPTH}"}])
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise RequestValidationError([{"type": "json_invalid", "loc": ("body",),
+                                       "msg": f"the request body is not JSON ({exc})"[:200]}]
+                                     ) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        # the offending input is not echoed (it may be huge, or a float JSON cannot carry)
+        raise RequestValidationError([{"type": e["type"], "loc": ("body", *e["loc"]),
+                                       "msg": e["msg"]} for e in exc.errors()]) from None
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: Multipart boundary of the MJPEG stream.
@@ -87,6 +246,7 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     """
     token = token or None
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(BodyLimit)
     app.state.feed = feed
     app.state.control_enabled = token is not None
 
@@ -266,36 +426,26 @@ def control_router(feed: LiveFeed, token: str | None) -> APIRouter:
     async def control_reset() -> dict[str, Any]:
         return feed.reset()
 
-    async def body(request: Request) -> dict:
-        try:
-            data = await request.json()
-        except ValueError:
-            raise HTTPException(400, "the request body is not JSON") from None
-        if not isinstance(data, dict) or not isinstance(data.get("round_id"), str):
-            raise HTTPException(400, "the request body needs a round_id")
-        return data
-
     def run(fn, *args, **kw) -> JSONResponse:
         try:
             return JSONResponse(fn(*args, **kw))
         except InputError as exc:
-            code = 409 if "no audit store" in str(exc) else 400
-            return JSONResponse({"ok": False, "error": str(exc)}, status_code=code)
+            text = str(exc)
+            code = 409 if ("no audit store" in text or "already acknowledged" in text) else 400
+            return JSONResponse({"ok": False, "error": text}, status_code=code)
 
     @r.post("/api/control/ack", dependencies=[Depends(require_token)])
     async def control_ack(request: Request) -> JSONResponse:
-        d = await body(request)
-        pos = d.get("position")
-        return await asyncio.to_thread(run, feed.acknowledge, d["round_id"],
-                                       str(d.get("kind") or ""),
-                                       None if pos is None else str(pos),
-                                       by=d.get("by") or None, note=d.get("note") or None)
+        d = await _parse(request, AckRequest)
+        return await asyncio.to_thread(run, feed.acknowledge, d.round_id, d.kind, d.position,
+                                       by=d.by or None, note=d.note or None)
 
     @r.post("/api/control/manual", dependencies=[Depends(require_token)])
     async def control_manual(request: Request) -> JSONResponse:
-        d = await body(request)
-        entries = d.get("entries") or [{"tile": d.get("tile"), "face": d.get("face")}]
-        return await asyncio.to_thread(run, feed.manual_entry, d["round_id"], entries,
-                                       by=d.get("by") or None)
+        d = await _parse(request, ManualRequest)
+        entries = d.tiles()
+        kw = {"correction": True} if d.correction else {}
+        return await asyncio.to_thread(run, feed.manual_entry, d.round_id, entries,
+                                       by=d.by or None, **kw)
 
     return r

@@ -30,6 +30,7 @@ from scoring.errors import InputError
 
 from ..events import utc_now_iso
 from ..schema import RoundEvent
+from ..sources import redact_text, redact_url
 from ..views import DEALING, live_positions_view, plain_reason, positions_view, round_summary
 
 __all__ = ["LiveFeed", "Subscription", "encode_jpeg"]
@@ -220,10 +221,11 @@ class LiveFeed:
         self._streaks: dict[str, tuple[tuple, int]] = {}
         self._acked: dict[tuple, dict] = {}
         self.table_id = str(table_id)
-        self.source = str(source)
+        self.source = redact_url(source)  # shown on the page and the API: no credentials
         self.jpeg_quality = int(jpeg_quality)
         self.max_width = max_width
         self._lock = threading.Lock()
+        self._control_lock = threading.Lock()  # acks and manual entries, one at a time
         self._jpeg: bytes | None = None
         self._frames = _Notifier()
         self._subs: set[Subscription] = set()
@@ -302,7 +304,7 @@ class LiveFeed:
     def _set_status(self, status: str, error: str | None = None) -> None:
         with self._lock:
             self._status = status
-            self._error = error
+            self._error = redact_text(error) if error is not None else None
         self._frames.notify()
 
     # -- publishing -------------------------------------------------------------------------
@@ -490,6 +492,16 @@ class LiveFeed:
         st["settled_by"] = "manual" if (last or {}).get("kind") == "manual" else (
             "camera" if last else None)
         st["audit"] = self.audit is not None
+        # the face picker: per tile the camera did not read (or a face entered by hand), the
+        # faces the set still holds for it (vision.audit.entries.possible_faces)
+        from ..audit.entries import possible_faces
+
+        entered = {int(e["tile"]) for e in ((last or {}).get("manual") or {}).get("entries")
+                   or []}
+        st["manual_faces"] = {
+            str(i): possible_faces(last, i) for i, t in enumerate((last or {}).get("tiles")
+                                                                 or [])
+            if t.get("position") and (t.get("state") == "unknown" or i in entered)}
         st["rounds"] = [round_summary(e) for e in st["rounds"]]
         return st
 
@@ -522,7 +534,7 @@ class LiveFeed:
         from ..audit.entries import append_ack
 
         ev = self._stored_event(round_id)
-        with self._store() as st:
+        with self._control_lock, self._store() as st:  # one control write at a time
             rec = append_ack(st, str(ev.get("table_id")), round_id,
                              {"kind": kind, "position": position}, by=by, note=note)
         with self._lock:
@@ -531,7 +543,8 @@ class LiveFeed:
         return {"ok": True, "action": "ack", "record": rec.seq, "round_id": round_id,
                 "kind": kind, "position": position}
 
-    def manual_entry(self, round_id: str, entries, by: str | None = None) -> dict:
+    def manual_entry(self, round_id: str, entries, by: str | None = None,
+                     correction: bool = False) -> dict:
         """Control action: a supervisor's faces for tiles the camera could not read, stored
         in the audit store as a manual record beside the camera's
         (:func:`vision.audit.entries.append_manual`); the round re-settled from it is shown
@@ -539,6 +552,8 @@ class LiveFeed:
 
         Args:
             entries: ``[{"tile": index in the event's tiles, "face": "2-4"}]``.
+            correction: change faces entered before (a record superseding the newest
+                manual record; :func:`vision.audit.entries.append_manual`).
 
         Returns:
             ``{"ok": True, "action": "manual", "record": seq, "round_id", "settled"}``.
@@ -549,8 +564,9 @@ class LiveFeed:
         from ..audit.entries import append_manual
 
         ev = self._stored_event(round_id)
-        with self._store() as st:
-            rec = append_manual(st, str(ev.get("table_id")), round_id, entries, by=by)
+        with self._control_lock, self._store() as st:
+            rec = append_manual(st, str(ev.get("table_id")), round_id, entries, by=by,
+                                correction=correction)
         self.publish_event(rec.payload)
         self._frames.notify()
         return {"ok": True, "action": "manual", "record": rec.seq, "round_id": round_id,

@@ -4,7 +4,8 @@ dealer display under ``/tables/<id>/`` (docs/pit.md).
 ================================  ==========================================================
 ``GET /``                         the pit page (plain HTML + JS from ``/static``; no CDN)
 ``GET /api/pit``                  :meth:`vision.pit.Pit.state` as JSON
-``GET /healthz``                  ``{"ok": true, "tables": {id: status}}``
+``GET /healthz``                  ``{"ok", "tables": {id: status}, "failed": [id]}``: 503
+                                  when a table's worker keeps dying (``failed``)
 ``/tables/<id>/...``              the table's dealer display, every route of
                                   :func:`vision.web.app.create_app` (docs/web-api.md)
 ================================  ==========================================================
@@ -53,9 +54,17 @@ def create_pit_app(pit, *, token: str | None = None, title: str = "Pai gow pit")
         return JSONResponse(st, headers=_NO_STORE)
 
     @app.get("/healthz")
-    async def healthz() -> dict:
-        return {"ok": True, "tables": {t["table_id"]: t["status"]
-                                       for t in pit.state()["tables"]}}
+    async def healthz() -> JSONResponse:
+        tables = pit.state()["tables"]
+        failed = [t["table_id"] for t in tables if (t.get("worker") or {}).get("failed")]
+        body = {"ok": not failed,
+                "tables": {t["table_id"]: "failed" if t["table_id"] in failed else t["status"]
+                           for t in tables},
+                "failed": failed}
+        if failed:
+            body["errors"] = {t["table_id"]: t["worker"].get("note") for t in tables
+                              if t["table_id"] in failed}
+        return JSONResponse(body, status_code=503 if failed else 200, headers=_NO_STORE)
 
     for tid, feed in pit.feeds.items():
         app.add_api_route(f"/tables/{tid}", _redirect(f"/tables/{tid}/"),

@@ -101,7 +101,10 @@ function renderManual(st) {
   box.classList.toggle("hidden", !(st.control && st.audit && unread.length));
   const items = unread.map(([i, t]) => {
     const sel = el("select", { class: "face", data: { tile: String(i) } },
-      el("option", { value: "" }, "tile?"), ...FACES.map((f) => el("option", { value: f }, f)));
+      el("option", { value: "" }, "tile?"),
+      // only the faces the set still holds for this tile (the server's manual_faces)
+      ...((st.manual_faces && st.manual_faces[String(i)]) || FACES)
+        .map((f) => el("option", { value: f }, f)));
     const b = el("button", { type: "button", class: "enter" }, "Enter");
     b.addEventListener("click", () => { if (sel.value) post("api/control/manual", {
       round_id: last.round_id, tile: i, face: sel.value,

@@ -1,0 +1,165 @@
+"""A source's secrets and identity: camera credentials never shown, logged or stored; a stable
+source id for exactly-once storage (docs/configuration.md, camera credentials; docs/audit.md,
+exactly once).
+
+* :func:`redact_url`: ``rtsp://admin:secret@cam7/live?token=abc`` ->
+  ``rtsp://admin:***@cam7/live?token=***`` -- the password of the userinfo (or a userinfo
+  without one, which may be a token, as a whole) and the value of every query parameter whose
+  name says it is a secret (:data:`SECRET_QUERY`). Every place a source is shown (API, pages,
+  stderr, logs), written (events.jsonl, summaries) or stored (audit payloads) uses this form;
+  only the capture itself opens the URL with its credentials.
+* :func:`redact_text`: every URL inside a line of text redacted (error messages, logs).
+* :func:`expand_credentials`: ``${NAME}`` in a source spec replaced by the environment
+  variable ``NAME`` at open time, so a password need not be typed on a command line or kept in
+  a tables file (a tables file may also name a ``password_file``, :mod:`vision.pit.tables`).
+* :func:`source_id`: a stable id of where a round's frame came from -- for a file
+  ``file-<sha16>`` of its resolved path, size and modification time (the same file named
+  relatively, absolutely, through a symlink or with ``./`` is one source), for a camera or
+  stream ``live-<sha16>`` of its redacted URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+from scoring.errors import InputError
+
+__all__ = ["redact_url", "redact_text", "expand_credentials", "source_id", "with_password",
+           "is_live",
+           "install_log_redaction", "SECRET_QUERY", "MASK"]
+
+#: What a secret is replaced by.
+MASK = "***"
+#: Query parameter names (case-insensitive, anywhere in the name) whose values are secrets.
+SECRET_QUERY = re.compile(r"pass|pwd|secret|token|key|auth|sig|cred|session|apikey", re.I)
+_URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+_URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def redact_url(spec: object) -> str:
+    """``spec`` as text with its secrets masked (module docstring); anything that is not a
+    URL (a camera index, a file, a folder) is returned unchanged. Idempotent."""
+    s = str(spec)
+    if not _URL_RE.match(s):
+        return s
+    try:
+        parts = urlsplit(s)
+    except ValueError:  # a malformed URL: keep only the scheme
+        return s.split("://", 1)[0] + "://" + MASK
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            netloc = f"{userinfo.split(':', 1)[0]}:{MASK}@{host}"
+        else:
+            netloc = f"{MASK}@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(SECRET_QUERY.search(k) for k, _ in pairs):
+            query = "&".join(f"{quote(k, safe='')}={MASK if SECRET_QUERY.search(k) else quote(v, safe='')}"
+                             for k, v in pairs)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def redact_text(text: object) -> str:
+    """``text`` with every URL in it redacted (:func:`redact_url`)."""
+    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), str(text))
+
+
+def _redact_record(record: logging.LogRecord) -> logging.LogRecord:
+    try:
+        msg = record.getMessage()
+    except Exception:  # noqa: BLE001 -- a bad log call is not ours to break
+        return record
+    if "://" in msg:
+        red = redact_text(msg)
+        if red != msg:
+            record.msg, record.args = red, None
+    return record
+
+
+_installed = False
+
+
+def install_log_redaction() -> None:
+    """Make every log record of the process carry its URLs redacted (a record factory wraps
+    the current one, whatever handler prints it; :func:`vision.cli.main` installs it once)."""
+    global _installed
+    if _installed:
+        return
+    base = logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs):
+        return _redact_record(base(*args, **kwargs))
+
+    logging.setLogRecordFactory(factory)
+    _installed = True
+
+
+def expand_credentials(spec: str, environ=None) -> str:
+    """``spec`` with each ``${NAME}`` replaced by the environment variable ``NAME``
+    (URL-quoted where it lands in the userinfo).
+
+    Raises:
+        InputError: a variable that is not set (naming it, never a value).
+    """
+    env = os.environ if environ is None else environ
+    if "${" not in str(spec):
+        return str(spec)
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1)
+        if name not in env:
+            raise InputError(f"environment variable {name} is not set (named in the source "
+                             f"{redact_url(spec)})")
+        return quote(env[name], safe="")
+    return _ENV_REF.sub(sub, str(spec))
+
+
+def with_password(spec: str, password: str) -> str:
+    """The URL ``spec`` with ``password`` as its userinfo's password (the user kept).
+
+    Raises:
+        InputError: ``spec`` is not a URL with a user name (``scheme://user@host/...``).
+    """
+    parts = urlsplit(str(spec)) if _URL_RE.match(str(spec)) else None
+    if parts is None or "@" not in parts.netloc:
+        raise InputError(f"a password is given for {redact_url(spec)}, which is not a URL "
+                         "with a user name (scheme://user@host/...)")
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user = userinfo.split(":", 1)[0]
+    return urlunsplit((parts.scheme, f"{user}:{quote(password, safe='')}@{host}", parts.path,
+                       parts.query, parts.fragment))
+
+
+def is_live(spec: object) -> bool:
+    """True for a camera index (``"0"``) or a URL: a source that can be down and come back."""
+    s = str(spec)
+    return s.isdigit() or bool(_URL_RE.match(s))
+
+
+def source_id(source: object, source_file: object = None) -> str:
+    """A stable id (``file-<16 hex>`` / ``live-<16 hex>``) of where a round's frame came from:
+    the file ``source_file`` (else ``source`` when it names an existing file) by its resolved
+    path, size and modification time (ns); otherwise the redacted spec of ``source``."""
+    for cand in (source_file, source):
+        if cand is None or cand == "" or _URL_RE.match(str(cand)):
+            continue
+        p = Path(str(cand))
+        try:
+            if p.is_file():
+                st = p.stat()
+                key = f"{p.resolve()}\0{st.st_size}\0{st.st_mtime_ns}"
+                return "file-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")
+                                                ).hexdigest()[:16]
+        except OSError:
+            continue
+    return "live-" + hashlib.sha256(redact_url(source).encode("utf-8", "surrogatepass")
+                                    ).hexdigest()[:16]
