@@ -240,3 +240,32 @@ def test_run_exits_2_naming_the_position(tmp_path, capsys, positions, needle):
     assert main(["run", str(img), "--layout", str(f), "--json", "--no-progress"]) == 2
     out = capsys.readouterr()
     assert needle in json.loads((out.out or out.err).strip().splitlines()[-1])["error"]
+
+
+# ------------------------------------------------------------------ shared scenes, no layout
+
+SCENES = __import__("pathlib").Path(__file__).resolve().parents[1].parent / "shared" / "scenes"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SCENES / "truth.jsonl").is_file(), reason="needs ../shared/scenes")
+def test_run_without_layout_gives_a_round_per_scene(capsys):
+    """``paigow run`` on every shared scene (one process, a glob of stills: one round each)
+    without a layout: at least one round event per picture, and a reason on each unsettled
+    one or position."""
+    from vision import MODELS_DIR
+    from vision.cli import main
+
+    if not (MODELS_DIR / "tiles.onnx").is_file():
+        pytest.skip("shipped models not present")
+    truth = [json.loads(x) for x in (SCENES / "truth.jsonl").read_text().splitlines() if x]
+    assert main(["run", str(SCENES / "scene_*.jpg"), "--json", "--no-progress"]) == 0
+    events = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    per = {}
+    for ev in events:
+        per.setdefault(__import__("pathlib").Path(ev["source_file"]).name, []).append(ev)
+        assert ev["settled"] or ev["reason"]
+        assert ev["tiles"]  # the tiles read are reported
+        for p, o in ev["positions"].items():
+            assert o["result"] != "not_settled" or o["reason"], (ev["source_file"], p)
+    assert sorted(per) == sorted(r["image"] for r in truth)
