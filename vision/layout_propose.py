@@ -351,11 +351,18 @@ def propose_from_frames(frames: Sequence[Sequence[TileRead]], frame_size: tuple[
                     changed = True
         if not changed:
             break
-    w, h = frame_size
+    from shapely.geometry import Polygon, box
+
+    frame = box(0, 0, frame_size[0] - 1, frame_size[1] - 1)
+
+    def inside(q):  # the polygon's part inside the picture (shapely), corners in order
+        part = Polygon(q).intersection(frame)
+        pts = np.asarray(part.exterior.coords)[:-1] if not part.is_empty and \
+            part.geom_type == "Polygon" else q
+        return [[round(float(x), 1), round(float(y), 1)] for x, y in pts]
+
     layout = {"table_id": table_id, "rules": "pa", "banker": "dealer",
-              "positions": {p: [[round(float(np.clip(x, 0, w - 1)), 1),
-                                 round(float(np.clip(y, 0, h - 1)), 1)] for x, y in polys[p]]
-                            for p in keys}}
+              "positions": {p: inside(polys[p]) for p in keys}}
     Layout.from_dict(layout, where="proposed layout")  # what load_layout will accept
     info = {names[i]: {"source": "tiles", "tiles": cl["tiles"], "frames": len(cl["frames"]),
                        "centre": [round(float(v), 1) for v in cl["centre"]]}
