@@ -348,7 +348,7 @@ CHILD = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {root!r})
     sys.path.insert(0, {tests!r})
-    from test_audit import make_event, _jpeg
+    from helpers.audit_events import make_event, jpeg as _jpeg
     from vision.audit import AuditStore
     s = AuditStore({db!r})
     i = 0

@@ -216,7 +216,7 @@ def test_foreign_database_refused(store_url, tmp_path):
 WRITER = textwrap.dedent("""
     import sys
     sys.path[:0] = [{root!r}, {tests!r}]
-    from test_audit import make_event, _jpeg
+    from helpers.audit_events import make_event, jpeg as _jpeg
     from vision.audit import AuditStore
     table, n = sys.argv[1], int(sys.argv[2])
     print("ready", flush=True)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from scoring.errors import InputError
-from helpers.seat_reads import DEAL, FRAME, named, table, truth
+from helpers.seat_reads import DEAL, FRAME, named, table, tile, truth
+from vision.decode import TileRead
 from vision.cli import main
 from vision.layout_propose import layout_yaml, propose_from_reads
 from vision.table import Layout, assign_positions, load_layout, points_in_polygon
@@ -26,37 +27,115 @@ def _no_overlaps(layout: dict) -> bool:
 
 def test_proposal_pins_every_position_by_place():
     reads = table()
-    layout, info, _ = propose_from_reads(reads, FRAME, table_id="t3")
+    layout, info, left = propose_from_reads(reads, FRAME, table_id="t3")
     lay = Layout.from_dict(layout)
     assert lay.table_id == "t3" and list(lay.positions) == list(DEAL)
     assert named(assign_positions(reads, lay)) == truth(DEAL)
-    assert all(i == {"source": "tiles", "tiles": 4, "problems": []} for i in info.values())
-    assert _no_overlaps(layout)
+    assert all(i["tiles"] == 4 and i["frames"] == 1 for i in info.values())
+    assert left == [] and _no_overlaps(layout)
 
 
-def test_empty_seat_drawn_at_fitted_place():
-    deal = {p: f for p, f in DEAL.items() if p != "5"}
-    layout, info, _ = propose_from_reads(table(deal), FRAME)
-    assert info["5"] == {"source": "fitted place", "tiles": 0, "problems": []}
-    # seat 5's own tiles, laid later, fall into the drawn polygon
+def _moved(reads, M):
+    """The reads seen through the 3 x 3 homography M (a turned, tilted camera)."""
+    out = []
+    for r in reads:
+        q = cv2.perspectiveTransform(np.asarray(r.polygon, np.float32)[None], M)[0]
+        out.append(TileRead(r.face, r.state, r.confidence, q, np.r_[q.min(0), q.max(0)]))
+    return out
+
+
+def _turn(deg, scale=0.55, tilt=0.0):
+    """Homography turning the frame about its centre by ``deg``, shrinking it by ``scale``,
+    and tilting the camera (``tilt``: perspective along y)."""
+    c = np.array(FRAME, np.float64) / 2
+    R = cv2.getRotationMatrix2D(tuple(c), deg, scale)
+    M = np.vstack([R, [0, 0, 1]])
+    if tilt:
+        P = np.array([[1, 0, 0], [0, 1, 0], [0, tilt, 1]], np.float64)
+        T = np.array([[1, 0, -c[0]], [0, 1, -c[1]], [0, 0, 1]])
+        M = np.linalg.inv(T) @ P @ T @ M
+        M /= M[2, 2]
+    return M
+
+
+@pytest.mark.parametrize("deg,tilt", [(0, 0.0), (90, 0.0), (180, 0.0), (217, 0.0),
+                                      (-63, 0.0), (180, 0.0004), (35, -0.0004)])
+def test_any_rotation_or_tilt_names_the_same_positions(deg, tilt):
+    """The dealer anywhere, the table turned and tilted: each position's tiles fall in the
+    polygon of its own name (the dealer's told by the table's shape, seats in order)."""
+    reads = _moved(table(), _turn(deg, tilt=tilt))
+    layout, info, left = propose_from_reads(reads, FRAME)
     lay = Layout.from_dict(layout)
-    assert named(assign_positions(table(), lay)) == truth(DEAL)
-    assert _no_overlaps(layout)
+    assert named(assign_positions(reads, lay)) == truth(DEAL)
+    assert left == [] and _no_overlaps(layout)
+
+
+def test_too_few_positions_ask_for_the_dealer():
+    """One or two players: three points always have a corner about equally far from the
+    other two, so the dealer is asked for -- and used when given."""
+    from vision.layout_propose import DealerUnknown
+
+    deal = {p: DEAL[p] for p in ("dealer", "2", "5")}
+    reads = _moved(table(deal), _turn(160))
+    with pytest.raises(DealerUnknown, match=r"--dealer-at X,Y") as exc:
+        propose_from_reads(reads, FRAME)
+    assert len(exc.value.candidates) == 3
+    dealer = np.mean([r.centre for r in reads[:4]], axis=0)
+    layout, info, _ = propose_from_reads(reads, FRAME, dealer_at=dealer)
+    lay = Layout.from_dict(layout)
+    got = named(assign_positions(reads, lay))
+    assert got["dealer"] == sorted(DEAL["dealer"]) and len(got) == 3
+    assert sorted(map(sorted, got.values())) == sorted(sorted(f) for f in deal.values())
+
+
+def test_groups_that_are_no_position_are_listed():
+    """A lone hand, a stray tile and face-down stacks are listed with their place and why,
+    never dropped silently; the positions are still proposed."""
+    reads = table()
+    cx, cy = FRAME[0] / 2, FRAME[1] / 2
+    lone = [r for r in table({"7": DEAL["7"]})][:2]
+    lone = _moved(lone, np.array([[1, 0, 0], [0, 1, 260], [0, 0, 1]], np.float64))
+    stray = tile("5-6", cx, cy)
+    stacks = [tile(None, 100 + 45 * k, 1000, state="face_down") for k in range(3)]
+    layout, info, left = propose_from_reads(reads + lone + [stray] + stacks, FRAME)
+    assert list(layout["positions"]) == list(DEAL)
+    whys = sorted((g["tiles"], g["why"].split(":")[0].split(" with")[0]) for g in left)
+    assert whys == [(1, "1 tile(s)"), (2, "2 tile(s)"), (3, "face-down tiles (stacks or hands "
+                                                         "not turned over)")]
+    text = layout_yaml({"image": "f.png", "frame_size": list(FRAME), "layout": layout,
+                        "positions": info, "left_out": left})
+    assert text.count("# left out") == 3
+
+
+def test_frames_pool_seats_empty_in_one_round():
+    """Round one leaves seat 5 empty, round two seat 2: both rounds together give every seat,
+    each polygon holding its own seat's tiles in both rounds."""
+    from vision.layout_propose import propose_from_frames
+
+    M = _turn(75, tilt=0.0003)
+    r1 = _moved(table({p: f for p, f in DEAL.items() if p != "5"}), M)
+    r2 = _moved(table({p: f for p, f in DEAL.items() if p != "2"}), M)
+    layout, info, _ = propose_from_frames([r1, r2], FRAME)
+    lay = Layout.from_dict(layout)
+    assert list(lay.positions) == list(DEAL)
+    assert info["5"]["frames"] == 1 and info["dealer"]["frames"] == 2
+    full = _moved(table(), M)
+    assert named(assign_positions(full, lay)) == truth(DEAL)
 
 
 def test_yaml_round_trip(tmp_path):
-    layout, info, g = propose_from_reads(table(), FRAME)
+    layout, info, left = propose_from_reads(table(), FRAME)
     text = layout_yaml({"image": "frame.png", "frame_size": list(FRAME), "layout": layout,
-                        "positions": info})
+                        "positions": info, "left_out": left})
     f = tmp_path / "l.yaml"
     f.write_text(text)
     lay = load_layout(f)
     assert {p: v.tolist() for p, v in lay.positions.items()} == layout["positions"]
 
 
-def test_too_few_positions_is_bad_input():
-    with pytest.raises(InputError, match="cannot place the seats"):
-        propose_from_reads(table({"dealer": DEAL["dealer"]}), FRAME)
+def test_no_position_is_bad_input():
+    with pytest.raises(InputError, match="no position with tiles found"):
+        propose_from_reads(table({"dealer": DEAL["dealer"]})[:2], FRAME)
 
 
 def test_example_layout_loads():
@@ -119,5 +198,5 @@ def test_propose_bad_input(what, tmp_path, capsys):
     err = json.loads(cap.out)["error"]
     assert len(cap.err.strip().splitlines()) == 1 and err in cap.err
     expect = {"missing": "image not found", "not_image": "cannot read image",
-              "blank": "cannot place the seats", "out_folder": "is a folder"}[what]
+              "blank": "no position with tiles found", "out_folder": "is a folder"}[what]
     assert expect in err

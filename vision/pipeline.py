@@ -163,6 +163,7 @@ class Pipeline:
             load_second_tile_detector(rec.models, rec.backend, rec.tile_conf)
             if own_tiles and self.scales and rec.second_model else None)
         self.layout = cfg.layout
+        self._checked_size: tuple | None = None  # picture size the layout was checked against
         self.banker, self.rules, self.table_id = tab.banker, tab.rules, tab.table_id
         self.n_stable = tab.n_stable or 10
         self.tracker = RoundTracker(n_stable=self.n_stable, banker=tab.banker, rules=tab.rules,
@@ -339,11 +340,16 @@ class Pipeline:
         table place (:func:`vision.seats.group_seats`); the seats whose grouping is unclear
         are in :attr:`seat_problems` (position -> ``[(kind, reason)]``), never settled."""
         self.seat_problems: dict[str, list[tuple[str, str]]] = {}
+        #: why no position could be named in this frame (no layout, no table model fit)
+        self.placement: str | None = None
         if self.layout is not None:
             where = position_of(reads, self.layout)
         else:
             g = group_seats(reads, frame_size)
             self.seat_problems = {p: list(v) for p, v in g.problems.items()}
+            if g.reason is not None and any(r.state != "face_down" for r in reads):
+                self.placement = (f"no layout: the positions could not be placed ({g.reason}); "
+                                  "give a layout (paigow layout propose)")
             ids = {id(r): p for p, rs in g.groups.items() for r in rs}
             where = [ids.get(id(r)) for r in reads]
         groups: dict[str, list[TileRead]] = {}
@@ -374,6 +380,9 @@ class Pipeline:
             raise InputError(f"frame must be an (H, W, 3) image, got {getattr(image, 'shape', image)!r}")
         if path is None and src and Path(str(src)).is_file():
             path = str(src)  # a video file names its frames' file
+        if self.layout is not None and self._checked_size != image.shape[:2]:
+            self.layout.check_frame(image.shape[1], image.shape[0])  # InputError: bad layout
+            self._checked_size = image.shape[:2]
         t0 = time.perf_counter()
         if self.still_images:
             reads, _ = self.read_still(image)
@@ -396,9 +405,11 @@ class Pipeline:
         settled = None
         if not stale:  # a frame with outdated detections does not count for stability
             tiles = [TileRecord.from_read(r, p) for r, p in zip(reads, where)]
+            loose = [r for r, p in zip(reads, where) if p is None]
             settled = self.tracker.update(positions, {"index": index, "timestamp": ts,
                                                       "source": src, "path": path,
-                                                      "tiles": tiles})
+                                                      "tiles": tiles},
+                                          loose=loose, placement=self.placement)
         key = self._pending_picture
         rnd = self._round(settled) if settled is not None else None
         t3 = time.perf_counter()
@@ -408,7 +419,8 @@ class Pipeline:
         t4 = time.perf_counter()
         if rnd is not None:
             res.key_frame = out if settled.result is not None or key is None else key
-        if positions and not stale:
+        if (positions or any(p is None and r.state != "face_down" for r, p in zip(reads, where))
+                ) and not stale:
             self._pending_picture = out
         elif rnd is not None:
             self._pending_picture = None

@@ -106,6 +106,7 @@ __all__ = [
     "build_positions",
     "point_in_polygon",
     "points_in_polygon",
+    "check_polygons",
 ]
 
 
@@ -180,7 +181,10 @@ class Layout:
             if arr.ndim != 2 or arr.shape[1] != 2 or len(arr) < 3 or not np.isfinite(arr).all():
                 raise InputError(f"{where}: polygon of position {key!r} needs >= 3 finite [x, y] "
                                  f"points, got {poly!r}")
+            if pos in positions:
+                raise InputError(f"{where}: position {pos!r} is given twice")
             positions[pos] = arr
+        check_polygons(positions, where)
         rules = str(d.get("rules", "pa"))
         get_profile(rules)  # InputError naming it
         commission = d.get("commission")
@@ -210,6 +214,26 @@ class Layout:
         table_id = str(d.get("table_id", "table-1"))
         return cls(positions, table_id, rules, commission, way, banker, bets, co_bank, where)
 
+    def check_frame(self, width: int, height: int) -> None:
+        """Check the polygons against the picture: at least :data:`MIN_INSIDE` of each
+        polygon's area must lie inside the ``width`` x ``height`` px picture.
+
+        Raises:
+            InputError: naming the position (the layout was drawn for another camera or
+                picture size).
+        """
+        from shapely.geometry import box
+
+        frame = box(0, 0, float(width), float(height))
+        for pos, arr in self.positions.items():
+            shp = _shape(arr)
+            inside = shp.intersection(frame).area / shp.area
+            if inside < MIN_INSIDE:
+                raise InputError(f"{self.path}: polygon of position {pos!r} lies "
+                                 f"{'off' if inside == 0 else 'mostly off'} the {width} x "
+                                 f"{height} px picture ({inside:.0%} inside; was the layout "
+                                 "drawn for another camera?)")
+
     def to_dict(self) -> dict:
         """The YAML/dict form (polygons as lists)."""
         out: dict[str, Any] = {"table_id": self.table_id, "rules": self.rules,
@@ -222,6 +246,65 @@ class Layout:
         if self.co_bank:
             out["co_bank"] = True
         return out
+
+
+#: Largest absolute polygon coordinate accepted (px): no camera picture is this large, and a
+#: value like 1e308 would overflow the area and distance arithmetic.
+MAX_COORD = 100_000.0
+#: A polygon with less area than this (px^2) holds no tile: zero-area (points on a line).
+MIN_AREA = 1.0
+#: Share of a polygon's area that must lie inside the picture (``Layout.check_frame``): a
+#: position mostly off the picture cannot show its tiles.
+MIN_INSIDE = 0.5
+
+
+def _shape(poly: np.ndarray):
+    from shapely.geometry import Polygon
+
+    return Polygon([tuple(map(float, p)) for p in poly])
+
+
+def check_polygons(positions: Mapping[str, np.ndarray], where: str = "layout") -> None:
+    """Check a layout's polygons: coordinates within :data:`MAX_COORD` px, no polygon whose
+    edges cross (self-intersecting) or with (near) zero area (< :data:`MIN_AREA` px^2), no two
+    polygons overlapping (a tile's centre must belong to one position only). Polygons may
+    touch along an edge. Geometry by shapely (``Polygon.is_valid``, ``intersection``).
+
+    Args:
+        positions: position id -> float64 (k, 2) polygon, image px.
+        where: the layout's name for the message.
+
+    Raises:
+        InputError: naming the position(s) and what is wrong.
+    """
+    from shapely.validation import explain_validity
+
+    shapes = {}
+    for pos, arr in positions.items():
+        big = np.abs(arr).max()
+        if big > MAX_COORD:
+            raise InputError(f"{where}: polygon of position {pos!r} has a coordinate {big:g} "
+                             f"px, beyond any picture (at most {MAX_COORD:g})")
+        shp = _shape(arr)
+        if shp.convex_hull.area < MIN_AREA:
+            raise InputError(f"{where}: polygon of position {pos!r} has zero area "
+                             f"({shp.convex_hull.area:g} px^2): its points lie on a line or "
+                             "coincide")
+        if not shp.is_valid:
+            raise InputError(f"{where}: polygon of position {pos!r} is self-intersecting "
+                             f"(its edges cross: {explain_validity(shp)}); list the corners "
+                             "in order around it")
+        if shp.area < MIN_AREA:
+            raise InputError(f"{where}: polygon of position {pos!r} has zero area "
+                             f"({shp.area:g} px^2): its points lie on a line or coincide")
+        shapes[pos] = shp
+    names = list(shapes)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            over = shapes[a].intersection(shapes[b]).area
+            if over >= MIN_AREA:
+                raise InputError(f"{where}: polygons of positions {a!r} and {b!r} overlap "
+                                 f"({over:.0f} px^2): a tile must belong to one position")
 
 
 def _exact_text(value) -> str:
@@ -483,8 +566,12 @@ class RoundTracker:
         self._streak: dict[str, tuple[tuple, int]] = {}
         self._banker_final_for = 0
         self._settled_sig: tuple | None = None  # banker signature of the last settled round
-        #: (positions, frame) of the last frame that showed tiles while the round was open
-        self._pending: tuple[dict, dict] | None = None
+        #: (positions, frame, loose tiles, placement) of the last frame that showed tiles
+        #: while the round was open
+        self._pending: tuple[dict, dict, list, str | None] | None = None
+        self._loose: list[TileRead] = []
+        self._placement: str | None = None
+        self._loose_clear = 0  # consecutive frames without a tile in no position
         self.rounds = 0
 
     # -- state ---------------------------------------------------------------------------
@@ -511,12 +598,27 @@ class RoundTracker:
         """True while the current round has not been settled."""
         return self._settled_sig is None
 
-    def update(self, positions: Mapping[str, PositionState], frame: Mapping | None = None
+    def update(self, positions: Mapping[str, PositionState], frame: Mapping | None = None,
+               *, loose: Sequence[TileRead] = (), placement: str | None = None
                ) -> SettledRound | None:
         """Feed one frame's positions; returns the :class:`SettledRound` on the frame that
         settles a round, or that finds the table cleared of a round that never settled
-        (``result`` None), else None."""
+        (``result`` None), else None.
+
+        Args:
+            positions: position -> what it shows this frame.
+            frame: header fields kept with the round (index, timestamp, source, tiles...).
+            loose: face-up or unknown tiles that lie in no position (outside every layout
+                polygon, or not placed by the grouping). They keep the round open like any
+                tile (a round is never lost because its tiles lie outside the positions) and
+                are reported on the round with a ``tiles_outside_positions`` alert.
+            placement: why no position could be named in this frame (no layout and the
+                table model did not fit), or None; an unsettled round says so as its reason.
+        """
         self._observe(positions)
+        loose = [r for r in loose if r.state != "face_down"]
+        self._loose_clear = 0 if loose else self._loose_clear + 1
+        self._loose, self._placement = loose, placement
         b = self._streak.get(self.banker)
         if self._settled_sig is not None:
             changed = b is None or (b[1] >= self.n_stable and b[0] != self._settled_sig
@@ -526,9 +628,9 @@ class RoundTracker:
                 self._banker_final_for = 0
             else:
                 return None
-        if positions:
-            self._pending = (dict(positions), dict(frame or {}))
-        elif self._pending is not None and all(
+        if positions or loose:
+            self._pending = (dict(positions), dict(frame or {}), list(loose), placement)
+        elif self._pending is not None and self._loose_clear >= self.n_stable and all(
                 sig == ("empty",) and n >= self.n_stable for sig, n in self._streak.values()):
             return self._unsettled("table cleared before the round settled")
         if not self.is_final(self.banker):
@@ -541,7 +643,7 @@ class RoundTracker:
         self._settled_sig = self._streak[self.banker][0]
         self.rounds += 1
         self._pending = None
-        return self._settle(dict(positions), dict(frame or {}))
+        return self._settle(dict(positions), dict(frame or {}), list(loose), placement)
 
     def flush(self) -> SettledRound | None:
         """End of the source (or of one still image): the open round that showed tiles but
@@ -551,23 +653,25 @@ class RoundTracker:
         return self._unsettled("source ended before the round settled")
 
     def _unsettled(self, why: str) -> SettledRound:
-        positions, frame = self._pending
+        positions, frame, loose, placement = self._pending
         self._pending = None
         self.rounds += 1
-        rnd = self._settle(positions, frame)
+        rnd = self._settle(positions, frame, loose, placement)
         if rnd.result is not None:  # settleable after all (flush right on the settling frame)
             return rnd
         rnd.reason = f"{why}: {rnd.reason}" if rnd.reason else why
         return rnd
 
     # -- settlement ----------------------------------------------------------------------
-    def _settle(self, positions: dict[str, PositionState], frame: dict) -> SettledRound:
-        """The round of ``positions``; any exception raised while settling what the camera
-        read (a misread the checks did not foresee) becomes a round not settled, with the
-        reason and a ``settle_error`` alert: no reading of a picture ends a run, a feed or
-        a pit worker (docs/round-event.md, alerts)."""
+    def _settle(self, positions: dict[str, PositionState], frame: dict,
+                loose: Sequence[TileRead] = (), placement: str | None = None) -> SettledRound:
+        """The round of ``positions`` (``loose``: tiles in no position, reported with a
+        ``tiles_outside_positions`` alert; ``placement``: why they could not be placed). Any
+        exception raised while settling what the camera read (a misread the checks did not
+        foresee) becomes a round not settled, with the reason and a ``settle_error`` alert: no
+        reading of a picture ends a run, a feed or a pit worker (docs/round-event.md, alerts)."""
         try:
-            return self._settle_reads(positions, frame)
+            return self._settle_reads(positions, frame, loose, placement)
         except Exception as e:  # noqa: BLE001 -- a reading is never bad input
             why = str(e) or type(e).__name__
             reason = f"settlement failed: {why}"
@@ -578,9 +682,16 @@ class RoundTracker:
                                 self.banker, self.rules, self.commission, self.house_way,
                                 dict(self.bets), frame, reason)
 
-    def _settle_reads(self, positions: dict[str, PositionState], frame: dict) -> SettledRound:
+    def _settle_reads(self, positions: dict[str, PositionState], frame: dict,
+                      loose: Sequence[TileRead] = (), placement: str | None = None
+                      ) -> SettledRound:
         alerts: list[dict] = []
         not_settled: dict[str, str] = {}
+        if loose:
+            faces = ", ".join(sorted(r.face or "unknown" for r in loose))
+            alerts.append({"kind": "tiles_outside_positions", "position": None,
+                           "detail": f"{len(loose)} tile(s) in no position ({faces})"
+                                     + (f": {placement}" if placement else "")})
         for pos, st in positions.items():
             for kind, detail in st.problems:
                 if kind != "face_down":
@@ -627,8 +738,13 @@ class RoundTracker:
                 not_settled.pop(p, None)
         result = None
         reason = None
-        if self.banker not in final:
+        if self.banker not in final and placement and not positions:
+            reason = placement  # no position named at all: say why, not "banker empty"
+            final = []
+        elif self.banker not in final:
             why = not_settled.get(self.banker, "banker position empty")
+            if self.banker not in positions and loose:
+                why += f"; {len(loose)} tile(s) in no position"
             not_settled.setdefault(self.banker, why)
             reason = f"banker {self.banker} not settled ({why})"
             for p in final:
@@ -668,3 +784,4 @@ class RoundTracker:
         self._banker_final_for = 0
         self._settled_sig = None
         self._pending = None
+        self._loose, self._placement, self._loose_clear = [], None, 0

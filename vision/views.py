@@ -157,6 +157,18 @@ def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
     from .schema import TileRecord
 
     shown = last_event if (last_event is not None and not round_open) else None
+
+    def same_tiles(pos) -> bool:
+        """The position shows now the faces the shown round settled it with."""
+        e = (shown or {}).get("positions", {}).get(pos)
+        st = res.positions.get(pos)
+        return (e is not None and st is not None
+                and sorted(r.face or "" for r in st.tiles) == sorted(f or "" for f in e["tiles"]))
+
+    if shown is not None and not same_tiles(banker):
+        # the banker shows other tiles (the next round is being dealt, or the table is
+        # cleared): the last round's results are not drawn over them
+        shown = None
     pos_view: dict[str, dict] = {}
     for p, st in res.positions.items():
         live = live_position(st, rules)
@@ -165,7 +177,7 @@ def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
         # drawn under the position's name: plain words without the name, never the decoder's
         v.update(final=is_final(p), reason=say.split(": ", 1)[-1] if say else None,
                  result=None, net=None)
-        if shown is not None and p in shown["positions"]:
+        if shown is not None and same_tiles(p):
             e = shown["positions"][p]
             v["result"], v["net"] = e.get("result"), e.get("net")
         pos_view[p] = v
