@@ -112,7 +112,7 @@ def propose_from_reads(reads, frame_size: tuple[int, int], table_id: str = "tabl
     return layout, {p: info[p] for p in names}, g
 
 
-def propose_layout(image: str | Path, models_dir=None, backend: str = "onnx",
+def propose_layout(image: str | Path, models_dir=None, backend: str | None = None,
                    table_id: str = "table-1", min_confidence: float = 0.5) -> dict:
     """Propose a layout from a still frame of the table.
 
