@@ -143,3 +143,42 @@ def test_a_registered_backend_runs_the_production_strategies():
     finally:
         backends.unregister_backend("fake")
     assert "fake" not in backends.backend_names()
+
+
+@pytest.mark.skipif(not HAVE_MODELS or not (MODELS / "tiles_touch.onnx").is_file(),
+                    reason="trained models absent")
+def test_a_still_table_is_read_once_not_per_frame():
+    """Video of a still picture: one pass at the model's size, the fused still reading once
+    after VET_AFTER_STILL frames, then no graph runs and no decode while nothing moves."""
+    from vision.pipeline import VET_AFTER_STILL, Pipeline
+
+    made: dict[str, ScriptedBackend] = {}
+    pip_meta = {"names": "{0: 'pip_red', 1: 'pip_white'}", "task": "detect",
+                "imgsz": "[192, 96]", "stride": "32"}
+
+    def factory(path, **_):
+        if path.stem == "pips":  # raw layout, no spot above the threshold
+            b = ScriptedBackend(path, lambda blob: [np.zeros((len(blob), 6, 378), np.float32)],
+                                metadata=pip_meta)
+        else:
+            b = ScriptedBackend(path, _one_tile, metadata=TILE_META)
+        made[path.stem] = b
+        return b
+
+    backends.register_backend("fake", factory)
+    try:
+        pipe = Pipeline(models_dir=MODELS, backend="fake", n_stable=3, draw=False)
+        image = np.full((1080, 1920, 3), 60, np.uint8)
+        counts = []
+        for _ in range(VET_AFTER_STILL + 5):
+            _, res = pipe.process(image)
+            counts.append((len(made["tiles"].blobs), len(made["pips"].blobs)))
+    finally:
+        backends.unregister_backend("fake")
+    # frame 1: one pass; the frame that completes VET_AFTER_STILL still frames: the fused
+    # reading (3 sizes); after it nothing runs again
+    assert counts[0][0] == 1
+    assert counts[VET_AFTER_STILL][0] == 1 + 3
+    assert counts[-1] == counts[VET_AFTER_STILL]
+    assert pipe.still_reuses == len(counts) - 1 - VET_AFTER_STILL
+    assert res.decoded == 0  # the standing reading, no decode
