@@ -241,8 +241,9 @@ class SharedDetectorClient:
         self._nonce = uuid.uuid4().hex[:12]
         self._seq = 0
         self._lock = threading.Lock()
+        # attaching registers the block with the resource tracker that the spawned processes
+        # share with the one that made it, which unlinks it once (DetectorService.stop)
         self._block = shared_memory.SharedMemory(name=handle.block)
-        _untrack(self._block)
         facts = self._call(("open", handle.slot, None, backend, str(self.path)))
         self.metadata = facts["metadata"]
         self.input_shape = tuple(facts["input_shape"])
@@ -281,17 +282,6 @@ class SharedDetectorClient:
     def close(self) -> None:
         """Detach from the slot's block (the service owns it)."""
         self._block.close()
-
-
-def _untrack(block: shared_memory.SharedMemory) -> None:
-    """Python < 3.13 registers an attached block with the resource tracker, which would unlink
-    it when this (worker) process ends; the service owns the block, so forget it here."""
-    try:
-        from multiprocessing import resource_tracker
-
-        resource_tracker.unregister(block._name, "shared_memory")  # noqa: SLF001
-    except Exception:  # noqa: BLE001 - nothing to forget
-        pass
 
 
 def use_shared_detector(handle: ServiceHandle, backend: str) -> str:
