@@ -49,7 +49,8 @@ def main(argv=None) -> int:
     ap.add_argument("--deal", type=int, default=60, help="changing frames (dealing), default 60")
     ap.add_argument("--still", type=int, default=60, help="still frames after the deal, default 60")
     ap.add_argument("--seed", type=int, default=1_000_901, help="render seed (held out: >= 1e6)")
-    ap.add_argument("--backend", default="onnx", choices=("onnx", "ultralytics"))
+    ap.add_argument("--backend", default=None, choices=("onnx", "openvino", "ultralytics"),
+                    help="inference backend (default: the product's)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     if args.deal < 1 or args.still < 0:
@@ -98,7 +99,7 @@ def main(argv=None) -> int:
     res = {
         "video": {"size": [w, h], "frames": len(frames), "changing": args.deal, "still": args.still,
                   "face_up_tiles": n_up, "seed": args.seed},
-        "backend": args.backend,
+        "backend": args.backend or "default",
         "fps_end_to_end": round(n / wall, 2) if wall > 0 else None,
         "wall_s": round(wall, 2),
         "ms_per_frame": summary.get("ms_per_frame"),
@@ -113,7 +114,7 @@ def main(argv=None) -> int:
         return 0
     v = res["video"]
     print(f"video: {v['size'][0]}x{v['size'][1]}, {v['frames']} frames ({v['changing']} changing, "
-          f"{v['still']} still), {v['face_up_tiles']} face-up tiles, backend {args.backend}")
+          f"{v['still']} still), {v['face_up_tiles']} face-up tiles, backend {res['backend']}")
     print(f"paigow run end to end: {res['fps_end_to_end']} fps ({res['wall_s']} s wall), "
           f"{res['rounds_settled']} round(s) settled, tile detector ran {res['detector_runs']} "
           f"times, {res['tiles_decoded']} tile decodes")

@@ -7,10 +7,14 @@ at 10 fps each on 1080p video; onnxruntime vs OpenVINO per frame; Ray speed-up o
    :func:`vision.demo.demo_frames`: ``--deal`` frames of dealing in which the picture changes,
    then ``--still`` frames of the still table, so the motion gate counts), written as mp4v,
    run through the loop of ``paigow run`` (:func:`vision.session.run`, no outputs, real models)
-   by K worker processes at once (K = 1, 2, ... ``--max-workers``; each a table, as
-   ``paigow serve --tables`` runs them). Reported: each table's fps and the sum; **tables per
-   machine at 10 fps** = the best sum / 10 (a table's camera delivering 10 frames/s with this
-   mix of changing and still frames).
+   by K worker processes at once (K = ``--min-workers`` ... ``--max-workers``; each a table),
+   per backend (``--backends``) and detector arrangement (``--detector``): ``shared``, one
+   detector process for all tables fed through shared memory, as ``paigow serve --tables``
+   runs them (:mod:`vision.recognition.service`; each worker 1 thread, the service all
+   cores), or ``own``, each table its own models (the cores split between the tables).
+   Reported: each table's fps and the sum; **tables per machine at 10 fps** = the best sum /
+   10 (a table's camera delivering 10 frames/s with this mix of changing and still frames),
+   and the most tables that all ran at >= 10 fps at once.
 2. **Detector backends**: the tile model on the still 1080p frame, the same pre- and
    post-processing (:class:`vision.detect.TileDetector`), inference by onnxruntime
    (``models/tiles.onnx``) and by OpenVINO (skipped without the ``openvino`` package), twice:
@@ -27,7 +31,8 @@ The machine's other load changes every figure: run it on a quiet machine for num
 Usage::
 
     .venv/bin/python scripts/bench_tables.py [--deal 30] [--still 90] [--max-workers 2]
-        [--recordings 4] [--backend onnx|openvino] [--skip-ray] [--skip-openvino] [--json]
+        [--min-workers 1] [--recordings 4] [--backends onnx,openvino]
+        [--detector shared|own|both] [--no-batch] [--skip-ray] [--skip-openvino] [--json]
 
 Exit code 0; 2 for bad arguments or missing models.
 """
@@ -64,12 +69,20 @@ def _write_video(path: Path, frames) -> None:
     vw.release()
 
 
-def _table_worker(video: str, models: str | None, backend: str, ready, start, out) -> None:
+def _table_worker(video: str, models: str | None, backend: str, ready, start, out,
+                  service=None, threads: int | None = None) -> None:
     from vision.config import OutputConfig, PipelineConfig, RunConfig
+    from vision.pit.worker import _shared_config
+    from vision.recognition.backends import THREADS_ENV, configure_threads
     from vision.session import Session
 
+    if threads is not None:  # as the pit sets it: once for this process
+        os.environ[THREADS_ENV] = str(threads)
+        configure_threads(threads)
     cfg = RunConfig(video, PipelineConfig.build(models_dir=models, backend=backend,
                                                 source=video), OutputConfig(progress=False))
+    if service is not None:
+        cfg = _shared_config(cfg, service)
     session = Session(cfg)  # models loaded before the clock starts
     ready.put(1)
     start.wait()
@@ -79,43 +92,47 @@ def _table_worker(video: str, models: str | None, backend: str, ready, start, ou
              "rounds": len(s.get("events") or []), "detector_runs": s.get("detector_runs")})
 
 
-def bench_tables(video: Path, models: str | None, max_workers: int, backend: str) -> dict:
+def bench_tables(video: Path, models: str | None, max_workers: int, backend: str,
+                 detector: str = "shared", min_workers: int = 1, batch: bool = True) -> dict:
+    """K tables at once (K = min_workers..max_workers) on one video; ``detector``: ``shared``
+    (one detector process for all, :class:`vision.recognition.service.DetectorService`, as
+    ``paigow serve --tables`` runs them) or ``own`` (each table its models, the cores split)."""
+    from vision.recognition.service import DetectorService
+
     ctx = mp.get_context("spawn")
+    cpus = os.cpu_count() or 1
     rows = []
-    for k in range(1, max_workers + 1):
-        ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
-        procs = [ctx.Process(target=_table_worker,
-                             args=(str(video), models, backend, ready, start, out))
-                 for _ in range(k)]
-        for p in procs:
-            p.start()
-        for _ in procs:
-            ready.get(timeout=600)
-        start.set()
-        res = [out.get(timeout=1800) for _ in procs]
-        for p in procs:
-            p.join()
-        per = [r["frames"] / r["wall_s"] for r in res]
-        rows.append({"workers": k, "fps_per_table": [round(x, 2) for x in per],
-                     "fps_total": round(sum(per), 2), "rounds": [r["rounds"] for r in res],
-                     "detector_runs": res[0]["detector_runs"]})
+    svc = DetectorService(max_workers, threads=cpus, batch=batch).start() \
+        if detector == "shared" else None
+    try:
+        for k in range(min_workers, max_workers + 1):
+            ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
+            threads = 1 if svc else max(1, cpus // k)
+            procs = [ctx.Process(target=_table_worker,
+                                 args=(str(video), models, backend, ready, start, out,
+                                       svc.handle(i) if svc else None, threads))
+                     for i in range(k)]
+            for p in procs:
+                p.start()
+            for _ in procs:
+                ready.get(timeout=600)
+            start.set()
+            res = [out.get(timeout=1800) for _ in procs]
+            for p in procs:
+                p.join()
+            per = [r["frames"] / r["wall_s"] for r in res]
+            rows.append({"workers": k, "fps_per_table": [round(x, 2) for x in per],
+                         "fps_total": round(sum(per), 2), "rounds": [r["rounds"] for r in res],
+                         "detector_runs": res[0]["detector_runs"]})
+    finally:
+        if svc is not None:
+            svc.stop()
+    # tables at 10 fps: the most tables that each ran at >= 10 fps at once, else best sum / 10
+    at10 = [r["workers"] for r in rows if min(r["fps_per_table"]) >= 10.0]
     best = max(r["fps_total"] for r in rows)
-    return {"backend": backend, "runs": rows, "best_fps_total": best,
+    return {"backend": backend, "detector": detector, "batch": batch, "runs": rows,
+            "best_fps_total": best, "tables_all_at_10fps": max(at10) if at10 else 0,
             "tables_at_10fps": round(best / 10.0, 2)}
-
-
-class _OpenVINOSession:
-    """``run(output_names, feed)`` of an onnxruntime session, answered by OpenVINO."""
-
-    def __init__(self, xml: Path):
-        import openvino as ov
-
-        core = ov.Core()
-        self.model = core.compile_model(core.read_model(str(xml)), "CPU")
-
-    def run(self, names, feed):
-        blob = next(iter(feed.values()))
-        return [self.model(blob)[self.model.output(0)]]
 
 
 def _median_ms(fn, n: int) -> float:
@@ -148,8 +165,8 @@ def bench_backends(image, models: Path, n: int) -> dict:
     from vision.geometry import rectify
 
     out: dict = {}
-    tiles = TileDetector(models / "tiles.onnx")
-    pips = PipDetector(models / "pips.onnx")
+    tiles = TileDetector(models / "tiles.onnx", backend="onnx")
+    pips = PipDetector(models / "pips.onnx", backend="onnx")
     dets = tiles.detect(image)
     crops = [rectify(image, p)[0] for p in dets.polygon]
     out["tile_ms"] = {"onnxruntime": _median_ms(lambda: tiles.detect(image), n)}
@@ -159,8 +176,7 @@ def bench_backends(image, models: Path, n: int) -> dict:
         import openvino  # noqa: F401
 
         # OpenVINO running the very same ONNX graph (embedded NMS included): the backends alone
-        same = TileDetector(models / "tiles.onnx")
-        same.session = _OpenVINOSession(models / "tiles.onnx")
+        same = TileDetector(models / "tiles.onnx", backend="openvino")
         out["tile_ms"]["openvino_same_onnx"] = _median_ms(lambda: same.detect(image), n)
         out["tiles_read_same_onnx"] = _same(dets, same.detect(image))
     except Exception as exc:  # noqa: BLE001 - reported, the rest goes on
@@ -189,9 +205,9 @@ def bench_backends(image, models: Path, n: int) -> dict:
                 LOGGER.setLevel(level)
             out.setdefault("export_s", {})[name] = round(time.perf_counter() - t0, 1)
             xml = next(Path(folder).glob("*.xml"))
-            ov_det = TileDetector(models / "tiles.onnx") if name == "tiles" else \
-                PipDetector(models / "pips.onnx")
-            ov_det.session = _OpenVINOSession(xml)
+            ov_det = TileDetector(models / "tiles.onnx", backend="onnx") if name == "tiles" \
+                else PipDetector(models / "pips.onnx", backend="onnx")
+            ov_det.runtime = _OpenVINOIR(xml)
             # ultralytics' OpenVINO export has no NMS in the graph (the ONNX files may): the
             # detector's own NMS runs on the raw output, counted in the per-frame time
             ov_det.info.nms = False
@@ -241,13 +257,21 @@ def main(argv=None) -> int:
     ap.add_argument("--recordings", type=int, default=4, help="videos for the Ray part (4)")
     ap.add_argument("--repeat", type=int, default=10, help="detector timings per backend (10)")
     ap.add_argument("--models", default=None, help="models folder (default: models/)")
-    ap.add_argument("--backend", default="onnx", choices=("onnx", "openvino"),
-                    help="detector backend of the per-table part (default onnx)")
+    ap.add_argument("--backends", default="onnx,openvino",
+                    help="detector backends of the per-table part, comma-separated "
+                         "(default onnx,openvino)")
+    ap.add_argument("--detector", default="shared", choices=("shared", "own", "both"),
+                    help="per-table part: one shared detector process (as serve --tables), "
+                         "each table its own models, or both (default shared)")
+    ap.add_argument("--min-workers", type=int, default=1, help="fewest tables at once (1)")
+    ap.add_argument("--no-batch", action="store_true",
+                    help="shared detector: one inference call per request (no batching)")
     ap.add_argument("--skip-ray", action="store_true")
     ap.add_argument("--skip-openvino", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    if args.deal < 1 or args.still < 0 or args.max_workers < 1 or args.recordings < 1:
+    if args.deal < 1 or args.still < 0 or args.max_workers < 1 or args.recordings < 1 or \
+            not 1 <= args.min_workers <= args.max_workers:
         print("bench_tables: --deal, --max-workers, --recordings must be >= 1 and --still >= 0",
               file=sys.stderr)
         return 2
@@ -265,7 +289,12 @@ def main(argv=None) -> int:
         _write_video(video, frames)
         res["video"] = {"size": list(frames[0].image.shape[1::-1]), "frames": len(frames),
                         "changing": args.deal, "still": args.still}
-        res["tables"] = bench_tables(video, str(models), args.max_workers, args.backend)
+        res["tables"] = []
+        for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
+            for det in (("shared", "own") if args.detector == "both" else (args.detector,)):
+                res["tables"].append(bench_tables(video, str(models), args.max_workers,
+                                                  backend, det, args.min_workers,
+                                                  not args.no_batch))
         if not args.skip_openvino:
             res["backends"] = bench_backends(frames[-1].image, models, args.repeat)
         if not args.skip_ray:
@@ -284,10 +313,14 @@ def main(argv=None) -> int:
           f"{res['load_avg_at_end']} at end")
     print(f"video {v['size'][0]}x{v['size'][1]}, {v['frames']} frames ({v['changing']} changing, "
           f"{v['still']} still)")
-    for r in res["tables"]["runs"]:
-        print(f"  {r['workers']} table(s) at once: fps per table {r['fps_per_table']}, total "
-              f"{r['fps_total']}")
-    print(f"tables per machine at 10 fps each: {res['tables']['tables_at_10fps']}")
+    for t in res["tables"]:
+        print(f"backend {t['backend']}, detector {t['detector']}"
+              f"{'' if t['detector'] == 'own' else ' (batched)' if t['batch'] else ''}:")
+        for r in t["runs"]:
+            print(f"  {r['workers']} table(s) at once: fps per table {r['fps_per_table']}, "
+                  f"total {r['fps_total']}")
+        print(f"  tables per machine at 10 fps each: {t['tables_at_10fps']} (best total / 10); "
+              f"tables that all ran at >= 10 fps at once: {t['tables_all_at_10fps']}")
     if "backends" in res:
         print(f"detector backends: {json.dumps(res['backends'])}")
     if "ray" in res:

@@ -22,7 +22,7 @@ seat outcomes from the real command. The data are read at run time and never cop
 Usage::
 
     .venv/bin/python scripts/eval_scenes.py ../shared/scenes [--limit N] [--json]
-        [--no-seats] [--models DIR] [--video]
+        [--no-seats] [--models DIR] [--video] [--backend onnx|openvino]
 
 Exit code 0; 2 for bad input (missing folder or truth file).
 """
@@ -138,7 +138,7 @@ def score_tiles(rec: dict, reported: list[dict]) -> dict:
 
 
 def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
-                scales: str | None = None) -> dict:
+                scales: str | None = None, backend: str | None = None) -> dict:
     """Seat outcomes of one scene from ``paigow run SCENE --layout L --json``."""
     import yaml
 
@@ -150,6 +150,8 @@ def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
         cmd += ["--models", models]
     if scales:
         cmd += ["--scales", scales]
+    if backend:
+        cmd += ["--backend", backend]
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     events = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
@@ -177,7 +179,7 @@ def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
 
 def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
              models: str | None = None, progress: bool = True, scales: str | None = None,
-             video: bool = False) -> dict:
+             video: bool = False, backend: str | None = None) -> dict:
     """Per-style tile and seat figures (see module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
@@ -186,6 +188,7 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
     recs = load_truth(folder)[:limit]
     paths = [folder / r["image"] for r in recs]
     sizes = None if not scales else [int(v) for v in scales.split(",") if v.strip()]
+    backend_kw = {"backend": backend} if backend else {}
     if video:
         import cv2
 
@@ -194,11 +197,12 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
 
         reads = [{"image": str(p), "tiles": [{**r.to_dict(), "reason": r.reason}
                                              for r in video_reads(cv2.imread(str(p)), models,
-                                                                  scales=sizes)]}
+                                                                  scales=sizes,
+                                                                  **backend_kw)]}
                  for p in tqdm(paths, desc="video", disable=not progress)]
     else:
         reads = identify(paths, models_dir=models, with_reads=True, progress=progress,
-                         scales=sizes)
+                         scales=sizes, **backend_kw)
     styles: dict[str, dict] = defaultdict(lambda: {"tiles": Counter(), "fails": Counter(),
                                                    "seats": Counter(), "seat_reasons": Counter(),
                                                    "wrong": []})
@@ -210,7 +214,7 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
             st["fails"].update(t["fails"])
             st["wrong"] += t["wrong"]
             if seats:
-                s = score_seats(rec, folder, models, Path(td), scales)
+                s = score_seats(rec, folder, models, Path(td), scales, backend)
                 st["seats"].update(s["counts"])
                 st["seat_reasons"].update(s["reasons"])
                 st["wrong"] += s["wrong"]
@@ -271,13 +275,17 @@ def main(argv=None) -> int:
     ap.add_argument("--video", action="store_true",
                     help="tiles as the video frame loop reads each scene (6 frames of the "
                          "still picture) instead of as a still image")
+    ap.add_argument("--backend", default=None, choices=("onnx", "openvino", "ultralytics"),
+                    help="inference backend for both the tile reads and paigow run (default: "
+                         "the product's)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
 
     try:
         res = evaluate(args.folder, args.limit, not args.no_seats, args.models,
-                       progress=not args.json, scales=args.scales, video=args.video)
+                       progress=not args.json, scales=args.scales, video=args.video,
+                       backend=args.backend)
     except InputError as exc:
         if args.json:
             print(json.dumps({"error": str(exc)}))

@@ -249,3 +249,34 @@ def assert_valid_event(event) -> None:
     """Assert that a round event's JSON form matches docs/round-event.schema.json."""
     errors = event_errors(event)
     assert not errors, f"round {event.get('round_id')}: {errors[0]}"
+
+
+class ScriptedBackend:
+    """A :class:`vision.recognition.backends.DetectorBackend` that runs no model: it records
+    every blob it is given and answers with ``respond(blob) -> list[np.ndarray]`` (default: no
+    detection, an embedded-NMS OBB output of zeros). The detector's own letterbox, parsing, NMS
+    and mapping back run on what it returns, as in production.
+
+    Args:
+        path: the model file it stands for (its JSON beside it still counts).
+        respond: the graph's outputs for a blob ``(N, 3, H, W)``.
+        metadata: the model's own metadata (strings, as in an ONNX file).
+        input_shape: ``(N, 3, H, W)``, None for a dynamic axis.
+        name: the backend name reported.
+    """
+
+    def __init__(self, path, respond=None, *, metadata: Mapping[str, str] | None = None,
+                 input_shape=(None, 3, None, None), name: str = "fake") -> None:
+        from pathlib import Path
+
+        self.path = Path(path)
+        self.respond = respond or (lambda blob: [np.zeros((len(blob), 300, 7), np.float32)])
+        self.metadata = dict(metadata or {})
+        self.input_shape = tuple(input_shape)
+        self.name = name
+        self.blobs: list[tuple[tuple[int, ...], str, float, float]] = []  # shape, dtype, min, max
+
+    def infer(self, blob: np.ndarray) -> list[np.ndarray]:
+        self.blobs.append((tuple(blob.shape), str(blob.dtype), float(blob.min()),
+                           float(blob.max())))
+        return self.respond(blob)

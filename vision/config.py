@@ -27,14 +27,28 @@ from typing import Any, Mapping
 from scoring.errors import InputError
 from scoring.settle import POSITIONS
 
+from .recognition.backends import backend_names, default_backend
+
 __all__ = ["MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
            "CacheConfig", "TableConfig", "PipelineConfig", "OutputConfig", "RunConfig",
-           "CaptureConfig", "ServeConfig", "load_config_file", "BACKENDS"]
+           "CaptureConfig", "ServeConfig", "load_config_file", "BACKENDS", "backend_choices",
+           "is_backend"]
 
 #: Environment variable naming the models folder (docs/configuration.md).
 MODELS_ENV = "PAIGOW_MODELS"
-#: Inference backends of :mod:`vision.detect`.
+#: Built-in inference backends of :mod:`vision.detect` (more can be registered:
+#: :func:`vision.recognition.backends.register_backend`; :func:`backend_choices` lists all).
 BACKENDS = ("onnx", "openvino", "ultralytics")
+
+
+def backend_choices() -> tuple[str, ...]:
+    """Every backend name selectable now: the registered graph backends and ``ultralytics``."""
+    return backend_names() + ("ultralytics",)
+
+
+def is_backend(name: object) -> bool:
+    """True when ``name`` names a selectable backend (:func:`backend_choices`)."""
+    return isinstance(name, str) and name in backend_choices()
 
 
 def default_models_dir() -> Path:
@@ -72,8 +86,9 @@ class RecognitionConfig:
     Attributes:
         models_dir: folder with ``tiles.onnx`` / ``pips.onnx`` (``.pt`` for ultralytics);
             None: :func:`default_models_dir`.
-        backend: ``"onnx"`` (onnxruntime, default), ``"openvino"`` (the same ONNX files run by
-            OpenVINO) or ``"ultralytics"``.
+        backend: ``"onnx"`` (onnxruntime), ``"openvino"`` (the same ONNX files run by
+            OpenVINO), a name registered with :func:`vision.recognition.backends.register_backend`,
+            or ``"ultralytics"``; None: :func:`vision.recognition.backends.default_backend`.
         min_confidence: faces read below this confidence (0..1) are unknown.
         tile_conf, pip_conf: detector confidence thresholds (None: the detector's default).
         allow_diagonal_two: accept diagonal 2s (:func:`vision.decode.half_shape_ok`).
@@ -89,7 +104,7 @@ class RecognitionConfig:
     """
 
     models_dir: Path | None = None
-    backend: str = "onnx"
+    backend: str | None = None
     min_confidence: float = 0.5
     tile_conf: float | None = None
     pip_conf: float | None = None
@@ -107,8 +122,10 @@ class RecognitionConfig:
             _check(all(v >= 32 and v % 32 == 0 for v in sizes),
                    f"scales must be multiples of 32 px, got {list(sizes)!r}")
             object.__setattr__(self, "scales", sizes)
-        _check(self.backend in BACKENDS,
-               f"unknown backend {self.backend!r}: choose onnx, openvino or ultralytics")
+        if self.backend is None:
+            object.__setattr__(self, "backend", default_backend())
+        _check(is_backend(self.backend),
+               f"unknown backend {self.backend!r}: choose {', '.join(backend_choices())}")
         _fraction("min confidence", self.min_confidence)
         for name in ("tile_conf", "pip_conf"):
             if getattr(self, name) is not None:

@@ -89,7 +89,7 @@ def demo_frames(seed: int = DEMO_SEED, n_deal: int = 12, n_still: int = 24,
 
 
 def demo(out_dir: str | Path = "demo_out", models_dir: str | Path | None = None,
-         backend: str = "onnx", json_events: bool = False, seed: int = DEMO_SEED,
+         backend: str | None = None, json_events: bool = False, seed: int = DEMO_SEED,
          tile_detector=None, pip_detector=None, stdout=None, n_stable: int = 8,
          prepared: tuple | None = None) -> dict:
     """Render a short table round (held-out seed), run the full pipeline, write

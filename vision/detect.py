@@ -1,18 +1,22 @@
-"""Tile and pip detectors: ONNX Runtime (default, CPU), OpenVINO (the same ONNX graph, the
-``openvino`` extra) or ultralytics (alternative) backends.
+"""Tile and pip detectors: letterbox, output parsing and NMS around an inference backend
+(:mod:`vision.recognition.backends`: ONNX Runtime, OpenVINO, or one registered by name), or
+ultralytics' own predict (alternative).
 
-Both backends return :class:`vision.detections.Detections` in the INPUT image's pixel
+Both paths return :class:`vision.detections.Detections` in the INPUT image's pixel
 coordinates with GLOBAL class ids (tile model: 0 tile, 1 tile_back; pip model: 2 pip_red,
 3 pip_white). A model's own class ids are mapped by name when its names are the project's
 (``tile``, ``tile_back``, ``pip_red``, ``pip_white``), otherwise by adding ``class_offset``
 (0 for tiles, 2 for pips). Oriented (OBB) tile detections carry their polygon in the canonical
 order of :func:`vision.geometry.order_polygon` (clockwise, corner 0 -> 1 a short side).
 
-ONNX path (``backend="onnx"``; ``backend="openvino"`` is the same path with OpenVINO running
-the graph instead of ONNX Runtime, :class:`_OpenVINOSession`):
+Graph path (``backend="onnx"``, ``"openvino"`` or any registered name, or a
+:class:`~vision.recognition.backends.DetectorBackend` object): the backend runs the ONNX graph
+only -- it gets the letterboxed float32 blob and returns the raw output arrays -- and everything
+below is this module's, the same for every backend:
 
-* model facts come from the ONNX ``metadata_props`` written by ultralytics export (``task``,
-  ``names``, ``imgsz``, ``stride``, ``batch``, ``args.nms``, ``end2end``), overridden by a JSON
+* model facts come from the model file's metadata (``DetectorBackend.metadata``, the ONNX
+  ``metadata_props`` written by ultralytics export: ``task``, ``names``, ``imgsz``, ``stride``,
+  ``batch``, ``args.nms``, ``end2end``) and the backend's input shape, overridden by a JSON
   file beside the model (``models/tiles.json`` for ``models/tiles.onnx``) when present (keys
   ``task``, ``names``, ``imgsz``, ``stride``, ``class_offset``);
 * preprocessing is ultralytics' ``LetterBox`` re-implemented in a few cv2 lines
@@ -63,6 +67,7 @@ from scoring.errors import InputError
 
 from .detections import CLASS_NAMES, Detections
 from .geometry import obb_to_polygons, order_polygon
+from .recognition.backends import DetectorBackend, backend_names, default_backend, open_backend
 
 __all__ = [
     "Detector",
@@ -308,43 +313,18 @@ def _parse_output(out: np.ndarray, task: str, nc: int, conf: float, iou: float, 
 
 # ----------------------------------------------------------------------------- detector
 
-class _OpenVINOSession:
-    """The ``run(output_names, feed)`` of an onnxruntime session, answered by OpenVINO running
-    the same ONNX graph on the CPU (backend ``openvino``): the letterbox, the graph (embedded
-    NMS included) and the parsing stay those of the ONNX path, only the inference engine
-    changes. scripts/bench_tables.py measures both on a 1080p frame and checks they read the
-    same tiles.
-
-    Raises:
-        InputError: the ``openvino`` package is missing, or it cannot compile the model.
-    """
-
-    def __init__(self, path: Path) -> None:
-        try:
-            import openvino as ov
-        except ImportError:
-            raise InputError("backend 'openvino' needs the openvino package "
-                             "(pip install 'paigow-vision[openvino]')") from None
-        try:
-            core = ov.Core()
-            self.model = core.compile_model(core.read_model(str(path)), "CPU")
-        except Exception as exc:  # noqa: BLE001 - OpenVINO raises its own RuntimeError types
-            raise InputError(f"OpenVINO cannot compile {path}: {exc}") from None
-        self._out = self.model.output(0)
-
-    def run(self, output_names, feed: dict) -> list[np.ndarray]:
-        """``[output 0]`` for the one input in ``feed`` (float32 NCHW)."""
-        return [self.model(next(iter(feed.values())))[self._out]]
-
-
 class Detector:
     """A YOLO detector (detect or OBB task) returning :class:`Detections`.
 
     Args:
         model: path to the ``.onnx`` (onnx backend) or ``.pt``/``.onnx`` (ultralytics backend:
             a ``.pt`` with the same stem beside the ``.onnx`` is used).
-        backend: ``"onnx"`` (default; ONNX Runtime, CPU, ``intra_op_num_threads`` =
-            ``os.cpu_count()``) or ``"ultralytics"``.
+        backend: a backend name (``"onnx"``: ONNX Runtime; ``"openvino"``; one added by
+            :func:`vision.recognition.backends.register_backend`; None: the default,
+            :func:`vision.recognition.backends.default_backend`), ``"ultralytics"`` (its own
+            predict on the ``.pt``), or a ready
+            :class:`~vision.recognition.backends.DetectorBackend` (tests, the shared detector).
+            Threads are the process's (:func:`vision.recognition.backends.inference_threads`).
         task: ``"detect"`` or ``"obb"``; default from the model metadata.
         conf: confidence threshold (fraction), default 0.25.
         iou: NMS IoU threshold (fraction), default 0.7 (the class's ``default_iou``).
@@ -370,16 +350,22 @@ class Detector:
     default_iou: float = 0.7
     default_agnostic: bool = False
 
-    def __init__(self, model: str | os.PathLike | None = None, *, backend: str = "onnx",
+    def __init__(self, model: str | os.PathLike | None = None, *,
+                 backend: "str | DetectorBackend | None" = None,
                  task: str | None = None, conf: float = 0.25, iou: float | None = None,
                  agnostic: bool | None = None, max_det: int = 300, class_offset: int | None = None,
                  providers: Sequence[str] | None = None, max_batch: int = 32) -> None:
         path = Path(model) if model is not None else self.default_model
         if path is None:
             raise InputError("no model path given")
-        if backend not in ("onnx", "ultralytics", "openvino"):
-            raise InputError(f"backend must be 'onnx', 'openvino' or 'ultralytics', got "
-                             f"{backend!r}")
+        runtime = None
+        if backend is None:
+            backend = default_backend()
+        elif not isinstance(backend, str):
+            runtime, backend = backend, getattr(backend, "name", type(backend).__name__)
+        elif backend != "ultralytics" and backend not in backend_names():
+            raise InputError(f"backend must be one of {', '.join(backend_names())} or "
+                             f"ultralytics, got {backend!r}")
         iou = self.default_iou if iou is None else iou
         self.agnostic = self.default_agnostic if agnostic is None else bool(agnostic)
         if not (0.0 <= conf <= 1.0) or not (0.0 <= iou <= 1.0):
@@ -390,12 +376,10 @@ class Detector:
         offset = self.default_offset if class_offset is None else int(class_offset)
         task = task or self.default_task
         self._own_names: dict[int, str] = {}  # the class names stored in the model file itself
-        if backend in ("onnx", "openvino"):
-            self._init_onnx(path, task, offset, providers)
-            if backend == "openvino":
-                self.session = _OpenVINOSession(path)
-        else:
+        if backend == "ultralytics" and runtime is None:
             self._init_ultralytics(path, task, offset)
+        else:
+            self._init_graph(path, task, offset, runtime, providers)
         if self.role is not None:
             from .modelcheck import check_classes
 
@@ -404,33 +388,25 @@ class Detector:
         self._class_map = self._make_class_map()
 
     # -- backends
-    def _init_onnx(self, path: Path, task: str | None, offset: int,
-                   providers: Sequence[str] | None) -> None:
-        import onnxruntime as ort
+    def _init_graph(self, path: Path, task: str | None, offset: int,
+                    runtime: "DetectorBackend | None", providers: Sequence[str] | None) -> None:
+        """The graph path: ``runtime`` (an injected backend) or the backend named
+        :attr:`backend` (:func:`vision.recognition.backends.open_backend`) on ``path``."""
+        if runtime is None:
+            if not path.is_file():
+                raise InputError(f"model file not found: {path}")
+            from .modelcheck import verify_checksum
 
-        if not path.is_file():
-            raise InputError(f"model file not found: {path}")
-        from .modelcheck import verify_checksum
-
-        verify_checksum(path)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = os.cpu_count() or 1
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.log_severity_level = 3
-        try:
-            self.session = ort.InferenceSession(str(path), sess_options=so,
-                                                providers=list(providers or
-                                                               ["CPUExecutionProvider"]))
-        except Exception as exc:  # onnxruntime raises its own Fail/InvalidProtobuf types
-            raise InputError(f"not a readable ONNX model: {path} ({exc})") from exc
-        inp = self.session.get_inputs()[0]
-        self._input_name = inp.name
-        meta = self.session.get_modelmeta().custom_metadata_map or {}
+            verify_checksum(path)
+            opts = {"providers": providers} if providers and self.backend == "onnx" else {}
+            runtime = open_backend(self.backend, path, **opts)
+        #: the :class:`vision.recognition.backends.DetectorBackend` running the graph
+        self.runtime = runtime
+        meta = dict(runtime.metadata or {})
         own = _literal(meta.get("names"))
         if isinstance(own, dict):
             self._own_names = {int(k): str(v) for k, v in own.items()}
-        self.info = read_model_info(path, meta, inp.shape, offset, task)
-        self._output_name = self.session.get_outputs()[0].name
+        self.info = read_model_info(path, meta, list(runtime.input_shape), offset, task)
 
     def _init_ultralytics(self, path: Path, task: str | None, offset: int) -> None:
         os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -510,9 +486,9 @@ class Detector:
             if int(imgsz) < self.info.stride or int(imgsz) % self.info.stride:
                 raise InputError(f"imgsz must be a positive multiple of {self.info.stride}, "
                                  f"got {imgsz!r}")
-            if self.info.dynamic_hw or self.backend == "ultralytics":
+            if self.info.dynamic_hw or not hasattr(self, "runtime"):
                 size = (int(imgsz), int(imgsz))
-        if self.backend == "ultralytics":
+        if not hasattr(self, "runtime"):
             return self._detect_ultralytics(imgs, size)
         return self._detect_onnx(imgs, size)
 
@@ -545,7 +521,7 @@ class Detector:
             if len(chunk) < pad_to:
                 blob = np.concatenate([blob, np.zeros((pad_to - len(chunk),) + blob.shape[1:],
                                                       np.float32)])
-            out = self.session.run([self._output_name], {self._input_name: blob})[0]
+            out = self.runtime.infer(blob)[0]
             for k, (_, lb) in enumerate(chunk):
                 results.append(self._postprocess(out[k], lb, imgs[i + k].shape[:2]))
             i = j

@@ -34,7 +34,7 @@ def progress_bar(total: int | None, enabled: bool, desc: str):
 
 
 def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
-             backend: str = "onnx", min_confidence: float = 0.5, tile_detector=None,
+             backend: str | None = None, min_confidence: float = 0.5, tile_detector=None,
              pip_detector=None, progress: bool = False, with_reads: bool = False,
              pad: float = 0.0, single: bool = False, closeups: bool = True,
              scales: Sequence[int] | None = None) -> list[dict]:

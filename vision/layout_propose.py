@@ -418,7 +418,7 @@ def _frames_of(sources: Sequence[str | Path]):
             raise InputError(f"cannot read image {p} (not an image or video file?)")
 
 
-def propose_layout(sources, models_dir=None, backend: str = "onnx",
+def propose_layout(sources, models_dir=None, backend: str | None = None,
                    table_id: str = "table-1", min_confidence: float = 0.5,
                    dealer_at: Sequence[float] | None = None, picture: str | Path | None = None
                    ) -> dict:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from scoring.errors import InputError
 
-from .config import BACKENDS, default_models_dir
+from .config import backend_choices, default_models_dir, is_backend
+from .recognition.backends import default_backend
 
 __all__ = ["model_version", "load_detectors", "load_second_tile_detector", "model_files",
            "second_model_file"]
@@ -29,24 +30,27 @@ def _file_digest(path: Path) -> str:
     return h.hexdigest()[:8]
 
 
-def model_files(models_dir: str | Path | None = None, backend: str = "onnx"
+def model_files(models_dir: str | Path | None = None, backend: str | None = None
                 ) -> tuple[Path, Path]:
-    """``(tile model, pip model)`` paths in ``models_dir`` (None: the default folder)."""
-    if backend not in BACKENDS:
-        raise InputError(f"unknown backend {backend!r}: choose onnx, openvino or ultralytics")
+    """``(tile model, pip model)`` paths in ``models_dir`` (None: the default folder); the
+    ``.onnx`` files for every graph backend, the ``.pt`` for ultralytics (backend None: the
+    default, :func:`vision.recognition.backends.default_backend`)."""
+    backend = default_backend() if backend is None else backend
+    if not is_backend(backend):
+        raise InputError(f"unknown backend {backend!r}: choose {', '.join(backend_choices())}")
     d = Path(models_dir) if models_dir is not None else default_models_dir()
-    ext = ".pt" if backend == "ultralytics" else ".onnx"  # openvino runs the ONNX files
+    ext = ".pt" if backend == "ultralytics" else ".onnx"  # every graph backend runs the ONNX
     return d / f"tiles{ext}", d / f"pips{ext}"
 
 
-def second_model_file(models_dir: str | Path | None = None, backend: str = "onnx") -> Path:
+def second_model_file(models_dir: str | Path | None = None, backend: str | None = None) -> Path:
     """The optional second tile model's path in ``models_dir`` (``tiles_touch.onnx``, or
     ``tiles_touch.pt`` for ultralytics); it may not exist (:mod:`vision.fill`)."""
     tiles, _ = model_files(models_dir, backend)
     return tiles.with_name("tiles_touch" + tiles.suffix)
 
 
-def model_version(models_dir: str | Path | None = None, backend: str = "onnx") -> str:
+def model_version(models_dir: str | Path | None = None, backend: str | None = None) -> str:
     """``"tiles-<sha8>+pips-<sha8>"`` from the model files' SHA-256 (``"unknown"`` parts for
     missing files), with ``"+touch-<sha8>"`` when the second tile model is present."""
     parts = []
@@ -58,7 +62,7 @@ def model_version(models_dir: str | Path | None = None, backend: str = "onnx") -
     return "+".join(parts)
 
 
-def load_detectors(models_dir: str | Path | None = None, backend: str = "onnx",
+def load_detectors(models_dir: str | Path | None = None, backend: str | None = None,
                    tile_conf: float | None = None, pip_conf: float | None = None):
     """The tile and pip detectors of :mod:`vision.detect` from ``models_dir``.
 
@@ -80,7 +84,7 @@ def load_detectors(models_dir: str | Path | None = None, backend: str = "onnx",
             detect.PipDetector(pips_path, backend=backend, **kw_p))
 
 
-def load_second_tile_detector(models_dir: str | Path | None = None, backend: str = "onnx",
+def load_second_tile_detector(models_dir: str | Path | None = None, backend: str | None = None,
                               tile_conf: float | None = None):
     """The second tile model (:func:`second_model_file`) as a :class:`vision.detect.TileDetector`,
     or None when the folder has none (it is optional; :mod:`vision.fill`).

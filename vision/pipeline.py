@@ -192,6 +192,8 @@ class Pipeline:
         self.totals = {s: 0.0 for s in STAGES}
         self.frames = 0
         self.detector_runs = 0
+        #: video frames answered by the standing fused still reading (no decode, no vet)
+        self.still_reuses = 0
         self.decoded_total = 0
         self.tiles_total = 0
 
@@ -392,13 +394,23 @@ class Pipeline:
         else:
             dets, ran, stale = self.detect_gated(image)
             t1 = time.perf_counter()
-            reads, n_dec = self.decode(image, dets, use_cache=True)
-            reads = resolve_overlapping_reads(reads)
-            self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
-            if not self._still_frames:
-                self._still_reading = None  # the picture moved: read it again once still
-            if not stale:  # new faces are vetted once the picture has been still a moment
-                reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
+            if not ran and not stale and not self._moved and self._still_reading is not None \
+                    and self._still_frames >= VET_AFTER_STILL:
+                # a still table whose fused reading is made (once per still picture): it
+                # stands for this unchanged frame as for the last -- no single pass decoded
+                # and vetted again (the identity cache is left as it was; a tile that changes
+                # moves the gate first, and then everything runs as before)
+                self._still_frames += 1
+                reads, n_dec = list(self._still_reading), 0
+                self.still_reuses += 1
+            else:
+                reads, n_dec = self.decode(image, dets, use_cache=True)
+                reads = resolve_overlapping_reads(reads)
+                self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
+                if not self._still_frames:
+                    self._still_reading = None  # the picture moved: read it again once still
+                if not stale:  # new faces are vetted once the picture has been still a moment
+                    reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
         t2 = time.perf_counter()
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules, problems=self.seat_problems)

@@ -76,7 +76,7 @@ def _config(path: Path, options: Mapping[str, Any]):
                      json=False, stable=o.get("stable"), banker=o.get("banker"),
                      table_id=o.get("table_id") or path.stem, audit=None,
                      min_confidence=o.get("min_confidence"), models=o.get("models"),
-                     backend=o.get("backend") or "onnx", scales=None)
+                     backend=o.get("backend") or None, scales=None)
     return run_config(args)
 
 

@@ -347,7 +347,7 @@ def _round_of(res) -> RoundEvent | None:
 
 def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool = False,
         json_events: bool = False, models_dir: str | Path | None = None,
-        backend: str = "onnx", n_stable: int | None = None, banker: str | None = None,
+        backend: str | None = None, n_stable: int | None = None, banker: str | None = None,
         table_id: str | None = None, progress: bool = True, tile_detector=None,
         pip_detector=None, frames: Iterable | None = None, stdout=None,
         max_frames: int | None = None, audit=None, config: RunConfig | None = None,

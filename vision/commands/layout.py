@@ -49,8 +49,8 @@ def register(sub) -> None:
                    help="table id written into the layout (default table-1)")
     q.add_argument("--json", action="store_true",
                    help="print the proposal (layout, positions, tiles left out) as JSON")
-    q.add_argument("--backend", choices=("onnx", "ultralytics"), default="onnx",
-                   help="inference backend (default onnx)")
+    q.add_argument("--backend", choices=("onnx", "openvino", "ultralytics"), default=None,
+                   help="inference backend (default: as paigow run)")
     q.add_argument("--models", default=None, metavar="DIR",
                    help="folder with the tile and spot models (default: the repository's models/)")
     q.set_defaults(func=_propose)

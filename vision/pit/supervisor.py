@@ -83,6 +83,12 @@ class Pit:
         max_picture_fps: most pictures per second a worker sends.
         restart_delay: ``(first, longest)`` seconds before a failed worker is restarted.
         start_method: multiprocessing start method (``spawn``).
+        shared_detector: run every table's models in one detector process
+            (:class:`vision.recognition.service.DetectorService`, all the machine's inference
+            threads; each worker 1 thread) instead of in each worker (the machine's cores split
+            between the workers). Not with injected ``detectors``.
+        threads: the machine's inference threads (None: its CPU count), set once here and
+            handed down.
 
     Use :meth:`start`, :meth:`state`, :attr:`feeds`, :meth:`stop` (or a ``with`` block).
     """
@@ -90,7 +96,10 @@ class Pit:
     def __init__(self, specs: Sequence[TableSpec], *,
                  detectors: Mapping[str, Any] | None = None, max_picture_fps: float = 10.0,
                  restart_delay: tuple[float, float] = (0.5, 10.0),
-                 start_method: str = "spawn") -> None:
+                 start_method: str = "spawn", shared_detector: bool = True,
+                 threads: int | None = None) -> None:
+        import os
+
         self.specs = {s.table_id: s for s in specs}
         self.detectors = dict(detectors or {})
         self.max_picture_fps = float(max_picture_fps)
@@ -103,10 +112,24 @@ class Pit:
         self._stop_lock = threading.Lock()  # stop() from a signal's thread and from the caller
         self._stopped = False
         self._monitor: threading.Thread | None = None
+        machine = int(threads or os.cpu_count() or 1)
+        #: the pit's detector service (None: each worker runs its own models)
+        self.service = None
+        self.shared_detector = bool(shared_detector) and not self.detectors
+        self.slots = {t: i for i, t in enumerate(self.specs)}
+        self.machine_threads = machine
+        #: inference threads of each worker process
+        self.worker_threads = 1 if self.shared_detector else max(1, machine // len(self.specs))
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> "Pit":
-        """Start every worker and the monitor thread; returns self."""
+        """Start the detector service (when shared), every worker and the monitor thread;
+        returns self."""
+        if self.shared_detector and self.service is None:
+            from ..recognition.service import DetectorService
+
+            self.service = DetectorService(len(self.specs), threads=self.machine_threads,
+                                           start_method=self.ctx.get_start_method()).start()
         for tid, feed in self.feeds.items():
             feed.start()
             self._spawn(tid)
@@ -145,6 +168,9 @@ class Pit:
                 w.state = "stopped"
         for feed in self.feeds.values():
             feed.stop()
+        if self.service is not None:
+            self.service.stop()
+            self.service = None
 
     def __enter__(self) -> "Pit":
         return self.start()
@@ -171,7 +197,9 @@ class Pit:
         crecv, csend = self.ctx.Pipe(duplex=False)
         p = self.ctx.Process(target=worker_main, name=f"paigow-table-{tid}",
                              args=(self.specs[tid], send, crecv, self.detectors.get(tid),
-                                   self.max_picture_fps), daemon=True)
+                                   self.max_picture_fps,
+                                   self.service.handle(self.slots[tid]) if self.service
+                                   else None, self.worker_threads), daemon=True)
         p.start()
         send.close()
         crecv.close()
@@ -212,6 +240,10 @@ class Pit:
     def _watch(self) -> None:
         first, longest = self.restart_delay
         while not self._stopping.wait(0.2):
+            svc = self.service
+            if svc is not None and not svc.alive() and not self._stopping.is_set():
+                log.warning("the detector service exited; restarting it")
+                svc.start()
             for tid, w in self.workers.items():
                 p = w.process
                 if p is None or w.state in ("ended", "stopped"):

@@ -89,7 +89,7 @@ class TableSpec:
                          banker=o.get("banker"), table_id=self.table_id, audit=o.get("audit"),
                          audit_frames=o.get("audit_frames"),
                          min_confidence=o.get("min_confidence"), models=o.get("models"),
-                         backend=o.get("backend") or "onnx", scales=None,
+                         backend=o.get("backend") or None, scales=None,
                          wait_at_start=True)
         try:
             return run_config(args)

@@ -76,8 +76,23 @@ def _split(detectors: Any) -> tuple[Any, Any]:
     return detectors, detectors
 
 
+def _shared_config(cfg, service):
+    """``cfg`` with its models run by the pit's detector service (backend ``shared``,
+    :mod:`vision.recognition.service`); unchanged for the ultralytics backend."""
+    from dataclasses import replace
+
+    from ..recognition.service import use_shared_detector
+
+    rec = cfg.pipeline.recognition
+    if rec.backend == "ultralytics":
+        return cfg
+    name = use_shared_detector(service, rec.backend)
+    return replace(cfg, pipeline=replace(cfg.pipeline, recognition=replace(rec, backend=name)))
+
+
 def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
-                max_picture_fps: float = 10.0) -> None:
+                max_picture_fps: float = 10.0, service: Any = None,
+                threads: int | None = None) -> None:
     """Entry point of a table's worker process (module docstring).
 
     Args:
@@ -87,6 +102,10 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
         detectors: None (the table's models), one object with ``detect`` and
             ``detect_batch``, or a ``(tile_detector, pip_detector)`` pair (picklable; tests).
         max_picture_fps: most annotated pictures sent per second.
+        service: a :class:`vision.recognition.service.ServiceHandle`: the table's models run
+            in the pit's one detector process (docs/pit.md); None: in this process.
+        threads: this process's inference threads (set once,
+            :func:`vision.recognition.backends.configure_threads`); None: the default.
 
     Exits with code 0 when the source ended or the worker was stopped, 1 on an error (sent
     first as ``("error", text)``).
@@ -105,8 +124,15 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
 
     signal.signal(signal.SIGTERM, stop)
     try:
+        if threads is not None:
+            from ..recognition.backends import THREADS_ENV, configure_threads
+
+            os.environ[THREADS_ENV] = str(threads)
+            configure_threads(threads)
         cfg = spec.run_config()
         tile, pips = _split(detectors)
+        if service is not None and detectors is None:
+            cfg = _shared_config(cfg, service)
         rules = cfg.pipeline.table.rules
         sink = _PipeSink(conn, rules, max_picture_fps)
         session = Session(cfg, sinks=[sink], pace=spec.realtime, loop=spec.loop,

@@ -62,7 +62,7 @@ class PipelineFeed(LiveFeed):
 
     def __init__(self, source: str | Path, config: RunConfig | None = None, *,
                  layout: Any = None, models_dir: str | Path | None = None,
-                 backend: str = "onnx", loop: bool = False, realtime: bool = True,
+                 backend: str | None = None, loop: bool = False, realtime: bool = True,
                  pipeline: Any = None, pipeline_kwargs: Mapping[str, Any] | None = None,
                  **kw: Any) -> None:
         spec = str(source)

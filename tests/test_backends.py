@@ -1,0 +1,184 @@
+"""The recognition backend protocol (vision.recognition.backends, docs/architecture.md
+"Inference backends"): a backend runs the graph only, the detector's letterbox / parsing / NMS /
+mapping run on its output whatever the backend; a backend registered by name runs the production
+pipeline strategies (still-image scales, second tile model); threads are set once per process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fakes import ScriptedBackend
+from scoring.errors import InputError
+from vision.detect import Detector, TileDetector
+from vision.recognition import backends
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "models"
+HAVE_MODELS = all((MODELS / f"{n}.onnx").is_file() for n in ("tiles", "pips"))
+TILE_META = {"names": "{0: 'tile', 1: 'tile_back'}", "task": "obb", "imgsz": "[640, 640]",
+             "stride": "32"}
+
+
+def _one_tile(blob):
+    """An embedded-NMS OBB output with one tile: centre (320, 192) in letterbox px, 60 x 30,
+    confidence 0.9, class tile, no rotation."""
+    out = np.zeros((len(blob), 300, 7), np.float32)
+    out[:, 0] = [320, 192, 60, 30, 0.9, 0, 0]
+    return [out]
+
+
+def test_detector_maps_the_backends_output_back_to_the_picture(tmp_path):
+    fake = ScriptedBackend(tmp_path / "tiles.onnx", _one_tile, metadata=TILE_META)
+    det = TileDetector(tmp_path / "tiles.onnx", backend=fake)
+    image = np.zeros((1080, 1920, 3), np.uint8)
+    image[:, :] = (255, 0, 0)  # blue in BGR
+    d = det.detect(image)
+    # 1920x1080 -> 640x360 (gain 1/3), padded to a multiple of 32 in height: 384, 12 px on top
+    assert fake.blobs == [((1, 3, 384, 640), "float32", pytest.approx(0.0),
+                           pytest.approx(1.0))]
+    assert len(d) == 1 and int(d.class_id[0]) == 0
+    assert d.confidence[0] == pytest.approx(0.9)
+    corners = sorted(map(tuple, np.round(d.polygon[0]).astype(int).tolist()))
+    # centre (960, 540) in the picture, 180 x 90 px
+    assert corners == [(870, 495), (870, 585), (1050, 495), (1050, 585)]
+    assert det.backend == "fake" and det.runtime is fake
+
+
+def test_the_blob_is_rgb_zero_to_one_with_grey_padding(tmp_path):
+    seen = []
+
+    def respond(blob):
+        seen.append(blob.copy())
+        return [np.zeros((len(blob), 300, 7), np.float32)]
+
+    det = TileDetector(tmp_path / "tiles.onnx",
+                       backend=ScriptedBackend(tmp_path / "tiles.onnx", respond,
+                                               metadata=TILE_META))
+    image = np.zeros((1080, 1920, 3), np.uint8)
+    image[:, :] = (255, 0, 0)  # BGR blue
+    det.detect(image)
+    blob = seen[0]
+    assert blob[0, :, 200, 320].tolist() == [0.0, 0.0, 1.0]  # R, G, B
+    assert blob[0, 0, 0, 0] == pytest.approx(114 / 255)   # letterbox padding
+
+
+def test_unknown_backend_names_the_choices(tmp_path):
+    with pytest.raises(InputError, match="onnx, openvino"):
+        backends.open_backend("tensorrt", tmp_path / "tiles.onnx")
+    with pytest.raises(InputError, match="taken"):
+        backends.register_backend("ultralytics", ScriptedBackend)
+
+
+def test_threads_are_set_once_per_process(monkeypatch):
+    monkeypatch.setattr(backends, "_threads", None)
+    monkeypatch.setenv(backends.THREADS_ENV, "1")
+    assert backends.inference_threads() == 1
+    assert backends.configure_threads(1) == 1  # the same value again is fine
+    with pytest.raises(InputError, match="already set to 1"):
+        backends.configure_threads(2)
+    monkeypatch.setattr(backends, "_threads", None)
+    monkeypatch.setenv(backends.THREADS_ENV, "two")
+    with pytest.raises(InputError, match="PAIGOW_THREADS"):
+        backends.inference_threads()
+    monkeypatch.setattr(backends, "_threads", None)
+
+
+@pytest.mark.skipif(not HAVE_MODELS, reason="models/tiles.onnx or pips.onnx absent")
+def test_onnxruntime_uses_the_process_threads(monkeypatch):
+    monkeypatch.setattr(backends, "_threads", None)
+    monkeypatch.setenv(backends.THREADS_ENV, "1")
+    b = backends.open_backend("onnx", MODELS / "pips.onnx")
+    assert b.session.get_session_options().intra_op_num_threads == 1
+    assert b.input_shape[1] == 3 and "names" in b.metadata
+    monkeypatch.setattr(backends, "_threads", None)
+
+
+@pytest.mark.skipif(not HAVE_MODELS, reason="models/tiles.onnx or pips.onnx absent")
+def test_openvino_reads_the_same_model_facts_as_onnxruntime():
+    pytest.importorskip("openvino")
+    a = backends.open_backend("onnx", MODELS / "tiles.onnx")
+    b = backends.open_backend("openvino", MODELS / "tiles.onnx")
+    assert a.input_shape == b.input_shape == (None, 3, None, None)
+    for k in ("names", "task", "stride", "imgsz", "args"):
+        assert a.metadata[k] == b.metadata[k], k
+    blob = np.full((1, 3, 96, 64), 0.5, np.float32)
+    oa, ob = a.infer(blob)[0], b.infer(blob)[0]
+    assert oa.shape == ob.shape
+
+
+@pytest.mark.skipif(not HAVE_MODELS or not (MODELS / "tiles_touch.onnx").is_file(),
+                    reason="trained models absent")
+def test_a_registered_backend_runs_the_production_strategies():
+    """``backend="fake"`` through the models folder: the still image is read at every size of
+    vision.scales.STILL_SCALES and by the second tile model at its size, a video frame at the
+    model's own size -- the strategies an injected detector object would skip."""
+    from vision.fill import SECOND_MODEL_SIZE
+    from vision.pipeline import Pipeline
+    from vision.scales import STILL_SCALES
+
+    made: dict[str, ScriptedBackend] = {}
+
+    def factory(path, **_):
+        b = ScriptedBackend(path, metadata=TILE_META)
+        if path.stem == "pips":
+            b.metadata = {"names": "{0: 'pip_red', 1: 'pip_white'}", "task": "detect",
+                          "imgsz": "[192, 96]", "stride": "32"}
+        made[path.stem] = b
+        return b
+
+    backends.register_backend("fake", factory)
+    try:
+        pipe = Pipeline(models_dir=MODELS, backend="fake", n_stable=1, draw=False)
+        image = np.full((1080, 1920, 3), 60, np.uint8)
+        pipe.read_still(image)
+        assert sorted(made) == ["pips", "tiles", "tiles_touch"]
+        assert [s[0][3] for s in made["tiles"].blobs] == list(STILL_SCALES)
+        assert [s[0][3] for s in made["tiles_touch"].blobs] == [SECOND_MODEL_SIZE]
+        pipe.process(image)
+        assert made["tiles"].blobs[-1][0] == (1, 3, 384, 640)
+        assert pipe.model_version.startswith("tiles-")
+    finally:
+        backends.unregister_backend("fake")
+    assert "fake" not in backends.backend_names()
+
+
+@pytest.mark.skipif(not HAVE_MODELS or not (MODELS / "tiles_touch.onnx").is_file(),
+                    reason="trained models absent")
+def test_a_still_table_is_read_once_not_per_frame():
+    """Video of a still picture: one pass at the model's size, the fused still reading once
+    after VET_AFTER_STILL frames, then no graph runs and no decode while nothing moves."""
+    from vision.pipeline import VET_AFTER_STILL, Pipeline
+
+    made: dict[str, ScriptedBackend] = {}
+    pip_meta = {"names": "{0: 'pip_red', 1: 'pip_white'}", "task": "detect",
+                "imgsz": "[192, 96]", "stride": "32"}
+
+    def factory(path, **_):
+        if path.stem == "pips":  # raw layout, no spot above the threshold
+            b = ScriptedBackend(path, lambda blob: [np.zeros((len(blob), 6, 378), np.float32)],
+                                metadata=pip_meta)
+        else:
+            b = ScriptedBackend(path, _one_tile, metadata=TILE_META)
+        made[path.stem] = b
+        return b
+
+    backends.register_backend("fake", factory)
+    try:
+        pipe = Pipeline(models_dir=MODELS, backend="fake", n_stable=3, draw=False)
+        image = np.full((1080, 1920, 3), 60, np.uint8)
+        counts = []
+        for _ in range(VET_AFTER_STILL + 5):
+            _, res = pipe.process(image)
+            counts.append((len(made["tiles"].blobs), len(made["pips"].blobs)))
+    finally:
+        backends.unregister_backend("fake")
+    # frame 1: one pass; the frame that completes VET_AFTER_STILL still frames: the fused
+    # reading (3 sizes); after it nothing runs again
+    assert counts[0][0] == 1
+    assert counts[VET_AFTER_STILL][0] == 1 + 3
+    assert counts[-1] == counts[VET_AFTER_STILL]
+    assert pipe.still_reuses == len(counts) - 1 - VET_AFTER_STILL
+    assert res.decoded == 0  # the standing reading, no decode

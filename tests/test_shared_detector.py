@@ -1,0 +1,73 @@
+"""The pit's one detector service (vision.recognition.service, docs/pit.md): tables' blobs go to
+one detector process through shared memory and a queue and come back as the outputs the backend
+gives in-process -- the same detections, batched across clients or not, and a blob too big for
+the shared block still answered."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scoring.errors import InputError
+from vision.recognition.backends import open_backend
+from vision.recognition.service import DetectorService, SharedDetectorClient
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+pytestmark = pytest.mark.skipif(not (MODELS / "pips.onnx").is_file(),
+                                reason="models/pips.onnx absent")
+
+
+def test_two_clients_get_what_the_backend_gives_in_process():
+    rng = np.random.default_rng(3)
+    blobs = [rng.random((n, 3, 192, 96), dtype=np.float32) for n in (1, 3, 2, 4)]
+    here = open_backend("onnx", MODELS / "pips.onnx")
+    want = [here.infer(b)[0] for b in blobs]
+    with DetectorService(2, threads=1) as svc:
+        clients = [SharedDetectorClient(MODELS / "pips.onnx", svc.handle(i), "onnx")
+                   for i in range(2)]
+        assert clients[0].metadata["names"] == here.metadata["names"]
+        assert clients[0].input_shape == here.input_shape
+        got: dict[int, np.ndarray] = {}
+
+        def run(k: int) -> None:  # two tables at once: their requests may share a call
+            for j in range(k, len(blobs), 2):
+                got[j] = clients[k].infer(blobs[j])[0]
+
+        ts = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        for j, w in enumerate(want):
+            assert got[j].shape == w.shape
+            np.testing.assert_allclose(got[j], w, atol=1e-4)
+
+
+def test_a_blob_bigger_than_the_block_and_an_unreadable_model(tmp_path):
+    blob = np.random.default_rng(4).random((2, 3, 192, 96), dtype=np.float32)
+    want = open_backend("onnx", MODELS / "pips.onnx").infer(blob)[0]
+    with DetectorService(1, threads=1, batch=False, slot_bytes=4096) as svc:
+        c = SharedDetectorClient(MODELS / "pips.onnx", svc.handle(0), "onnx")
+        np.testing.assert_allclose(c.infer(blob)[0], want, atol=1e-4)
+        bad = tmp_path / "bad.onnx"
+        bad.write_bytes(b"not a model")
+        with pytest.raises(InputError, match="bad.onnx"):
+            SharedDetectorClient(bad, svc.handle(0), "onnx")
+
+
+@pytest.mark.skipif(not (MODELS / "tiles.onnx").is_file(), reason="models/tiles.onnx absent")
+def test_the_tile_detector_on_the_service_reads_what_it_reads_in_process():
+    from vision.detect import TileDetector
+    from vision.synth import render_table
+
+    image = render_table(1_000_931, size=(1920, 1080)).image
+    a = TileDetector(MODELS / "tiles.onnx", backend="onnx").detect(image)
+    with DetectorService(1, threads=1) as svc:
+        client = SharedDetectorClient(MODELS / "tiles.onnx", svc.handle(0), "onnx")
+        b = TileDetector(MODELS / "tiles.onnx", backend=client).detect(image)
+    assert len(a) >= 8 and len(a) == len(b)
+    np.testing.assert_allclose(a.polygon, b.polygon, atol=0.01)
+    np.testing.assert_array_equal(a.class_id, b.class_id)

@@ -1,0 +1,314 @@
+"""Inference backends: the one place a model graph is run (docs/architecture.md, backends).
+
+A :class:`DetectorBackend` runs a detector's graph and nothing else -- modelled on frigate's
+``DetectionApi`` plugins (one small class per runtime, chosen by name): its input is the
+letterboxed float32 blob ``(N, 3, H, W)``, RGB, values 0..1; its output the graph's raw output
+arrays. Letterboxing, parsing the output, NMS and mapping boxes back to the picture stay in
+:class:`vision.detect.Detector`, identical for every backend, so two backends that run the same
+graph read the same tiles.
+
+Backends, chosen by name (``--backend``, ``recognition.backend``):
+
+* ``openvino`` (:class:`OpenVINOBackend`): OpenVINO on the CPU, reading the project's ONNX
+  files directly (one ``openvino.Core`` per process). The default where installed
+  (:data:`DEFAULT_BACKEND`; the model card's speed section has the measurements).
+* ``onnx`` (:class:`OnnxRuntimeBackend`): ONNX Runtime, CPU execution provider.
+* more by :func:`register_backend` -- the pit's shared detector client
+  (:mod:`vision.recognition.service`) and the fakes of the tests, which then run the real
+  detector code paths and pipeline strategies.
+
+Threads are set once per process (:func:`configure_threads`), from configuration: the
+environment variable ``PAIGOW_THREADS`` (the pit sets it for its workers, splitting the
+machine's cores between them, or 1 each when they share a detector service), else the machine's
+CPU count read once. A backend never asks ``os.cpu_count()`` itself, so N tables on one machine
+no longer start N x cores inference threads.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from scoring.errors import InputError
+
+__all__ = ["DetectorBackend", "OnnxRuntimeBackend", "OpenVINOBackend", "register_backend",
+           "unregister_backend", "backend_names", "open_backend", "configure_threads",
+           "inference_threads", "THREADS_ENV", "DEFAULT_BACKEND", "default_backend"]
+
+#: Environment variable: inference threads of one process (an integer >= 1).
+THREADS_ENV = "PAIGOW_THREADS"
+
+
+@runtime_checkable
+class DetectorBackend(Protocol):
+    """Runs one detector graph (frigate's ``DetectionApi``: graph only, no pre/post-processing).
+
+    Attributes:
+        name: the backend's registered name (``"onnx"``, ``"openvino"``, ...).
+        path: the model file it runs.
+        input_shape: the graph's input shape ``(N, 3, H, W)``; an axis that is dynamic is None.
+        metadata: the model file's own metadata (ultralytics' export keys ``task``, ``names``,
+            ``imgsz``, ``stride``, ``args``, ``end2end`` ... as strings).
+    """
+
+    name: str
+    path: Path
+    input_shape: tuple[int | None, ...]
+    metadata: Mapping[str, str]
+
+    def infer(self, blob: np.ndarray) -> list[np.ndarray]:
+        """Run the graph.
+
+        Args:
+            blob: float32 ``(N, 3, H, W)``, RGB, 0..1, C-contiguous (the letterboxed images).
+
+        Returns:
+            the graph's outputs, float32 arrays, first axis N (output 0 is what the detector
+            parses: ``(N, 4+nc[+1], anchors)`` raw or ``(N, max_det, 6|7)`` embedded NMS).
+        """
+        ...
+
+
+# ----------------------------------------------------------------------------- threads
+
+_threads: int | None = None
+_threads_lock = threading.Lock()
+
+
+def configure_threads(n: int | None = None) -> int:
+    """Set this process's inference threads once (later calls with another value are refused).
+
+    Args:
+        n: threads (>= 1); None: ``$PAIGOW_THREADS`` when set, else the machine's CPU count.
+
+    Returns:
+        the threads in effect.
+
+    Raises:
+        InputError: ``n`` or ``$PAIGOW_THREADS`` not an integer >= 1, or the threads were
+            already set to another value in this process (backends already built use them).
+    """
+    global _threads
+    if n is None:
+        env = os.environ.get(THREADS_ENV, "").strip()
+        if env:
+            try:
+                n = int(env)
+            except ValueError:
+                raise InputError(f"{THREADS_ENV} must be an integer >= 1, got {env!r}") from None
+        else:
+            n = os.cpu_count() or 1
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InputError(f"inference threads must be an integer >= 1, got {n!r}")
+    with _threads_lock:
+        if _threads is not None and _threads != n:
+            raise InputError(f"inference threads are already set to {_threads} in this process "
+                             f"(asked for {n})")
+        _threads = n
+    return n
+
+
+def inference_threads() -> int:
+    """This process's inference threads (configured once on first use, see
+    :func:`configure_threads`)."""
+    return _threads if _threads is not None else configure_threads()
+
+
+def _reset_threads_for_tests() -> None:
+    global _threads
+    with _threads_lock:
+        _threads = None
+
+
+def _machine_shared() -> bool:
+    """True when this process has fewer threads than the machine has cores: other processes
+    (tables) share the cores, so idle inference threads must sleep, not spin."""
+    return inference_threads() < (os.cpu_count() or 1)
+
+
+# ----------------------------------------------------------------------------- onnxruntime
+
+class OnnxRuntimeBackend:
+    """ONNX Runtime on the CPU (backend ``onnx``).
+
+    Args:
+        path: the ``.onnx`` file (checksum already verified by the caller).
+        providers: execution providers (default ``["CPUExecutionProvider"]``).
+
+    ``intra_op_num_threads`` = :func:`inference_threads`; spinning idle threads are switched off
+    when the process shares the machine (:func:`_machine_shared`).
+
+    Raises:
+        InputError: not a readable ONNX model (names the file).
+    """
+
+    name = "onnx"
+
+    def __init__(self, path: Path, providers: Sequence[str] | None = None) -> None:
+        import onnxruntime as ort
+
+        self.path = Path(path)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = inference_threads()
+        so.inter_op_num_threads = 1
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.log_severity_level = 3
+        if _machine_shared():
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        try:
+            self.session = ort.InferenceSession(str(self.path), sess_options=so,
+                                                providers=list(providers or
+                                                               ["CPUExecutionProvider"]))
+        except Exception as exc:  # onnxruntime raises its own Fail/InvalidProtobuf types
+            raise InputError(f"not a readable ONNX model: {self.path} ({exc})") from exc
+        inp = self.session.get_inputs()[0]
+        self._input = inp.name
+        self._outputs = [o.name for o in self.session.get_outputs()]
+        self.input_shape = tuple(d if isinstance(d, int) and d > 0 else None for d in inp.shape)
+        self.metadata = dict(self.session.get_modelmeta().custom_metadata_map or {})
+
+    def infer(self, blob: np.ndarray) -> list[np.ndarray]:
+        """The graph's outputs for ``blob`` (see :class:`DetectorBackend`)."""
+        return self.session.run(self._outputs, {self._input: blob})
+
+
+# ----------------------------------------------------------------------------- OpenVINO
+
+_ov_core = None
+_ov_lock = threading.Lock()
+
+
+def _openvino_core():
+    """The process's one ``openvino.Core``, its CPU threads set once (:func:`inference_threads`)."""
+    global _ov_core
+    with _ov_lock:
+        if _ov_core is None:
+            try:
+                import openvino as ov
+            except ImportError:
+                raise InputError("backend 'openvino' needs the openvino package "
+                                 "(pip install 'paigow-vision[openvino]')") from None
+            core = ov.Core()
+            core.set_property("CPU", {"INFERENCE_NUM_THREADS": inference_threads()})
+            _ov_core = core
+        return _ov_core
+
+
+class OpenVINOBackend:
+    """OpenVINO on the CPU running the project's ONNX file (backend ``openvino``).
+
+    The ONNX graph itself (embedded NMS included) is read by OpenVINO's ONNX front end and
+    compiled for the CPU with the LATENCY hint (one request at a time, all of this process's
+    threads on it); the model file's metadata comes from the same read (``rt_info``).
+
+    Args:
+        path: the ``.onnx`` file (checksum already verified by the caller).
+
+    Raises:
+        InputError: the ``openvino`` package is missing, or it cannot read/compile the model.
+    """
+
+    name = "openvino"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        core = _openvino_core()
+        try:
+            model = core.read_model(str(self.path))
+            self.compiled = core.compile_model(model, "CPU", {"PERFORMANCE_HINT": "LATENCY"})
+        except Exception as exc:  # noqa: BLE001 - OpenVINO raises its own RuntimeError types
+            raise InputError(f"OpenVINO cannot compile {self.path}: {exc}") from None
+        self._request = self.compiled.create_infer_request()
+        self._lock = threading.Lock()
+        ps = model.input(0).get_partial_shape()
+        self.input_shape = tuple(d.get_length() if d.is_static else None for d in ps)
+        self.metadata = _openvino_metadata(model)
+        self._n_out = len(model.outputs)
+
+    def infer(self, blob: np.ndarray) -> list[np.ndarray]:
+        """The graph's outputs for ``blob`` (see :class:`DetectorBackend`)."""
+        with self._lock:  # one infer request: one caller at a time
+            self._request.infer({0: blob})
+            return [np.array(self._request.get_output_tensor(i).data, copy=True)
+                    for i in range(self._n_out)]
+
+
+def _openvino_metadata(model) -> dict[str, str]:
+    """The ONNX ``metadata_props`` OpenVINO keeps under ``rt_info['framework']``."""
+    try:
+        keys = list(model.get_rt_info()["framework"].keys())
+    except Exception:  # noqa: BLE001 - a model without framework metadata
+        return {}
+    out = {}
+    for k in keys:
+        try:
+            out[str(k)] = model.get_rt_info(["framework", k]).astype(str)
+        except Exception:  # noqa: BLE001 - a value OpenVINO cannot show as text
+            continue
+    return out
+
+
+# ----------------------------------------------------------------------------- registry
+
+BackendFactory = Callable[..., DetectorBackend]
+
+_registry: dict[str, BackendFactory] = {
+    "onnx": OnnxRuntimeBackend,
+    "openvino": OpenVINOBackend,
+}
+
+
+def register_backend(name: str, factory: BackendFactory) -> None:
+    """Make ``factory(path, **options) -> DetectorBackend`` selectable as ``name``
+    (``--backend name``); replaces an earlier one of that name."""
+    if not name or name == "ultralytics":
+        raise InputError(f"backend name {name!r} is taken or empty")
+    _registry[str(name)] = factory
+
+
+def unregister_backend(name: str) -> None:
+    """Remove a backend added by :func:`register_backend` (the built-in two stay)."""
+    if name not in ("onnx", "openvino"):
+        _registry.pop(name, None)
+
+
+def backend_names() -> tuple[str, ...]:
+    """The graph backends selectable now (``ultralytics``, which runs its own pipeline in
+    :class:`vision.detect.Detector`, is not one of them)."""
+    return tuple(_registry)
+
+
+def open_backend(name: str, path: str | os.PathLike, **options: Any) -> DetectorBackend:
+    """Build the backend ``name`` for the model file ``path``.
+
+    Raises:
+        InputError: unknown name (lists the known ones), or the backend's own refusal.
+    """
+    try:
+        factory = _registry[name]
+    except KeyError:
+        raise InputError(f"unknown backend {name!r}: choose "
+                         f"{', '.join(backend_names() + ('ultralytics',))}") from None
+    return factory(Path(path), **options)
+
+
+def _openvino_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("openvino") is not None
+
+
+def default_backend() -> str:
+    """The backend used when none is named: :data:`DEFAULT_BACKEND`, or ``onnx`` when the
+    openvino package is not installed."""
+    if DEFAULT_BACKEND == "openvino" and not _openvino_installed():
+        return "onnx"
+    return DEFAULT_BACKEND
+
+
+#: The default backend (where installed, see :func:`default_backend`).
+DEFAULT_BACKEND = "onnx"

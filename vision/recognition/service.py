@@ -1,0 +1,291 @@
+"""One detector service per machine, shared by every table of the pit (docs/pit.md).
+
+frigate's model: the camera (table) processes do not run the models themselves; they send their
+letterboxed blobs to one detector process through shared memory and a queue, and get the raw
+outputs back. The detector process owns all the machine's inference threads and one copy of each
+model, instead of every table loading three models with its own threads and fighting the others
+for the same cores.
+
+* :class:`DetectorService` -- started by the pit supervisor (or a benchmark) with one client
+  *slot* per table: a shared-memory block (``multiprocessing.shared_memory``, ``slot_bytes``)
+  for the table's input blob and a response queue. One request queue serves every slot.
+* :class:`ServiceHandle` -- what a table's worker process receives (picklable): the queues and
+  the slot's block name.
+* :class:`SharedDetectorClient` -- a :class:`vision.recognition.backends.DetectorBackend`
+  (backend name ``shared``): ``infer(blob)`` copies the blob into the slot's block, queues a
+  request and waits for the outputs, so :class:`vision.detect.Detector` and the whole pipeline
+  run unchanged on top of it (:func:`use_shared_detector` registers it in the worker).
+
+Batching: requests waiting in the queue for the same model and the same input size (and a model
+whose batch axis is dynamic) are stacked into one inference call; ``batch=False`` runs them one
+by one. scripts/bench_tables.py measures both.
+
+A request carries its slot, a per-client sequence number and a client nonce, so a restarted
+worker never takes an answer meant for the worker it replaces. A blob larger than the slot is
+sent through the queue instead (pickled; slower, still right).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import queue as queue_mod
+import threading
+import uuid
+from dataclasses import dataclass
+from multiprocessing import shared_memory
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scoring.errors import InputError
+
+from .backends import THREADS_ENV, configure_threads, open_backend, register_backend
+
+log = logging.getLogger("vision.recognition")
+
+__all__ = ["DetectorService", "ServiceHandle", "SharedDetectorClient", "use_shared_detector",
+           "SLOT_BYTES"]
+
+#: Bytes of one table's input block: the largest blob of the product (a still image at
+#: 1216 px, (1, 3, 704, 1216) float32, 10.3 MB; 32 spot crops, (32, 3, 192, 96), 7.1 MB) fits.
+SLOT_BYTES = 16 << 20
+#: Seconds a client waits for the service before its ``infer`` fails (the worker then exits
+#: and the supervisor restarts it, as for any worker failure).
+REPLY_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class ServiceHandle:
+    """One client slot of a :class:`DetectorService` (picklable; handed to a table worker).
+
+    Attributes:
+        slot: the slot index.
+        requests: the service's request queue (shared by every slot).
+        replies: this slot's reply queue.
+        block: name of this slot's shared-memory block.
+        block_bytes: its size, bytes.
+    """
+
+    slot: int
+    requests: Any
+    replies: Any
+    block: str
+    block_bytes: int
+
+
+class DetectorService:
+    """The machine's detector process and its client slots (module docstring).
+
+    Args:
+        slots: number of clients (tables).
+        threads: inference threads of the detector process (None: the machine's CPU count).
+        batch: stack waiting requests of the same model and size into one call.
+        slot_bytes: size of each slot's input block, bytes.
+        start_method: multiprocessing start method (``spawn``).
+
+    Use :meth:`start`, :meth:`handle` (one per slot), :meth:`stop` (or a ``with`` block).
+    """
+
+    def __init__(self, slots: int, *, threads: int | None = None, batch: bool = True,
+                 slot_bytes: int = SLOT_BYTES, start_method: str = "spawn") -> None:
+        if slots < 1:
+            raise InputError(f"a detector service needs >= 1 slot, got {slots}")
+        self.ctx = mp.get_context(start_method)
+        self.threads = int(threads or os.cpu_count() or 1)
+        self.batch = bool(batch)
+        self.requests = self.ctx.Queue()
+        self.replies = [self.ctx.Queue() for _ in range(slots)]
+        self.blocks = [shared_memory.SharedMemory(create=True, size=slot_bytes)
+                       for _ in range(slots)]
+        self.slot_bytes = slot_bytes
+        self.process = None
+
+    def handle(self, slot: int) -> ServiceHandle:
+        """The handle of client slot ``slot`` (0-based)."""
+        return ServiceHandle(slot, self.requests, self.replies[slot], self.blocks[slot].name,
+                             self.slot_bytes)
+
+    def start(self) -> "DetectorService":
+        """Start the detector process; returns self."""
+        self.process = self.ctx.Process(
+            target=_service_main, name="paigow-detector",
+            args=(self.requests, self.replies, [b.name for b in self.blocks], self.threads,
+                  self.batch), daemon=True)
+        self.process.start()
+        return self
+
+    def alive(self) -> bool:
+        """True while the detector process runs."""
+        return self.process is not None and self.process.is_alive()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the detector process and free the shared-memory blocks (idempotent)."""
+        if self.process is not None:
+            try:
+                self.requests.put(None)
+            except (OSError, ValueError):
+                pass
+            self.process.join(timeout)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(2)
+            self.process = None
+        for b in self.blocks:
+            try:
+                b.close()
+                b.unlink()
+            except FileNotFoundError:
+                pass
+        self.blocks = []
+
+    def __enter__(self) -> "DetectorService":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# ----------------------------------------------------------------------------- the service
+
+def _service_main(requests, replies, block_names, threads: int, batch: bool) -> None:
+    """The detector process: answer ``open`` and ``infer`` requests until ``None``."""
+    os.environ[THREADS_ENV] = str(threads)
+    configure_threads(threads)
+    blocks = [shared_memory.SharedMemory(name=n) for n in block_names]
+    models: dict[tuple[str, str], Any] = {}
+    try:
+        while True:
+            msg = requests.get()
+            if msg is None:
+                return
+            todo = [msg]
+            while len(todo) < 4 * len(blocks):  # whatever else is waiting now
+                try:
+                    more = requests.get_nowait()
+                except queue_mod.Empty:
+                    break
+                if more is None:
+                    _serve(todo, replies, blocks, models, batch)
+                    return
+                todo.append(more)
+            _serve(todo, replies, blocks, models, batch)
+    finally:
+        for b in blocks:
+            b.close()
+
+
+def _serve(todo, replies, blocks, models, batch: bool) -> None:
+    infers: dict[tuple, list] = {}
+    for msg in todo:
+        kind, slot, tag = msg[0], msg[1], msg[2]
+        if kind == "open":
+            _, _, _, backend, path = msg
+            try:
+                m = _model(models, backend, path)
+                replies[slot].put((tag, "ok", {"metadata": dict(m.metadata),
+                                               "input_shape": tuple(m.input_shape)}))
+            except Exception as exc:  # noqa: BLE001 - the client raises it as its own error
+                replies[slot].put((tag, "error", f"{type(exc).__name__}: {exc}"))
+            continue
+        _, _, _, backend, path, shape, inline = msg
+        key = (backend, path, tuple(shape[1:])) if batch else (backend, path, tag)
+        infers.setdefault(key, []).append((slot, tag, shape, inline))
+    for (backend, path, _), reqs in infers.items():
+        try:
+            m = _model(models, backend, path)
+            blobs = [inline if inline is not None else
+                     np.ndarray(shape, np.float32, buffer=blocks[slot].buf)
+                     for slot, _, shape, inline in reqs]
+            if len(blobs) > 1 and m.input_shape and m.input_shape[0] is None:
+                outs = m.infer(np.concatenate(blobs))
+                ends = np.cumsum([len(b) for b in blobs])
+                parts = [[o[e - len(b):e] for o in outs] for b, e in zip(blobs, ends)]
+            else:
+                parts = [m.infer(np.ascontiguousarray(b)) for b in blobs]
+            for (slot, tag, _, _), out in zip(reqs, parts):
+                replies[slot].put((tag, "ok", [np.ascontiguousarray(o) for o in out]))
+        except Exception as exc:  # noqa: BLE001 - the client raises it as its own error
+            for slot, tag, _, _ in reqs:
+                replies[slot].put((tag, "error", f"{type(exc).__name__}: {exc}"))
+
+
+def _model(models: dict, backend: str, path: str):
+    key = (backend, path)
+    if key not in models:
+        models[key] = open_backend(backend, path)
+    return models[key]
+
+
+# ----------------------------------------------------------------------------- the client
+
+class SharedDetectorClient:
+    """A :class:`vision.recognition.backends.DetectorBackend` answered by a
+    :class:`DetectorService` (backend name ``shared``; module docstring).
+
+    Args:
+        path: the model file (opened by the service with ``backend``).
+        handle: this table's :class:`ServiceHandle`.
+        backend: the backend the service runs the model with (``onnx``, ``openvino``).
+
+    Raises:
+        InputError: the service cannot open the model (its reason), or does not answer.
+    """
+
+    name = "shared"
+
+    def __init__(self, path: Path, handle: ServiceHandle, backend: str) -> None:
+        self.path, self.handle, self.backend = Path(path), handle, backend
+        self._nonce = uuid.uuid4().hex[:12]
+        self._seq = 0
+        self._lock = threading.Lock()
+        # attaching registers the block with the resource tracker that the spawned processes
+        # share with the one that made it, which unlinks it once (DetectorService.stop)
+        self._block = shared_memory.SharedMemory(name=handle.block)
+        facts = self._call(("open", handle.slot, None, backend, str(self.path)))
+        self.metadata = facts["metadata"]
+        self.input_shape = tuple(facts["input_shape"])
+
+    def infer(self, blob: np.ndarray) -> list[np.ndarray]:
+        """The graph's outputs for ``blob``, computed by the service."""
+        blob = np.ascontiguousarray(blob, dtype=np.float32)
+        with self._lock:  # one request of this slot at a time: the block is reused
+            if blob.nbytes <= self.handle.block_bytes:
+                np.ndarray(blob.shape, np.float32, buffer=self._block.buf)[...] = blob
+                inline = None
+            else:
+                inline = blob
+            return self._call(("infer", self.handle.slot, None, self.backend, str(self.path),
+                               tuple(blob.shape), inline), locked=True)
+
+    def _call(self, msg: tuple, locked: bool = False):
+        if not locked:
+            with self._lock:
+                return self._call(msg, locked=True)
+        self._seq += 1
+        tag = (self._nonce, self._seq)
+        self.handle.requests.put(msg[:2] + (tag,) + msg[3:])
+        while True:
+            try:
+                got_tag, status, body = self.handle.replies.get(timeout=REPLY_TIMEOUT_S)
+            except queue_mod.Empty:
+                raise InputError(f"the detector service did not answer within "
+                                 f"{REPLY_TIMEOUT_S:.0f} s ({self.path.name})") from None
+            if got_tag != tag:
+                continue  # meant for an earlier worker of this slot
+            if status != "ok":
+                raise InputError(f"detector service: {body} ({self.path})")
+            return body
+
+    def close(self) -> None:
+        """Detach from the slot's block (the service owns it)."""
+        self._block.close()
+
+
+def use_shared_detector(handle: ServiceHandle, backend: str) -> str:
+    """Register the ``shared`` backend in this (worker) process, answered by the service of
+    ``handle`` running models with ``backend``; returns ``"shared"``, the name to run with."""
+    register_backend("shared", lambda path, **_: SharedDetectorClient(path, handle, backend))
+    return "shared"
