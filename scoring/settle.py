@@ -542,7 +542,7 @@ def settle_round(
     way: str = "reference",
     co_bank: bool = False,
     commission: Decimal | str | None = None,
-    stand_in: Mapping[str, str] | None = None,
+    stand_in: Mapping[str, str | Sequence[str]] | None = None,
 ) -> RoundResult:
     """Settle a whole round (see the module docstring for who banks, co-bank and mis-sets).
 
@@ -556,10 +556,10 @@ def settle_round(
         way: house way name for unset tiles and re-sets (:func:`scoring.setting.get_house_way`).
         co_bank: the house covers half of a banking player's exposure.
         commission: rate overriding ``rules.commission``.
-        stand_in: position -> the face standing in for that position's one tile that was not
-            seen (a caller settling a seat whose result is the same for every face the tile
-            could be, e.g. ``vision.open_tile``). That one tile is not a tile of the set: it
-            is left out of the set check (:func:`check_faces`), so two stand-ins, or a
+        stand_in: position -> the face (or faces) standing in for that position's tiles that
+            were not seen (a caller settling a seat whose result is the same for every face
+            those tiles could be, e.g. ``vision.open_tile``). A stand-in is not a tile of the
+            set: it is left out of the set check (:func:`check_faces`), so two stand-ins, or a
             stand-in and a tile seen, never make a face "appear too often" [docs/rules.md 1, 5].
 
     Everything is validated before anything is settled.
@@ -584,13 +584,14 @@ def settle_round(
             raise InputError(f"position {key!r} given twice")
         given[pos] = parse_position(value, where=f"position {pos}")
     counted = {p: (list(v.tiles) if isinstance(v, Setting) else list(v)) for p, v in given.items()}
-    for key, face in (stand_in or {}).items():
+    for key, faces in (stand_in or {}).items():
         pos = _position_id(key)
         tiles = counted.get(pos, [])
-        hit = next((i for i, t in enumerate(tiles) if t.face == str(face)), None)
-        if hit is None:
-            raise InputError(f"stand-in face {face!r} is not among position {pos}'s tiles")
-        del tiles[hit]  # a stand-in is no tile of the set
+        for face in ([faces] if isinstance(faces, str) else list(faces)):
+            hit = next((i for i, t in enumerate(tiles) if t.face == str(face)), None)
+            if hit is None:
+                raise InputError(f"stand-in face {face!r} is not among position {pos}'s tiles")
+            del tiles[hit]  # a stand-in is no tile of the set
     check_faces(counted)
 
     bank = _position_id(banker)

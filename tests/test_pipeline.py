@@ -458,3 +458,30 @@ def test_a_still_tile_taken_for_a_back_is_read_and_a_real_back_stays_face_down()
     pipe2 = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1)
     reads2, _ = pipe2.decode(scene.image, backs, use_cache=True)
     assert reads2[up[0]].state == "face_down"
+
+
+def test_an_identified_outline_across_two_unread_tiles_is_not_taken():
+    """A flush hand (two tiles side by side, ends level) read only as an identified box across
+    the halves of both: the box's face is never the tiles' (a face neither may have), so it
+    becomes unknown, and the tiles' own unknown outlines are not dropped as its duplicates."""
+    from vision.decode import TileRead
+    from vision.overlaps import resolve_overlapping_reads
+
+    def read(face, x1, y1, x2, y2):
+        poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+        st = "face_up" if face else "unknown"
+        return TileRead(face, st, 0.9, poly, np.array([x1, y1, x2, y2], np.float32),
+                        reason=None if face else "read A: no face")
+
+    a, b = read(None, 0, 0, 50, 100), read(None, 50, 0, 100, 100)  # the hand, unread
+    across = read("4-5", 0, 50, 100, 100)  # half of each tile, one tile's shape
+    out = resolve_overlapping_reads([a, b, across])
+    assert [r.face for r in out] == [None, None, None] and len(out) == 3
+    assert "across two other tile outlines (read 4-5)" in out[2].reason
+    # one unread tile under it is not enough: that may be its own tile's second box
+    out = resolve_overlapping_reads([a, across])
+    assert out == [across]
+    # a second box on the same tile (IoU >= SAME_TILE_IOU) does not count as a neighbour
+    t = read("3-4", 0, 0, 50, 100)
+    dup1, dup2 = read(None, 0, 5, 50, 105), read(None, 2, 0, 52, 100)
+    assert resolve_overlapping_reads([t, dup1, dup2]) == [t]

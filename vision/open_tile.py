@@ -1,5 +1,5 @@
-"""A position with one tile not read (covered by a hand, or read two ways) is settled only
-where every face that tile could still be gives the seat the same result.
+"""A position with one or two tiles not read (covered by a hand, or read two ways) is settled
+only where every face those tiles could still be gives the seat the same result.
 
 docs/rules.md section 5: a position is settled only when its four tiles are read -- with one
 exception that guesses nothing. A set holds each face a fixed number of times (section 1), so
@@ -21,29 +21,42 @@ spot colours are calibrated (:mod:`vision.spot_colours`), whose a* agrees. A fac
 not a candidate. A spot left out only widens the candidates; the tile's face is never decided
 by this, only which faces are still open.
 
-Only one unread tile per position, four tiles lying as two hands (the pairing is by where the
-tiles lie, :func:`vision.table.pair_hands`), and nothing else wrong with the position; a
-player-banked round, a co-banked round or a table where a face is read more often than a set
-holds settles nothing this way.
+Two unread tiles in one position (:data:`MAX_UNREAD`) are filled the same way, every pair of
+faces the set has left for them (a face twice only where the set holds two more copies than the
+table shows): the argument is the same -- the seat's result is taken only when it is the same
+for every filling, so no face is assumed. The limit is a cost limit (21 x 21 fillings, each
+position's options crossed with the banker's), not a safety one.
+
+The four tiles must lie as two hands (the pairing is by where the tiles lie,
+:func:`vision.table.pair_hands`) with nothing else wrong with the position; a player-banked
+round, a co-banked round or a table where a face is read more often than a set holds settles
+nothing this way.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import product
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from scoring.setting import Setting, make_setting
+from scoring.rules import get_profile
 from scoring.settle import settle_round
-from scoring.tiles import FACES
+from scoring.tiles import FACES, TILES_BY_FACE
 
 from .detections import PIP_RED, PIP_WHITE
 from .geometry import crop_to_image, points_in_polygon
 from .spot_colours import SpotCalibration, calibrate
 
-__all__ = ["candidate_faces", "candidate_settings", "settle_open", "shown_spots", "spot_area",
-           "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE", "SHOWN_SAME_SPOT"]
+__all__ = ["candidate_faces", "candidate_fills", "candidate_settings", "settle_open",
+           "shown_spots", "spot_area", "MAX_UNREAD", "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE",
+           "SHOWN_SAME_SPOT"]
+
+#: At most this many unread tiles in one position are filled with every face they could be
+#: (a cost limit: 21 ** k fillings; not a safety limit, the rule is exact for any number).
+MAX_UNREAD: int = 2
 
 #: A spot counts as shown by an unread tile only at this detection confidence or more: the
 #: decoder's default floor for an accepted face (``RecognitionConfig.min_confidence``).
@@ -123,43 +136,105 @@ def shown_spots(read: Any, area: float, calibration: SpotCalibration | None = No
     return (int(red_like.sum()), int(white_like.sum()), int(keep.sum()))
 
 
-def candidate_settings(hands: tuple[Sequence[Any], Sequence[Any]], faces: Sequence[str],
+def candidate_fills(per_tile: Sequence[Sequence[str]], identified: Counter
+                    ) -> list[tuple[str, ...]]:
+    """Every way to give the unread tiles of one position faces: one face per tile from its
+    own candidates (``per_tile[i]``, :func:`candidate_faces`), the faces of one filling taken
+    together within what the set has left (``identified`` + the filling uses no face more
+    often than ``Tile.copies``, docs/rules.md section 1). Tuples in ``per_tile`` order."""
+    out = []
+    for combo in product(*per_tile):
+        use = Counter(combo)
+        if all(identified.get(f, 0) + n <= TILES_BY_FACE[f].copies for f, n in use.items()):
+            out.append(tuple(combo))
+    return out
+
+
+def candidate_settings(hands: tuple[Sequence[Any], Sequence[Any]],
+                       faces: Sequence[str] | Sequence[Sequence[str]],
                        rules: str = "pa") -> list[Setting]:
-    """One :class:`scoring.setting.Setting` per candidate face of the position's one unread
-    tile.
+    """One :class:`scoring.setting.Setting` per candidate filling of the position's unread
+    tiles, the higher hand high (so never mis-set).
 
     Args:
-        hands: the two hands as laid (two reads each, objects with ``.face``; exactly one of
-            the four has ``face is None``).
-        faces: the candidate faces (:func:`candidate_faces`).
+        hands: the two hands as laid (two reads each, objects with ``.face``; one or more of
+            the four have ``face is None``).
+        faces: for one unread tile, its candidate faces (:func:`candidate_faces`); for
+            several, one filling per item (:func:`candidate_fills`: a face per unread tile, in
+            the order high-hand-first of ``hands``).
         rules: rule profile (which hand is high).
 
     Raises:
-        ValueError: not exactly one unread tile.
+        ValueError: no unread tile, or a filling of another length than the unread tiles.
     """
     flat = [r.face for h in hands for r in h]
-    if len(flat) != 4 or sum(f is None for f in flat) != 1:
-        raise ValueError(f"a position with one unread tile of four expected, got {flat}")
+    k = sum(f is None for f in flat)
+    if len(flat) != 4 or k < 1:
+        raise ValueError(f"a position with an unread tile of four expected, got {flat}")
+    fills = [(c,) if isinstance(c, str) else tuple(c) for c in faces]
     out = []
-    for c in faces:
-        f = [c if x is None else x for x in flat]
+    for fill in fills:
+        if len(fill) != k:
+            raise ValueError(f"{k} unread tile(s), a filling of {len(fill)} given: {fill}")
+        it = iter(fill)
+        f = [next(it) if x is None else x for x in flat]
         s = make_setting(f[:2], f[2:])
         out.append(make_setting(f[2:], f[:2]) if s.is_mis_set(rules) else s)
     return out
+
+
+def _by_keys(settings: Sequence[Setting], rules) -> tuple[list[Setting], np.ndarray]:
+    """The settings with distinct (high key, low key), and those keys as int64 (n, 2).
+
+    Two settings with the same keys settle alike against any banker: a seat's result is
+    :func:`scoring.settle.compare_settings` of the keys alone (docs/rules.md section 4), and
+    its money is a function of that result and the bet. Crossing only distinct keys keeps two
+    positions with two unread tiles each at about 10^4 comparisons instead of 10^5 rounds."""
+    seen: dict[tuple[int, int], Setting] = {}
+    for s in settings:
+        seen.setdefault(s.keys(rules), s)
+    return list(seen.values()), np.array(list(seen), np.int64).reshape(-1, 2)
+
+
+def _outcomes(player: np.ndarray, banker: np.ndarray) -> set[str]:
+    """The results (``"win"``, ``"lose"``, ``"push"``) of every player key pair (n, 2) against
+    every banker key pair (m, 2), int64: :func:`scoring.settle.compare_settings` on keys (a
+    hand wins only with a strictly higher key; an equal key is the banker's)."""
+    hi = player[:, None, 0] > banker[None, :, 0]
+    lo = player[:, None, 1] > banker[None, :, 1]
+    out = set()
+    if (hi & lo).any():
+        out.add("win")
+    if (~hi & ~lo).any():
+        out.add("lose")
+    if (hi ^ lo).any():
+        out.add("push")
+    return out
+
+
+def _stand_in_faces(state: Any, setting: Setting) -> tuple[str, ...]:
+    """The faces of a stand-in ``setting`` that stand for an open position's unread tiles:
+    its four faces less the faces the position's identified tiles show (multiset
+    difference), e.g. ``("3-3",)``."""
+    left = Counter(t.face for t in setting.tiles)
+    left.subtract(r.face for h in state.open_hands for r in h if r.face is not None)
+    return tuple(sorted(left.elements()))
 
 
 def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequence[str],
                 identified: Counter, *, banker: str = "dealer", rules: Any = "pa",
                 way: str = "reference", commission: Any = None,
                 bets: Mapping[str, Any] | None = None
-                ) -> tuple[dict[str, tuple[Setting, str]], dict[str, str], dict[str, str]]:
+                ) -> tuple[dict[str, tuple[Setting, tuple[str, ...]]], dict[str, str],
+                           dict[str, str]]:
     """Which seats settle whatever the open positions' unread tiles are.
 
     Args:
         positions: position -> state with ``setting`` (None for an open position) and
             ``open_hands`` (the two hands as laid, for an open position).
         final: positions settled the ordinary way (every tile read, stable).
-        opened: stable positions with exactly one unread tile (``open_hands`` set).
+        opened: stable positions with one to :data:`MAX_UNREAD` unread tiles (``open_hands``
+            set).
         identified: face -> count of the identified tiles on the whole table.
         banker: must be ``"dealer"`` (anything else settles nothing this way).
         rules, way, commission: as :func:`scoring.settle.settle_round`.
@@ -167,73 +242,77 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
 
     Returns:
         ``(stand_in, notes, refused)``: for each open position that settles (the banker's
-        when at least one seat settles), ``(setting, face)``: a stand-in setting (the first
+        when at least one seat settles), ``(setting, faces)``: a stand-in setting (the first
         candidate: every candidate gives its seats the same result) to settle the round with
-        and the face standing in for the unread tile in it -- no tile of the set, so pass it
-        to ``settle_round(stand_in=)`` to keep it out of the set check; ``notes``: the
+        and the faces standing in for the unread tiles in it -- no tiles of the set, so pass
+        them to ``settle_round(stand_in=)`` to keep them out of the set check; ``notes``: the
         same positions -> one line saying why each settled; ``refused``: final player
         position -> reason, for seats that were ready but whose result the banker's unread
-        tile decides.
+        tiles decide.
     """
-    stand_in: dict[str, tuple[Setting, str]] = {}
+    stand_in: dict[str, tuple[Setting, tuple[str, ...]]] = {}
     notes: dict[str, str] = {}
     refused: dict[str, str] = {}
     if banker != "dealer" or not opened:
         return stand_in, notes, refused
+    prof = get_profile(rules)
     every = [r for st in positions.values() for r in (st.tiles or ())]
     area, calibration = spot_area(every), calibrate(every)
     options: dict[str, list[Setting]] = {}
-    option_faces: dict[str, list[str | None]] = {}
-    n_faces: dict[str, int] = {}
+    keys: dict[str, np.ndarray] = {}
+    n_faces: dict[str, str] = {}
     for p in set(final) | set(opened):
         st = positions[p]
         if p in final:
-            options[p] = [st.setting]
-            option_faces[p] = [None]
+            options[p], keys[p] = _by_keys([st.setting], prof)
             continue
-        unread = next(r for h in st.open_hands for r in h if r.face is None)
-        others = [np.asarray(r.polygon) for r in every if r is not unread]
-        faces = candidate_faces(identified, shown_spots(unread, area, calibration, others))
-        if not faces:
-            continue  # nothing fits what the tile shows: the position is not settled
-        options[p] = candidate_settings(st.open_hands, faces, rules)
-        option_faces[p] = list(faces)
-        n_faces[p] = len(faces)
+        unread = [r for h in st.open_hands for r in h if r.face is None]
+        if not 1 <= len(unread) <= MAX_UNREAD:
+            continue
+        ids = {id(r) for r in unread}
+        others = [np.asarray(r.polygon) for r in every if id(r) not in ids]
+        per_tile = [candidate_faces(identified, shown_spots(r, area, calibration, others))
+                    for r in unread]
+        fills = candidate_fills(per_tile, identified)
+        if not fills:
+            continue  # nothing fits what the tiles show: the position is not settled
+        options[p], keys[p] = _by_keys(candidate_settings(st.open_hands, fills, prof), prof)
+        if len(unread) == 1:
+            n = len(fills)
+            n_faces[p] = f"{n} face{'s' if n != 1 else ''} left in the set and showing its spots"
+        else:
+            n_faces[p] = (f"{len(fills)} fillings of its {len(unread)} unread tiles left in the "
+                          "set and showing their spots")
     if banker not in options:
         return stand_in, notes, refused
     bets = dict(bets or {})
     players = sorted(p for p in options if p != banker)
-    which_faces = {p: (f"{n_faces[p]} face{'s' if n_faces[p] != 1 else ''} left in the set "
-                       "and showing its spots") for p in n_faces}
     settled_any = False
     for p in players:
         if p not in opened and banker not in opened:
             continue  # an ordinary seat against an ordinary banker
-        seen: set[tuple] = set()
-        for bs, bf in zip(options[banker], option_faces[banker]):
-            for ps, pf in zip(options[p], option_faces[p]):
-                stand = {k: f for k, f in ((banker, bf), (p, pf)) if f is not None}
-                r = settle_round({banker: bs, p: ps}, bets={p: bets.get(p, 1)}, banker=banker,
-                                 rules=rules, way=way, commission=commission,
-                                 stand_in=stand).seats[p]
-                seen.add((r.result, r.net, r.commission, r.mis_set))
-                if len(seen) > 1:
-                    break
-            if len(seen) > 1:
-                break
+        results = _outcomes(keys[p], keys[banker])
         which = " and ".join(x for x, o in (("the banker's", banker in opened),
                                            (f"seat {p}'s", p in opened)) if o)
-        if len(seen) == 1:
+        if len(results) == 1:
+            # the money of that one result, from the scoring engine itself
+            stands = {q: (options[q][0], _stand_in_faces(positions[q], options[q][0]))
+                      for q in (banker, p) if q in opened}
+            r = settle_round({banker: options[banker][0], p: options[p][0]},
+                             bets={p: bets.get(p, 1)}, banker=banker, rules=prof, way=way,
+                             commission=commission,
+                             stand_in={q: f for q, (_, f) in stands.items()}).seats[p]
             if p in opened:
-                stand_in[p] = (options[p][0], option_faces[p][0])
-                left = which_faces.get(p) or which_faces[banker]
+                stand_in[p] = stands[p]
+                left = n_faces.get(p) or n_faces[banker]
                 notes[p] = (f"settled with {which} unread tile: every face it could be "
-                            f"({left}) gives {next(iter(seen))[0]}")
+                            f"({left}) gives {r.result}")
             settled_any = True
         elif p in final:
             refused[p] = f"{which} unread tile decides this seat"
     if banker in opened and settled_any:
-        stand_in[banker] = (options[banker][0], option_faces[banker][0])
-        notes[banker] = (f"banker settled with one unread tile: the seats settled are the "
-                         f"same for every face it could be ({which_faces[banker]})")
+        stand_in[banker] = (options[banker][0],
+                            _stand_in_faces(positions[banker], options[banker][0]))
+        notes[banker] = (f"banker settled with an unread tile: the seats settled are the "
+                         f"same for every face it could be ({n_faces[banker]})")
     return stand_in, notes, refused

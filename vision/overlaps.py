@@ -114,6 +114,12 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
       whose every spot lies inside them, is dropped: a face-up tile shows spots of its own
       (at least two), so it is a box over the felt, the gap between two hands or a tile's
       edge;
+    * first, an identified outline with at least STRADDLE_OVERLAP of its area inside each of
+      two other face-up outlines (unknown ones included; neither a box on the same tile,
+      polygon IoU < SAME_TILE_IOU) lies across them as the straddlers of
+      :func:`drop_straddlers` do: either it or they are not tiles, so it is taken as unknown
+      below (dropped where an identified tile holds it, else kept unknown), and the outlines
+      under it are not dropped as its duplicates;
     * otherwise, two identified outlines that overlap that much both become unknown
       ("overlapping outlines"): which one is the tile is not known, and nothing is settled
       from a guess.
@@ -144,8 +150,22 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
                 and _iou_from_inside(inside[a, b], inside[b, a]) >= SAME_TILE_IOU):
             same.add(min(a, b, key=lambda k: (reads[up[k]].confidence, -k)))
     known = [k for k in known if k not in same]
+    # an identified outline lying across two other face-up outlines, unknown ones too (the
+    # straddler of drop_straddlers, formed after detection: input sizes fused, the second
+    # look, the second model), each holding STRADDLE_OVERLAP of it and neither a box on the
+    # same tile (IoU < SAME_TILE_IOU). Two real tiles never overlap, so either it or both of
+    # them are not tiles; which is not known, so its face is not taken -- and the outlines
+    # under it are not dropped as its duplicates (seen: a box across the halves of a flush
+    # 2-5 | 2-4 read "4-5", a face neither tile has)
+    across = set()
+    for k in known:
+        under = [m for m in range(len(up)) if m != k and inside[k, m] >= STRADDLE_OVERLAP
+                 and _iou_from_inside(inside[k, m], inside[m, k]) < SAME_TILE_IOU]
+        if len(under) >= 2:
+            across.add(k)
+    known = [k for k in known if k not in across]
     over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
-    drop = {k for k in over if reads[up[k]].state == "unknown"
+    drop = {k for k in over if (reads[up[k]].state == "unknown" or k in across)
             and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN
                  or _no_spot_of_its_own(reads[up[k]], [reads[up[m]] for m in known],
                                         inside[k, known]))}
@@ -155,5 +175,8 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
                 for m in over[k] if m not in drop for x in (k, m)}
     gone = {up[k] for k in drop}
     changed = {up[k] for k in conflict}
-    return [r.as_unknown(f"overlapping outlines (read {r.face})") if i in changed else r
+    crossing = {up[k] for k in across}
+    return [r.as_unknown(f"overlapping outlines (read {r.face})") if i in changed
+            else r.as_unknown(f"outline across two other tile outlines (read {r.face})")
+            if i in crossing else r
             for i, r in enumerate(reads) if i not in gone]
