@@ -19,10 +19,14 @@ __all__ = ["IMAGE_EXTENSIONS", "MAX_IMAGE_PIXELS", "to_bgr", "image_size", "chec
 
 #: File name endings read as still images.
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
-#: Largest image (or video frame) accepted, pixels (width x height): 100 megapixels, ten times
-#: an 8K frame. Larger images are refused from their header, before any pixel is decoded (an
-#: 876 KB PNG declaring 30000 x 30000 took 5.8 GB to decode).
-MAX_IMAGE_PIXELS = 100_000_000
+#: Largest image (or video frame) accepted, pixels (width x height): the pixel budget that
+#: bounds memory. 36 megapixels holds an 8K UHD frame (7680 x 4320 = 33.2 MP) and a 6000 x
+#: 6000 still; larger images are refused from their header, before any pixel is decoded,
+#: never decoded to a reduced size (a reduced picture would not match a layout drawn in the
+#: full picture's pixels). Memory grows with the pixels read (the still image is read at
+#: several scales): a 118 KB PNG of 10000 x 10000 took 5.5 GB under the former 100 MP cap;
+#: docs/configuration.md gives the measured peak at this budget.
+MAX_IMAGE_PIXELS = 36_000_000
 # OpenCV's own decoder limit (read once, at its first decode): the same cap as a second guard
 # for formats whose header Pillow cannot read.
 os.environ.setdefault("OPENCV_IO_MAX_IMAGE_PIXELS", str(MAX_IMAGE_PIXELS))

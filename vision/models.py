@@ -10,7 +10,9 @@ image once more for the tiles the first leaves unread (:mod:`vision.fill`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import logging
 from pathlib import Path
 
 from scoring.errors import InputError
@@ -19,7 +21,35 @@ from .config import backend_choices, default_models_dir, is_backend
 from .recognition.backends import default_backend
 
 __all__ = ["model_version", "load_detectors", "load_second_tile_detector", "model_files",
-           "second_model_file"]
+           "second_model_file", "require_description"]
+
+log = logging.getLogger("vision.models")
+
+
+def require_description(path: Path) -> None:
+    """Refuse a model of the models folder without its description: ``<stem>.json`` beside it
+    recording the file's SHA-256 (:mod:`vision.modelcheck`). Without it damaged or swapped
+    weights could not be told from the trained ones, so the model is not loaded.
+
+    Raises:
+        InputError: naming the model and the missing (or incomplete) description.
+    """
+    from .modelcheck import recorded_sha256
+
+    js = path.with_suffix(".json")
+    if not js.is_file():
+        raise InputError(f"model {path} has no description {js.name} (its SHA-256 and "
+                         f"classes): refused; record it with 'python -m vision.modelcheck "
+                         f"{path.parent}' only for weights you trust")
+    if recorded_sha256(path) is None:
+        raise InputError(f"model {path}: its description {js} records no SHA-256 for "
+                         f"{path.name}: refused")
+
+
+@functools.lru_cache(maxsize=8)
+def _note_no_second_model(path: str) -> None:
+    log.warning("optional second tile model not found (%s): tiles a still image leaves "
+                "unread are not read a second time (vision.fill)", path)
 
 
 def _file_digest(path: Path) -> str:
@@ -67,8 +97,8 @@ def load_detectors(models_dir: str | Path | None = None, backend: str | None = N
     """The tile and pip detectors of :mod:`vision.detect` from ``models_dir``.
 
     Raises:
-        InputError: unknown backend, a missing folder, a missing or corrupt model file
-            (naming it).
+        InputError: unknown backend, a missing folder, a missing or corrupt model file, a
+            model without its description JSON (:func:`require_description`), naming it.
     """
     tiles_path, pips_path = model_files(models_dir, backend)
     if not tiles_path.parent.is_dir():
@@ -76,6 +106,7 @@ def load_detectors(models_dir: str | Path | None = None, backend: str | None = N
     for p in (tiles_path, pips_path):
         if not p.is_file():
             raise InputError(f"model file not found: {p}")
+        require_description(p)
     from . import detect
 
     kw_t = {} if tile_conf is None else {"conf": tile_conf}
@@ -87,14 +118,18 @@ def load_detectors(models_dir: str | Path | None = None, backend: str | None = N
 def load_second_tile_detector(models_dir: str | Path | None = None, backend: str | None = None,
                               tile_conf: float | None = None):
     """The second tile model (:func:`second_model_file`) as a :class:`vision.detect.TileDetector`,
-    or None when the folder has none (it is optional; :mod:`vision.fill`).
+    or None when the folder has none (it is optional; :mod:`vision.fill`; its absence is
+    logged once as a warning).
 
     Raises:
-        InputError: the file is there but corrupt, or its checksum or classes are wrong.
+        InputError: the file is there but corrupt, without its description JSON, or its
+            checksum or classes are wrong.
     """
     path = second_model_file(models_dir, backend)
     if not path.is_file():
+        _note_no_second_model(str(path))
         return None
+    require_description(path)
     from . import detect
 
     return detect.TileDetector(path, backend=backend,

@@ -46,11 +46,12 @@ class Sink:
         """Flush and release files and windows."""
 
 
-#: Free bytes the annotated output keeps in hand on its disk: OpenCV's video writer reports
-#: no failed write (FFmpeg only warns, and the file cannot be opened afterwards), so each
-#: frame is written only while the disk has at least this much plus the frame's raw size
-#: free -- more than one encoded frame and the container's index need.
-VIDEO_SPACE_MARGIN = 4 << 20
+#: Free bytes the annotated video keeps in hand on its disk beyond four encoded frames (the
+#: largest growth of the file per frame seen so far): room for the container's index written
+#: at the end. OpenCV's video writer reports no failed write (FFmpeg only warns, and the file
+#: cannot be opened afterwards), so a frame is written only while that much is free, and the
+#: closed file is opened again to check it plays.
+VIDEO_SPACE_MARGIN = 64 << 10
 
 
 def free_bytes(path: Path) -> int:
@@ -64,8 +65,9 @@ class AnnotatedOutput(Sink):
     ``annotated.avi``) at the source's frame rate, or ``annotated/<name>.jpg`` per image for
     image sources.
 
-    Every write is checked: a picture that ``cv2.imwrite`` could not write, or a video frame
-    with less than :data:`VIDEO_SPACE_MARGIN` plus the frame's size free on the disk, raises
+    Every write is checked: a picture that ``cv2.imwrite`` could not write, a video frame
+    with less than four encoded frames plus :data:`VIDEO_SPACE_MARGIN` free on the disk, or
+    a closed video that does not open again, raises
     ``OSError(ENOSPC, ..., filename)`` (the session ends with ``disk full: FILE``, exit 2,
     committed rounds kept) and :attr:`output` no longer names the broken file.
 
@@ -83,6 +85,8 @@ class AnnotatedOutput(Sink):
         self.images: list[Path] = []
         #: the file whose write failed (then :attr:`output` is None)
         self.broken: Path | None = None
+        self._size = 0           # the video file's size after the last write
+        self._per_frame = 32 << 10  # the largest growth per frame seen (bytes)
 
     def _full(self, path: Path) -> OSError:
         self.broken = path
@@ -126,15 +130,34 @@ class AnnotatedOutput(Sink):
                 wr.release()
             if self.writer is None:
                 raise InputError(f"cannot write a video into {self.out_dir}")
-        if free_bytes(self.out_dir) < VIDEO_SPACE_MARGIN + image.nbytes:
+        if free_bytes(self.out_dir) < VIDEO_SPACE_MARGIN + 4 * self._per_frame:
             raise self._full(self.path)
         self.writer.write(image)
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            size = self._size
+        self._per_frame = max(self._per_frame, size - self._size)
+        self._size = size
         return True
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.release()
             self.writer = None
+            if self.broken is None and self.path is not None and not _plays(self.path):
+                raise self._full(self.path)
+
+
+def _plays(path: Path) -> bool:
+    """True when the video file opens and gives its first frame."""
+    import cv2
+
+    cap = cv2.VideoCapture(str(path))
+    try:
+        return bool(cap.isOpened() and cap.read()[0])
+    finally:
+        cap.release()
 
 
 class EventsFile(Sink):

@@ -236,3 +236,15 @@ def test_pit_healthz_is_503_for_a_table_whose_worker_keeps_dying(tmp_path):
     body = r.json()
     assert body["ok"] is False and body["failed"] == ["t2"] and body["tables"]["t2"] == "failed"
     assert "restarted" in body["errors"]["t2"]
+
+
+def test_run_on_a_dead_camera_names_it_without_its_password(capsys):
+    from vision.cli import main
+
+    port = _free_port()
+    rc = main(["run", f"http://admin:{PASSWORD}@127.0.0.1:{port}/x.mjpg?token={TOKEN}",
+               "--json", "--no-progress", "--reconnect-max", "0.1"])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert f"cannot open stream http://admin:***@127.0.0.1:{port}/x.mjpg?token=***" in err
+    assert PASSWORD not in out + err and TOKEN not in out + err

@@ -48,6 +48,13 @@ class TableFeed(LiveFeed):
         super().__init__(table_id=spec.table_id, source=spec.source,
                          audit=spec.options.get("audit"))
         self.pit, self.spec = pit, spec
+        #: the camera's state as the worker last sent it (None before the first)
+        self.camera = None
+
+    def feed_state(self):
+        """The camera's :class:`vision.frames.FeedState` as the table's worker last reported
+        it (about once a second), or None before any report: the table's ``/healthz``."""
+        return self.camera
 
     def _reset(self) -> dict:
         return {"pending": self.pit.send(self.table_id, "reset")}
@@ -229,6 +236,8 @@ class Pit:
                 with self._lock:
                     w.state, w.model_version = "running", body.get("model_version")
                 feed._set_status("running")
+            elif kind == "feed":
+                feed.camera = body
             elif kind == "error":
                 with self._lock:
                     w.error = redact_text(str(body))

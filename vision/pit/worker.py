@@ -11,6 +11,9 @@ over a pipe, as plain picklable values:
   others carry None and keep the previous picture); ``positions`` is the live view
   (:func:`vision.views.live_positions_view`);
 * ``("round", event dict)`` for every round (docs/round-event.md), after the audit store;
+* ``("feed", FeedState)`` about once a second: the camera's state
+  (:meth:`vision.frames.FrameSource.feed_state`), also while it is down and no frame comes, so
+  the table's ``/healthz`` says ``reconnecting`` (503 after the grace);
 * ``("error", text)`` before a failing worker exits (exit code 1);
 * ``("ended", {"frames", "rounds"})`` when the source ended.
 
@@ -90,6 +93,18 @@ def _shared_config(cfg, service):
     return replace(cfg, pipeline=replace(cfg.pipeline, recognition=replace(rec, backend=name)))
 
 
+class _LockedConn:
+    """The sending end of the pipe, one sender at a time (the frame loop and the feed-state
+    thread)."""
+
+    def __init__(self, conn) -> None:
+        self._conn, self._lock = conn, threading.Lock()
+
+    def send(self, msg) -> None:
+        with self._lock:
+            self._conn.send(msg)
+
+
 def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
                 max_picture_fps: float = 10.0, service: Any = None,
                 threads: int | None = None) -> None:
@@ -123,6 +138,7 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
             session.stop()
 
     signal.signal(signal.SIGTERM, stop)
+    conn = _LockedConn(conn)
     try:
         if threads is not None:
             from ..recognition.backends import THREADS_ENV, configure_threads
@@ -153,6 +169,18 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
                     return
 
         threading.Thread(target=listen, daemon=True, name="pit-control").start()
+
+        def report_feed() -> None:  # the camera's state, also while no frame comes
+            while not stopped.wait(1.0):
+                src = session.src
+                if src is None:
+                    continue
+                try:
+                    conn.send(("feed", src.feed_state()))
+                except (OSError, ValueError):
+                    return
+
+        threading.Thread(target=report_feed, daemon=True, name="pit-feed").start()
         conn.send(("started", {"pid": os.getpid(),
                                "model_version": getattr(session.pipeline, "model_version", None),
                                "rules": rules}))
