@@ -27,6 +27,7 @@ data are read at run time and never copied or fitted to.
 Usage::
 
     .venv/bin/python scripts/eval_layout.py ../shared/scenes [--limit N] [--json] [--command]
+        [--cache DIR]
 
 Exit code 0; 2 for bad input (missing folder or truth file).
 """
@@ -98,7 +99,7 @@ def score_event(rec: dict, event: dict | None) -> dict:
     return {"counts": c, "wrong": wrong}
 
 
-def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None):
+def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache=None):
     """(proposal dict | None, why asked | None, event | None, reads) reading the scene once."""
     import cv2
 
@@ -108,6 +109,16 @@ def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None):
     from vision.table import Layout
 
     img = cv2.imread(str(folder / rec["image"]), cv2.IMREAD_COLOR)
+    if reads is None and cache is not None:
+        import pickle
+
+        f = cache / (Path(rec["image"]).stem + ".reads.pkl")
+        if f.is_file():
+            reads = pickle.loads(f.read_bytes())
+        else:
+            reads, _ = pipe.read_still(img)
+            cache.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(pickle.dumps(reads))
     if reads is None:
         reads, _ = pipe.read_still(img)
     size = (img.shape[1], img.shape[0])
@@ -148,7 +159,8 @@ def _by_command(folder: Path, rec: dict, tmp: Path, dealer_at=None):
     return out, None, (events[-1] if events else None), None
 
 
-def evaluate(folder: Path, limit: int | None = None, command: bool = False) -> dict:
+def evaluate(folder: Path, limit: int | None = None, command: bool = False,
+             cache: Path | None = None) -> dict:
     """Per-style figures (module docstring) and per-scene lines."""
     from vision import MODELS_DIR
     from vision.pipeline import Pipeline
@@ -166,7 +178,7 @@ def evaluate(folder: Path, limit: int | None = None, command: bool = False) -> d
             if command:
                 prop, asked, ev, _ = _by_command(folder, rec, Path(td))
             else:
-                prop, asked, ev, reads = _in_process(folder, rec, pipe)
+                prop, asked, ev, reads = _in_process(folder, rec, pipe, cache=cache)
             c = per[style]
             c["scenes"] += 1
             line = {"image": rec["image"], "style": style, "players": rec["n_players"]}
@@ -231,13 +243,17 @@ def main(argv=None) -> int:
     ap.add_argument("folder", type=Path)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                    help="keep each scene's reading here (pickles, outside the repository) and "
+                         "reuse it on the next run: the proposal and settling are re-run, the "
+                         "picture is not re-read")
     ap.add_argument("--command", action="store_true",
                     help="run the real `paigow layout propose` and `paigow run` per scene")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
 
     try:
-        res = evaluate(args.folder, args.limit, args.command)
+        res = evaluate(args.folder, args.limit, args.command, args.cache)
     except InputError as exc:
         print(f"eval_layout: error: {exc}", file=sys.stderr)
         return 2
