@@ -9,7 +9,8 @@ that folder's README):
    ``asked`` with the reason, and proposed again with ``--dealer-at`` at the truth dealer's
    tiles (the fact a user gives);
 2. ``paigow run SCENE --layout PROPOSED``; each settled position is matched to a dealt seat by
-   its four faces. A player seat is **right** when a settled position holds its four faces,
+   its four faces (a position settled with one tile unread, ``vision.open_tile``: by its three
+   read faces, when one dealt seat alone holds them). A player seat is **right** when a settled position holds its four faces,
    the banker's position holds the dealer's four faces and the result equals the truth's;
    **wrong** when settled otherwise (another result, a banker with other tiles, or four faces
    that are no dealt seat's) -- the one outcome that must never happen.
@@ -86,6 +87,12 @@ def score_event(rec: dict, event: dict | None) -> dict:
             continue
         f = tuple(sorted(x or "?" for x in o["tiles"]))
         seat = by_faces.get(f)
+        if seat is None and "?" in f and len(f) == 4:
+            # settled with a tile unread (vision.open_tile): the seat whose four faces hold
+            # the three read ones, when only one does
+            known = Counter(x for x in f if x != "?")
+            cands = [s for s, faces in players.items() if not known - Counter(faces)]
+            seat = cands[0] if len(cands) == 1 else None
         if seat is None:
             c["wrong"] += 1
             wrong.append(f"{rec['image']}: position {p} settled with {f}, no dealt seat's tiles")
