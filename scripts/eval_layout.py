@@ -9,7 +9,8 @@ that folder's README):
    ``asked`` with the reason, and proposed again with ``--dealer-at`` at the truth dealer's
    tiles (the fact a user gives);
 2. ``paigow run SCENE --layout PROPOSED``; each settled position is matched to a dealt seat by
-   its four faces. A player seat is **right** when a settled position holds its four faces,
+   its four faces (a position settled with one tile unread, ``vision.open_tile``: by its three
+   read faces, when one dealt seat alone holds them). A player seat is **right** when a settled position holds its four faces,
    the banker's position holds the dealer's four faces and the result equals the truth's;
    **wrong** when settled otherwise (another result, a banker with other tiles, or four faces
    that are no dealt seat's) -- the one outcome that must never happen.
@@ -27,6 +28,7 @@ data are read at run time and never copied or fitted to.
 Usage::
 
     .venv/bin/python scripts/eval_layout.py ../shared/scenes [--limit N] [--json] [--command]
+        [--cache DIR]
 
 Exit code 0; 2 for bad input (missing folder or truth file).
 """
@@ -85,6 +87,12 @@ def score_event(rec: dict, event: dict | None) -> dict:
             continue
         f = tuple(sorted(x or "?" for x in o["tiles"]))
         seat = by_faces.get(f)
+        if seat is None and "?" in f and len(f) == 4:
+            # settled with a tile unread (vision.open_tile): the seat whose four faces hold
+            # the three read ones, when only one does
+            known = Counter(x for x in f if x != "?")
+            cands = [s for s, faces in players.items() if not known - Counter(faces)]
+            seat = cands[0] if len(cands) == 1 else None
         if seat is None:
             c["wrong"] += 1
             wrong.append(f"{rec['image']}: position {p} settled with {f}, no dealt seat's tiles")
@@ -98,7 +106,7 @@ def score_event(rec: dict, event: dict | None) -> dict:
     return {"counts": c, "wrong": wrong}
 
 
-def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None):
+def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache=None):
     """(proposal dict | None, why asked | None, event | None, reads) reading the scene once."""
     import cv2
 
@@ -108,6 +116,16 @@ def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None):
     from vision.table import Layout
 
     img = cv2.imread(str(folder / rec["image"]), cv2.IMREAD_COLOR)
+    if reads is None and cache is not None:
+        import pickle
+
+        f = cache / (Path(rec["image"]).stem + ".reads.pkl")
+        if f.is_file():
+            reads = pickle.loads(f.read_bytes())
+        else:
+            reads, _ = pipe.read_still(img)
+            cache.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(pickle.dumps(reads))
     if reads is None:
         reads, _ = pipe.read_still(img)
     size = (img.shape[1], img.shape[0])
@@ -148,7 +166,8 @@ def _by_command(folder: Path, rec: dict, tmp: Path, dealer_at=None):
     return out, None, (events[-1] if events else None), None
 
 
-def evaluate(folder: Path, limit: int | None = None, command: bool = False) -> dict:
+def evaluate(folder: Path, limit: int | None = None, command: bool = False,
+             cache: Path | None = None) -> dict:
     """Per-style figures (module docstring) and per-scene lines."""
     from vision import MODELS_DIR
     from vision.pipeline import Pipeline
@@ -166,7 +185,7 @@ def evaluate(folder: Path, limit: int | None = None, command: bool = False) -> d
             if command:
                 prop, asked, ev, _ = _by_command(folder, rec, Path(td))
             else:
-                prop, asked, ev, reads = _in_process(folder, rec, pipe)
+                prop, asked, ev, reads = _in_process(folder, rec, pipe, cache=cache)
             c = per[style]
             c["scenes"] += 1
             line = {"image": rec["image"], "style": style, "players": rec["n_players"]}
@@ -231,13 +250,17 @@ def main(argv=None) -> int:
     ap.add_argument("folder", type=Path)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                    help="keep each scene's reading here (pickles, outside the repository) and "
+                         "reuse it on the next run: the proposal and settling are re-run, the "
+                         "picture is not re-read")
     ap.add_argument("--command", action="store_true",
                     help="run the real `paigow layout propose` and `paigow run` per scene")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
 
     try:
-        res = evaluate(args.folder, args.limit, args.command)
+        res = evaluate(args.folder, args.limit, args.command, args.cache)
     except InputError as exc:
         print(f"eval_layout: error: {exc}", file=sys.stderr)
         return 2

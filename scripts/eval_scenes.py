@@ -70,16 +70,32 @@ def failure_class(reason: str | None) -> str:
 
 def layout_from_truth(rec: dict, grow: float = 1.3) -> dict:
     """A layout dict (see docs of ``paigow run --layout``) with one polygon per seat: the
-    convex hull of the seat's truth tile corners, scaled by ``grow`` about its centre."""
+    convex hull of the seat's truth tile corners, scaled by ``grow`` about its centre (both of
+    two overlapping ones shrunk until they do not)."""
     import cv2
 
-    positions = {}
+    from shapely.geometry import Polygon
+
+    hulls = {}
     for seat in rec["seats"]:
         pts = np.array([p for t in seat["tiles"] for p in t["polygon"]], np.float32)
         hull = cv2.convexHull(pts).reshape(-1, 2).astype(np.float64)
         c = hull.mean(0)
-        positions[str(seat["seat"])] = np.round(c + (hull - c) * grow, 1).tolist()
-    return {"positions": positions}
+        hulls[str(seat["seat"])] = c + (hull - c) * grow
+    # a layout's polygons must not overlap (vision.table.check_polygons): where two grown
+    # hulls do, both shrink about their centres (never below the tiles' own hull)
+    names = list(hulls)
+    for _ in range(50):
+        over = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+                if Polygon(np.round(hulls[a], 1)).intersection(
+                    Polygon(np.round(hulls[b], 1))).area >= 0.5]
+        if not over:
+            break
+        for a, b in over:
+            for q in (a, b):
+                c = hulls[q].mean(0)
+                hulls[q] = c + (hulls[q] - c) * 0.98
+    return {"positions": {p: np.round(h, 1).tolist() for p, h in hulls.items()}}
 
 
 def load_truth(folder: Path) -> list[dict]:

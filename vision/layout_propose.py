@@ -50,8 +50,7 @@ import numpy as np
 from scoring.errors import InputError
 
 from .decode import TileRead
-from .seats import HANDS_GAP, NEAR_RATIO, SEAT_MODEL, UNIT_GAP, _components, _outline_gaps, \
-    _widest_link
+from .seats import HANDS_GAP, NEAR_RATIO, SEAT_MODEL, UNIT_GAP, _components, _outline_gaps
 from .table import Layout
 
 __all__ = ["propose_layout", "propose_from_reads", "propose_from_frames", "layout_yaml",
@@ -126,43 +125,82 @@ def find_positions(reads: Sequence[TileRead]) -> Found:
     out.width = width
     gaps = _outline_gaps(polys)
     units = _components(gaps < UNIT_GAP * width)
-    # join units nearest first while the join holds at most four tiles (two hands of two)
-    owner = list(range(len(units)))
-    members = {k: list(u) for k, u in enumerate(units)}
-    pairs = sorted((float(gaps[np.ix_(units[a], units[b])].min()), a, b)
-                   for a in range(len(units)) for b in range(a + 1, len(units)))
+    for tiles_idx, why in _pair_units(units, gaps, width):
+        tiles = [ups[i] for i in sorted(tiles_idx)]
+        if why is None:
+            out.positions.append(tiles)
+        else:
+            out.left_out.append((tiles, why))
+    return out
 
-    def root(k):
-        while owner[k] != k:
-            k = owner[k]
-        return k
 
-    for g, a, b in pairs:
-        if g > HANDS_GAP * width:
-            break
-        ra, rb = root(a), root(b)
-        if ra == rb or len(members[ra]) + len(members[rb]) > 4:
+def _pair_units(units: list[list[int]], gaps: np.ndarray, width: float
+                ) -> list[tuple[list[int], str | None]]:
+    """Positions from units (tile index lists): ``[(tile indices, None)]`` for each position
+    and ``[(tile indices, why)]`` for each group that is none.
+
+    A position is a unit of three or four tiles, or two units joined (a hand and a hand, a
+    hand and a lone tile, three tiles and one) of three or four tiles whose outlines come
+    within ``HANDS_GAP`` tile widths. Units that could join form a graph; in each of its
+    connected parts every way of joining is tried (a matching): the one placing the most
+    tiles in positions, then with the least summed gap, is taken -- unless another places as
+    many with a summed gap within ``1 / NEAR_RATIO`` of it, when which hands belong together
+    is unclear and the part's units are left out. (Joining nearest first would pair a seat's
+    hand with its neighbour's when they lie nearer than its own second hand.)
+    """
+    n = len(units)
+    size = [len(u) for u in units]
+    link = np.full((n, n), np.inf)
+    for a in range(n):
+        for b in range(a + 1, n):
+            if size[a] <= 3 and size[b] <= 3 and size[a] + size[b] in (3, 4):
+                g = float(gaps[np.ix_(units[a], units[b])].min())
+                if g <= HANDS_GAP * width:
+                    link[a, b] = link[b, a] = g
+    out: list[tuple[list[int], str | None]] = []
+    for part in _components(np.isfinite(link)):
+        if len(part) > 12:  # far more than a position's: no pairing is tried
+            for k in part:
+                out.append((units[k], f"{size[k]} tile(s) among {len(part)} groups lying "
+                                      "together: which hands belong together is unclear"))
             continue
-        owner[rb] = ra
-        members[ra] += members.pop(rb)
-    for idx in members.values():
-        tiles = [ups[i] for i in sorted(idx)]
-        if len(idx) > 4:
-            out.left_out.append((tiles, f"{len(idx)} tiles lie together: more than the four "
-                                        "of one position (two positions touching, or a stack)"))
+        found: list[tuple[int, float, list[tuple[int, int]]]] = []
+
+        def walk(rest: list[int], pairs: list[tuple[int, int]]):
+            if not rest:
+                placed = sum(size[a] + size[b] for a, b in pairs) + sum(
+                    size[k] for k in part if size[k] >= 3 and all(k not in q for q in pairs))
+                found.append((placed, sum(link[a, b] for a, b in pairs), list(pairs)))
+                return
+            i, tail = rest[0], rest[1:]
+            walk(tail, pairs)
+            for j in tail:
+                if np.isfinite(link[i, j]):
+                    walk([k for k in tail if k != j], pairs + [(i, j)])
+
+        walk(list(part), [])
+        best = max(f[0] for f in found)
+        top = sorted((f for f in found if f[0] == best), key=lambda f: f[1])
+        if len(top) > 1 and top[1][1] * NEAR_RATIO <= top[0][1] + 1e-9 and top[1][2] != top[0][2]:
+            for k in part:
+                out.append((units[k], "its hands lie about as near another group's: which "
+                                      "hands belong together is unclear"))
             continue
-        if len(idx) < 3:
-            out.left_out.append((tiles, f"{len(idx)} tile(s) with no second hand within "
-                                        f"{HANDS_GAP:g} tile widths: not a position's two hands"))
-            continue
-        rest = np.setdiff1d(np.arange(len(ups)), idx)
-        outer = gaps[np.ix_(idx, rest)].min() if len(rest) else np.inf
-        own = _widest_link(gaps[np.ix_(idx, idx)])
-        if outer < NEAR_RATIO * own:
-            out.left_out.append((tiles, "its hands lie no nearer each other than to another "
-                                        "group's tiles: which hands belong together is unclear"))
-            continue
-        out.positions.append(tiles)
+        pairs = top[0][2]
+        used = {k for q in pairs for k in q}
+        for a, b in pairs:
+            out.append((units[a] + units[b], None))
+        for k in part:
+            if k in used:
+                continue
+            if size[k] in (3, 4):
+                out.append((units[k], None))
+            elif size[k] > 4:
+                out.append((units[k], f"{size[k]} tiles lie together: more than the four of "
+                                      "one position (two positions touching, or a stack)"))
+            else:
+                out.append((units[k], f"{size[k]} tile(s) with no second hand within "
+                                      f"{HANDS_GAP:g} tile widths: not a position's two hands"))
     return out
 
 

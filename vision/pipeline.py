@@ -456,6 +456,13 @@ class Pipeline:
         self.last_event = rnd.to_dict()
         return rnd
 
+    def set_layout(self, layout) -> None:
+        """Use ``layout`` (a :class:`vision.table.Layout`, or None for none) from the next frame
+        on (the layout editor of ``paigow serve`` saves and hands it over; the frame being
+        processed keeps the one it started with)."""
+        self.layout = layout
+        self._checked_size = None
+
     def flush(self) -> FrameResult | None:
         """End of the source (or of one still image): the open round that never settled, as a
         FrameResult with its unsettled :class:`vision.schema.RoundEvent` (None if none)."""

@@ -142,7 +142,8 @@ def _serve(args) -> int:
 
         feed = feed_mod.PipelineFeed(args.source, config=cfg, loop=args.loop,
                                      realtime=not args.no_realtime)
-        app = create_app(feed, token=token, health_grace_s=display.health_grace_s)
+        app = create_app(feed, token=token, health_grace_s=display.health_grace_s,
+                         layout_file=getattr(args, "layout", None))
         server = make_server(app, feed, args.log_level)
         host = sock.getsockname()[0]
         shown = f"[{host}]" if ":" in host else host

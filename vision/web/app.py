@@ -227,7 +227,7 @@ def _sse(event: dict, name: str = "round") -> bytes:
 
 def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float = 10.0,
                max_fps: float = 15.0, title: str = "Pai gow dealer display",
-               health_grace_s: float = 10.0) -> FastAPI:
+               health_grace_s: float = 10.0, layout_file: str | None = None) -> FastAPI:
     """Build the dealer display app over a running (or to-be-started) feed (docs/web-api.md).
 
     Args:
@@ -240,6 +240,8 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
         title: page title.
         health_grace_s: seconds the camera may be lost before ``/healthz`` fails (503;
             :mod:`vision.web.health`, :class:`vision.config.ServeConfig`).
+        layout_file: the layout file the editor (``/layout``, :mod:`vision.web.layout_editor`)
+            saves to (None: it can edit and check, not save).
 
     Returns:
         The FastAPI application (serve it with uvicorn).
@@ -264,6 +266,9 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     app.include_router(picture_router(feed, heartbeat_s, max_fps))
     app.include_router(event_router(feed, heartbeat_s))
     app.include_router(control_router(feed, token))
+    from .layout_editor import layout_router
+
+    app.include_router(layout_router(feed, token, layout_file))
     return app
 
 

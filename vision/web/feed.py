@@ -28,6 +28,12 @@ class _HubSink(Sink):
         self.feed, self.rules = feed, rules
 
     def frame(self, image, frame, result) -> bool:
+        img = image if image is not None else frame.image
+        if img is not None and getattr(img, "ndim", 0) == 3:  # for the layout editor
+            self.feed.frame_size = (int(img.shape[1]), int(img.shape[0]))
+        reads = getattr(result, "reads", None)
+        if reads:
+            self.feed.last_reads = list(reads)
         positions = getattr(result, "positions", None)
         alerts = getattr(result, "alerts", None)
         self.feed.publish_frame(image if image is not None else frame.image,
@@ -84,6 +90,9 @@ class PipelineFeed(LiveFeed):
         kw.setdefault("table_id", getattr(self.pipeline, "table_id", None) or "table-1")
         super().__init__(**kw)
         self.summary: dict | None = None
+        #: the newest frame's (width, height) px and tiles (the layout editor's proposal)
+        self.frame_size: tuple[int, int] | None = None
+        self.last_reads: list | None = None
 
     def feed_state(self):
         """The session's source's :class:`vision.frames.FeedState` (None before it is open)."""
