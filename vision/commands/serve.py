@@ -47,6 +47,10 @@ def register(sub) -> None:
                    help="tables file (YAML, docs/pit.md): watch many tables, one worker process "
                         "per camera, a pit view at / and each dealer display at /tables/<id>/ "
                         "(instead of SOURCE)")
+    p.add_argument("--address", default=None, metavar="RAY",
+                   help="with --tables: place the table workers as Ray actors on this Ray "
+                        "cluster (ray://HEAD:10001, HOST:6379 or auto; docs/pit.md) instead of "
+                        "local processes")
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to bind (default 127.0.0.1; 0.0.0.0 exposes it to the network)")
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
@@ -122,6 +126,9 @@ def _serve(args) -> int:
         return _serve_tables(args, token)
     if args.source is None:
         raise InputError("serve needs SOURCE (a camera, stream or file) or --tables FILE")
+    if getattr(args, "address", None):
+        raise InputError("--address places the workers of --tables FILE on Ray: give "
+                         "--tables FILE")
     from vision.capture import open_source
     from vision.sources import expand_credentials, is_live
 
@@ -191,6 +198,11 @@ def _serve_tables(args, token: str | None, pit_factory=None) -> int:
     try:
         from vision.web.pit import create_pit_app
 
+        if pit_factory is None and getattr(args, "address", None):
+            from vision.pit.ray_pit import RayPit
+
+            def pit_factory(specs):
+                return RayPit(specs, address=args.address)
         pit = (pit_factory or Pit)(specs)
         app = create_pit_app(pit, token=token)
         server = make_server(app, pit, args.log_level)

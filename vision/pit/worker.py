@@ -107,7 +107,7 @@ class _LockedConn:
 
 def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
                 max_picture_fps: float = 10.0, service: Any = None,
-                threads: int | None = None) -> None:
+                threads: int | None = None, signals: bool = True) -> None:
     """Entry point of a table's worker process (module docstring).
 
     Args:
@@ -121,6 +121,8 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
             in the pit's one detector process (docs/pit.md); None: in this process.
         threads: this process's inference threads (set once,
             :func:`vision.recognition.backends.configure_threads`); None: the default.
+        signals: take SIGINT / SIGTERM as described (the main thread of its own process);
+            False in a thread of a Ray actor (:mod:`vision.pit.ray_pit`).
 
     Exits with code 0 when the source ended or the worker was stopped, 1 on an error (sent
     first as ``("error", text)``).
@@ -128,7 +130,8 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
     from ..sources import install_log_redaction, redact_text
 
     install_log_redaction()  # a fresh (spawned) process: no log line shows a camera password
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if signals:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     session: Session | None = None
     stopped = threading.Event()
 
@@ -137,7 +140,8 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
         if session is not None:
             session.stop()
 
-    signal.signal(signal.SIGTERM, stop)
+    if signals:
+        signal.signal(signal.SIGTERM, stop)
     conn = _LockedConn(conn)
     try:
         if threads is not None:
