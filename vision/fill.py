@@ -115,7 +115,8 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> 
         second: the second model's reads of the same image (image px).
 
     Returns:
-        ``reads`` in the same order; a disputed tile is ``as_unknown`` with the reason.
+        ``reads`` in the same order; a disputed tile is ``as_unknown`` with the reason, and
+        the face it read in ``reads["disputed"]`` (never reported as its face).
     """
     reads = list(reads)
     other = [r for r in second if r.face is not None]
@@ -132,7 +133,12 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> 
         hit = np.flatnonzero(disputed[row])
         if len(hit):
             faces = "/".join(sorted({other[m].face for m in hit}))
+            was = reads[k].face
             reads[k] = reads[k].as_unknown(
                 f"the second tile model outlines this place otherwise (read {faces} across "
-                f"it; read {reads[k].face} here): two tiles touching flush may be cut across")
+                f"it; read {was} here): two tiles touching flush may be cut across")
+            # the face this outline read (its halves, with read B's top / bottom): a flush
+            # hand whose two tiles are both disputed is one of two cuts of those four halves
+            # (vision.open_tile.block_fills)
+            reads[k].reads["disputed"] = was
     return reads
