@@ -108,7 +108,9 @@ def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead]
 
 def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> list[TileRead]:
     """The first model's identified tiles that an identified outline of the second model lies
-    across made unknown (the models disagree where the tiles are).
+    across made unknown (the models disagree where the tiles are). Every face, a 2 or a 6
+    half included: on scenes_flush a box across a flush 3-3 | 1-6 read 1-2 with its half
+    shapes, so a 2 or a 6 does not prove which way a box was cut.
 
     Args:
         reads: the still reading (image px polygons, float (4, 2)).
