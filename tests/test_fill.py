@@ -145,3 +145,17 @@ def test_a_tile_the_second_model_outlines_across_becomes_unknown():
     # an unknown outline of the second model says nothing; agreeing outlines change nothing
     assert disputed_outlines(first, [_read(None, 100, 100, w=40, h=80)]) == first
     assert disputed_outlines(first[2:], second) == first[2:]
+
+
+def test_a_disputed_tile_keeps_the_face_it_read_for_the_two_cut_settlement():
+    # the second model boxes across a flush 2-6 | 1-4: both unknown -- a 2 or a 6 half does
+    # not prove the cut (on scenes_flush a box across 3-3 | 1-6 read 1-2 with its shapes) --
+    # each with the face it read kept for vision.open_tile.block_fills, never reported
+    from vision.fill import disputed_outlines
+
+    first = [_read("2-6", 100, 100, w=40, h=80), _read("1-4", 140, 100, w=40, h=80)]
+    second = [_read("1-5", 100, 100, w=80, h=40)]
+    out = disputed_outlines(first, second)
+    assert [r.face for r in out] == [None, None]
+    assert [r.reads["disputed"] for r in out] == ["2-6", "1-4"]
+    assert all(r.state == "unknown" for r in out)

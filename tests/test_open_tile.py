@@ -20,8 +20,8 @@ from scoring.tiles import STANDARD_SET
 from vision.events import build_round
 from vision.detections import PIP_RED, PIP_WHITE, Detections
 from vision.geometry import crop_to_image
-from vision.open_tile import (_outcomes, candidate_faces, candidate_fills, candidate_settings,
-                              shown_spots, spot_area)
+from vision.open_tile import (_outcomes, block_fills, candidate_faces, candidate_fills,
+                              candidate_settings, shown_spots, spot_area)
 from vision.spot_colours import SpotCalibration
 from vision.table import RoundTracker, assign_positions, build_positions
 
@@ -291,3 +291,72 @@ def test_unread_tiles_never_settle_a_seat_wrongly():
             assert rnd.result.seats[p].result == true.seats[p].result, (deal, unknown, p)
             assert rnd.result.seats[p].net == true.seats[p].net
     assert settled >= 30 and two >= 5  # the rule is exercised, with two tiles unread too
+
+
+# ------------------------------------------------- a flush hand the two tile models cut apart
+
+def disputed(read, face):
+    """``read`` (unknown) as vision.fill.disputed_outlines leaves it: the face it read kept."""
+    read.reads = {"disputed": face}
+    return read
+
+
+def test_block_fills_are_the_two_cuts_of_four_halves():
+    a, b = disputed(tile(None, 0, 0), "1-1"), disputed(tile(None, 50, 0), "5-5")
+    assert block_fills(a, b) == [("1-1", "5-5"), ("1-5", "1-5")]
+    a, b = disputed(tile(None, 0, 0), "2-5"), disputed(tile(None, 50, 0), "2-4")
+    # as laid, or crosswise with either pairing of the halves
+    assert block_fills(a, b) == [("2-5", "2-4"), ("2-2", "4-5"), ("2-4", "2-5")]
+    assert block_fills(tile(None, 0, 0), b) is None  # an unread tile that read nothing
+
+
+def test_a_flush_hand_cut_either_way_settles_only_where_both_cuts_agree():
+    # seat 1's first hand is disputed: 1-1 | 5-5 as laid (2 points) or 1-5 | 1-5 crosswise
+    # (a pair). Against a Teen pair / Yun pair banker it loses both hands either way.
+    deal = {"dealer": ["6-6", "6-6", "4-4", "4-4"], "1": ["1-1", "5-5", "2-3", "3-4"]}
+    reads = reads_of(deal, unknown=[("1", 0), ("1", 1)])
+    first = [r for r in reads if r.face is None]
+    disputed(first[0], "1-1"), disputed(first[1], "5-5")
+    rnd = settle_still(reads)
+    assert rnd.result is not None and rnd.result.seats["1"].result == "lose"
+    assert "flush hand(s) cut either way" in rnd.unread["1"]
+    # against a weak banker the pair would win the high hand and 2 points would not: no result
+    deal["dealer"] = ["2-3", "1-2", "4-5", "2-6"]
+    deal["1"] = ["1-1", "5-5", "6-6", "3-4"]
+    reads = reads_of(deal, unknown=[("1", 0), ("1", 1)])
+    first = [r for r in reads if r.face is None]
+    disputed(first[0], "1-1"), disputed(first[1], "5-5")
+    rnd = settle_still(reads)
+    assert rnd.result is None or "1" not in rnd.final
+
+
+@pytest.mark.slow
+def test_a_disputed_flush_hand_never_settles_a_seat_wrongly():
+    """Random deals; seat 1's first hand lies flush and both its outlines are disputed. The
+    truth is either the outlines as read or the crosswise cut (then each outline read one half
+    of each tile): every seat settled must have its true result."""
+    rng = np.random.default_rng(20)
+    faces = [t.face for t in STANDARD_SET]
+    settled = 0
+    for i in range(200):
+        order = [faces[k] for k in rng.permutation(len(faces))]
+        if i % 2:
+            order.remove("6-6")
+            order.remove("6-6")
+            order = ["6-6", "6-6"] + order
+        deal = {"dealer": order[0:4], "1": order[4:8], "2": order[8:12]}
+        x, y = ([int(v) for v in f.split("-")] for f in deal["1"][:2])
+        if rng.integers(2):  # the tiles lie crosswise: the outlines each cut one half of each
+            seen = (f"{min(x[0], y[0])}-{max(x[0], y[0])}", f"{min(x[1], y[1])}-{max(x[1], y[1])}")
+        else:
+            seen = tuple(deal["1"][:2])
+        reads = reads_of(deal, unknown=[("1", 0), ("1", 1)])
+        first = [r for r in reads if r.face is None]
+        disputed(first[0], seen[0]), disputed(first[1], seen[1])
+        rnd = settle_still(reads)
+        if rnd.result is None or "1" not in rnd.final:
+            continue
+        settled += 1
+        true = settle_round(true_settings(deal))
+        assert rnd.result.seats["1"].result == true.seats["1"].result, (deal, seen)
+    assert settled >= 20

@@ -461,9 +461,9 @@ def test_a_still_tile_taken_for_a_back_is_read_and_a_real_back_stays_face_down()
 
 
 def test_an_identified_outline_across_two_unread_tiles_is_not_taken():
-    """A flush hand (two tiles side by side, ends level) read only as an identified box across
-    the halves of both: the box's face is never the tiles' (a face neither may have), so it
-    becomes unknown, and the tiles' own unknown outlines are not dropped as its duplicates."""
+    """An identified box lying a quarter or more inside each of two unread outlines that stay
+    (neither mostly inside it) is a box across two tiles, or they are not tiles: its face is
+    not taken (seen on a flush 2-5 | 2-4: a box across their halves read 4-5)."""
     from vision.decode import TileRead
     from vision.overlaps import resolve_overlapping_reads
 
@@ -474,14 +474,31 @@ def test_an_identified_outline_across_two_unread_tiles_is_not_taken():
                         reason=None if face else "read A: no face")
 
     a, b = read(None, 0, 0, 50, 100), read(None, 50, 0, 100, 100)  # the hand, unread
-    across = read("4-5", 0, 50, 100, 100)  # half of each tile, one tile's shape
+    across = read("4-5", 0, 70, 100, 110)  # 0.375 of it inside each; 0.3 of each inside it
     out = resolve_overlapping_reads([a, b, across])
     assert [r.face for r in out] == [None, None, None] and len(out) == 3
     assert "across two other tile outlines (read 4-5)" in out[2].reason
     # one unread tile under it is not enough: that may be its own tile's second box
-    out = resolve_overlapping_reads([a, across])
-    assert out == [across]
+    assert resolve_overlapping_reads([a, across]) == [a, across]
     # a second box on the same tile (IoU >= SAME_TILE_IOU) does not count as a neighbour
     t = read("3-4", 0, 0, 50, 100)
     dup1, dup2 = read(None, 0, 5, 50, 105), read(None, 2, 0, 52, 100)
     assert resolve_overlapping_reads([t, dup1, dup2]) == [t]
+
+
+def test_two_unknown_boxes_on_one_tile_are_one_unread_tile():
+    """Two unknown outlines with polygon IoU >= SAME_TILE_IOU cannot be two real tiles (they
+    share at most an edge): one unread tile, the surer box kept; a neighbour stays."""
+    from vision.decode import TileRead
+    from vision.overlaps import resolve_overlapping_reads
+
+    def read(x1, y1, x2, y2, conf):
+        poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+        return TileRead(None, "unknown", conf, poly, np.array([x1, y1, x2, y2], np.float32),
+                        reason="read A: no face")
+
+    a, a2 = read(0, 0, 50, 100, 0.6), read(4, 8, 54, 108, 0.8)   # IoU 0.77
+    neighbour = read(50, 0, 100, 100, 0.9)                       # shares an edge with a
+    out = resolve_overlapping_reads([a, a2, neighbour])
+    assert out == [a2, neighbour]
+    assert all(r.face is None for r in out)

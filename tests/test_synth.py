@@ -314,3 +314,20 @@ def test_touching_positions_change_only_with_the_option_and_lie_flush():
                                      tuple(float(v) for v in p), True)
                 for o in ups if o is not t for p in t.polygon]
         assert max(gaps) > -0.05 * w
+
+
+def test_square_blocks_make_flush_hands_squares_of_four_halves_and_leave_old_seeds_alone():
+    from vision.synth import render_scene
+
+    a = render_scene(321, (640, 360), mode="train", touching=1.0)
+    b = render_scene(321, (640, 360), mode="train", touching=1.0, square_blocks=0.0)
+    assert np.array_equal(a.image, b.image)          # old seeds render unchanged
+    seeds = [s for s in range(300, 330)
+             if np.random.default_rng([s, 92]).random() < 0.5]
+    c = render_scene(seeds[0], (640, 360), mode="train", touching=1.0, square_blocks=0.5)
+    ups = [t for t in c.tiles if t.state == "face_up" and t.labelled]
+    assert ups
+    for t in ups:  # tiles twice as long as wide (within the camera's perspective)
+        s0 = np.linalg.norm(t.polygon[1] - t.polygon[0])
+        s1 = np.linalg.norm(t.polygon[2] - t.polygon[1])
+        assert 1.6 < max(s0, s1) / min(s0, s1) < 2.5

@@ -108,14 +108,17 @@ def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead]
 
 def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> list[TileRead]:
     """The first model's identified tiles that an identified outline of the second model lies
-    across made unknown (the models disagree where the tiles are).
+    across made unknown (the models disagree where the tiles are). Every face, a 2 or a 6
+    half included: on scenes_flush a box across a flush 3-3 | 1-6 read 1-2 with its half
+    shapes, so a 2 or a 6 does not prove which way a box was cut.
 
     Args:
         reads: the still reading (image px polygons, float (4, 2)).
         second: the second model's reads of the same image (image px).
 
     Returns:
-        ``reads`` in the same order; a disputed tile is ``as_unknown`` with the reason.
+        ``reads`` in the same order; a disputed tile is ``as_unknown`` with the reason, and
+        the face it read in ``reads["disputed"]`` (never reported as its face).
     """
     reads = list(reads)
     other = [r for r in second if r.face is not None]
@@ -132,7 +135,12 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> 
         hit = np.flatnonzero(disputed[row])
         if len(hit):
             faces = "/".join(sorted({other[m].face for m in hit}))
+            was = reads[k].face
             reads[k] = reads[k].as_unknown(
                 f"the second tile model outlines this place otherwise (read {faces} across "
-                f"it; read {reads[k].face} here): two tiles touching flush may be cut across")
+                f"it; read {was} here): two tiles touching flush may be cut across")
+            # the face this outline read (its halves, with read B's top / bottom): a flush
+            # hand whose two tiles are both disputed is one of two cuts of those four halves
+            # (vision.open_tile.block_fills)
+            reads[k].reads["disputed"] = was
     return reads

@@ -50,7 +50,8 @@ from .detections import PIP_RED, PIP_WHITE
 from .geometry import crop_to_image, points_in_polygon
 from .spot_colours import SpotCalibration, calibrate
 
-__all__ = ["candidate_faces", "candidate_fills", "candidate_settings", "settle_open",
+__all__ = ["block_fills", "candidate_faces", "candidate_fills", "candidate_settings",
+           "position_fills", "settle_open",
            "shown_spots", "spot_area", "MAX_UNREAD", "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE",
            "SHOWN_SAME_SPOT"]
 
@@ -221,6 +222,89 @@ def _stand_in_faces(state: Any, setting: Setting) -> tuple[str, ...]:
     return tuple(sorted(left.elements()))
 
 
+def block_fills(a: Any, b: Any) -> list[tuple[str, str]] | None:
+    """The faces two disputed tiles of one hand can be, ``[(face of a, face of b), ...]``.
+
+    Both outlines were read -- each face is the two halves under its outline
+    (``reads["disputed"]``) -- and the second tile model outlined the place across them
+    (:func:`vision.fill.disputed_outlines`): the hand's two tiles touch flush, and the doubt
+    is which way they are cut. Two tiles cover those four halves either as the outlines lie
+    (``(a's face, b's face)``) or crosswise, each tile one half of ``a`` and one of ``b``.
+    Which half of ``a`` lies beside which half of ``b`` is not taken from the picture: both
+    crosswise pairings are kept, so the hand's true faces are among the (at most three)
+    fillings whatever the outlines' orientation. Order inside a filling: the first face takes
+    ``a``'s place, the second ``b``'s (a hand's value does not depend on which is which).
+
+    Returns:
+        the distinct fillings, or None when either read has no disputed face.
+    """
+    fa = (a.reads or {}).get("disputed") if isinstance(a.reads, dict) else None
+    fb = (b.reads or {}).get("disputed") if isinstance(b.reads, dict) else None
+    if fa not in TILES_BY_FACE or fb not in TILES_BY_FACE:
+        return None
+    (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
+
+    def face(x: int, y: int) -> str:
+        return f"{min(x, y)}-{max(x, y)}"
+
+    out = [(fa, fb), (face(a1, b1), face(a2, b2)), (face(a1, b2), face(a2, b1))]
+    return list(dict.fromkeys(out))
+
+
+def _apart(hand: Sequence[Any], others: Sequence[np.ndarray]) -> bool:
+    """True when no other tile outline (``others``, float (4, 2) px each) comes within
+    :data:`vision.seats.UNIT_GAP` tile widths of the hand's two outlines: the hand's four
+    halves are then a region of their own, which two tiles cover in the ways
+    :func:`block_fills` lists (a tile touching it could take a half of it)."""
+    from .geometry import side_pairs
+    from .seats import UNIT_GAP, _outline_gaps
+
+    if not len(others):
+        return True
+    width = float(np.mean([min(side_pairs(r.polygon)) for r in hand]))
+    polys = np.stack([np.asarray(r.polygon, np.float64) for r in hand]
+                     + [np.asarray(q, np.float64) for q in others])
+    return bool(_outline_gaps(polys)[:2, 2:].min() >= UNIT_GAP * width)
+
+
+def position_fills(hands: tuple[Sequence[Any], Sequence[Any]], per_tile: Mapping[int, list[str]],
+                   identified: Counter, others: Sequence[tuple[Any, np.ndarray]] = ()
+                   ) -> tuple[list[tuple[str, ...]], int, int] | None:
+    """Every filling of a position's unread tiles (in ``hands`` order): a hand whose two tiles
+    are both disputed, lying apart from every other tile (``others``: ``(read, outline)`` of
+    every tile on the table, :func:`_apart`), takes :func:`block_fills`; every other unread tile any of its
+    candidates (``per_tile``: id of the read -> :func:`candidate_faces`); fillings that use a
+    face more often than the set has left (``identified``) are dropped.
+
+    Returns:
+        ``(fillings, free, blocks)``: ``free`` unread tiles filled from their candidates,
+        ``blocks`` hands filled by :func:`block_fills`; None when ``free`` exceeds
+        :data:`MAX_UNREAD`.
+    """
+    slots: list[list[tuple[str, ...]]] = []
+    free = blocks = 0
+    for h in hands:
+        unread = [r for r in h if r.face is None]
+        pair = (block_fills(h[0], h[1]) if len(unread) == 2 == len(h)
+                and _apart(h, [q for r, q in others if all(r is not x for x in h)]) else None)
+        if pair is not None:
+            slots.append(pair)
+            blocks += 1
+            continue
+        for r in unread:
+            slots.append([(f,) for f in per_tile[id(r)]])
+            free += 1
+    if free > MAX_UNREAD:
+        return None
+    out = []
+    for combo in product(*slots):
+        fill = tuple(f for part in combo for f in part)
+        use = Counter(fill)
+        if all(identified.get(f, 0) + n <= TILES_BY_FACE[f].copies for f, n in use.items()):
+            out.append(fill)
+    return out, free, blocks
+
+
 def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequence[str],
                 identified: Counter, *, banker: str = "dealer", rules: Any = "pa",
                 way: str = "reference", commission: Any = None,
@@ -267,22 +351,26 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
             options[p], keys[p] = _by_keys([st.setting], prof)
             continue
         unread = [r for h in st.open_hands for r in h if r.face is None]
-        if not 1 <= len(unread) <= MAX_UNREAD:
+        if not unread:
             continue
         ids = {id(r) for r in unread}
         others = [np.asarray(r.polygon) for r in every if id(r) not in ids]
-        per_tile = [candidate_faces(identified, shown_spots(r, area, calibration, others))
-                    for r in unread]
-        fills = candidate_fills(per_tile, identified)
-        if not fills:
-            continue  # nothing fits what the tiles show: the position is not settled
+        per_tile = {id(r): candidate_faces(identified,
+                                           shown_spots(r, area, calibration, others))
+                    for r in unread}
+        got = position_fills(st.open_hands, per_tile, identified,
+                             [(r, np.asarray(r.polygon)) for r in every])
+        if got is None or not got[0]:
+            continue  # too many unread, or nothing fits what the tiles show: not settled
+        fills, free, blocks = got
         options[p], keys[p] = _by_keys(candidate_settings(st.open_hands, fills, prof), prof)
         if len(unread) == 1:
             n = len(fills)
             n_faces[p] = f"{n} face{'s' if n != 1 else ''} left in the set and showing its spots"
         else:
-            n_faces[p] = (f"{len(fills)} fillings of its {len(unread)} unread tiles left in the "
-                          "set and showing their spots")
+            n_faces[p] = (f"{len(fills)} fillings of its {len(unread)} unread tiles"
+                          + (f", {blocks} flush hand(s) cut either way" if blocks else "")
+                          + " left in the set")
     if banker not in options:
         return stand_in, notes, refused
     bets = dict(bets or {})

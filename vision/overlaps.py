@@ -110,19 +110,21 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
       straddler and is dropped;
     * two identified outlines naming the same face with polygon IoU >= SAME_TILE_IOU are two
       boxes on one tile: the more confident one is kept;
+    * two unknown outlines with polygon IoU >= SAME_TILE_IOU are two boxes on one tile: the
+      less confident is dropped (the tile stays unknown);
     * an unknown outline the decoder found no spot on, or one attached to identified tiles
       whose every spot lies inside them, is dropped: a face-up tile shows spots of its own
       (at least two), so it is a box over the felt, the gap between two hands or a tile's
       edge;
-    * first, an identified outline with at least STRADDLE_OVERLAP of its area inside each of
-      two other face-up outlines (unknown ones included; neither a box on the same tile,
-      polygon IoU < SAME_TILE_IOU) lies across them as the straddlers of
-      :func:`drop_straddlers` do: either it or they are not tiles, so it is taken as unknown
-      below (dropped where an identified tile holds it, else kept unknown), and the outlines
-      under it are not dropped as its duplicates;
     * otherwise, two identified outlines that overlap that much both become unknown
       ("overlapping outlines"): which one is the tile is not known, and nothing is settled
       from a guess.
+    * an identified outline with at least STRADDLE_OVERLAP of its area inside each of two
+      other face-up outlines that stay (unknown ones included; neither a box on the same
+      tile, polygon IoU < SAME_TILE_IOU) lies across them as the straddlers of
+      :func:`drop_straddlers` do: either it or they are not tiles, so it becomes unknown
+      ("outline across two other tile outlines"). Unknown outlines mostly inside it were
+      dropped above (the identified read is trusted there, as before).
 
     Face-down tiles (stacks) are left alone. If a real tile were dropped, its position would
     have three tiles and would not settle.
@@ -150,29 +152,41 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
                 and _iou_from_inside(inside[a, b], inside[b, a]) >= SAME_TILE_IOU):
             same.add(min(a, b, key=lambda k: (reads[up[k]].confidence, -k)))
     known = [k for k in known if k not in same]
-    # an identified outline lying across two other face-up outlines, unknown ones too (the
-    # straddler of drop_straddlers, formed after detection: input sizes fused, the second
-    # look, the second model), each holding STRADDLE_OVERLAP of it and neither a box on the
-    # same tile (IoU < SAME_TILE_IOU). Two real tiles never overlap, so either it or both of
-    # them are not tiles; which is not known, so its face is not taken -- and the outlines
-    # under it are not dropped as its duplicates (seen: a box across the halves of a flush
-    # 2-5 | 2-4 read "4-5", a face neither tile has)
-    across = set()
-    for k in known:
-        under = [m for m in range(len(up)) if m != k and inside[k, m] >= STRADDLE_OVERLAP
-                 and _iou_from_inside(inside[k, m], inside[m, k]) < SAME_TILE_IOU]
-        if len(under) >= 2:
-            across.add(k)
-    known = [k for k in known if k not in across]
     over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
-    drop = {k for k in over if (reads[up[k]].state == "unknown" or k in across)
+    drop = {k for k in over if reads[up[k]].state == "unknown"
             and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN
                  or _no_spot_of_its_own(reads[up[k]], [reads[up[m]] for m in known],
                                         inside[k, known]))}
     drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
     drop |= same
-    conflict = {x for k in known if k not in drop
-                for m in over[k] if m not in drop for x in (k, m)}
+    # two unknown outlines with polygon IoU >= SAME_TILE_IOU are two boxes on one tile (two
+    # real tiles share at most an edge): one unread tile, the more confident box kept -- it
+    # names no face either way, and the position no longer looks like five tiles
+    unread = [k for k in range(len(up)) if k not in drop and k not in known
+              and reads[up[k]].state == "unknown"]
+    for a in sorted(unread, key=lambda k: (reads[up[k]].confidence, -k)):
+        if a not in drop and any(
+                m != a and m not in drop
+                and _iou_from_inside(inside[a, m], inside[m, a]) >= SAME_TILE_IOU
+                for m in unread):
+            drop.add(a)
+    # an identified outline lying across two other face-up outlines that stay, unknown ones
+    # too (the straddler of drop_straddlers, formed after detection: input sizes fused, the
+    # second look, the second model), each holding STRADDLE_OVERLAP of it and neither a box
+    # on the same tile (IoU < SAME_TILE_IOU). Two real tiles never overlap, so either it or
+    # both of them are not tiles; which is not known, so its face is not taken (seen: a box
+    # across the halves of a flush 2-5 | 2-4 read "4-5", a face neither tile has)
+    stay = [m for m in range(len(up)) if m not in drop]
+    across = set()
+    for k in known:
+        if k in drop:
+            continue
+        under = [m for m in stay if m != k and inside[k, m] >= STRADDLE_OVERLAP
+                 and _iou_from_inside(inside[k, m], inside[m, k]) < SAME_TILE_IOU]
+        if len(under) >= 2:
+            across.add(k)
+    conflict = {x for k in known if k not in drop and k not in across
+                for m in over[k] if m not in drop and m not in across for x in (k, m)}
     gone = {up[k] for k in drop}
     changed = {up[k] for k in conflict}
     crossing = {up[k] for k in across}

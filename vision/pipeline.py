@@ -42,6 +42,7 @@ from .gate import MotionGate
 from .geometry import iou_matrix, rectify
 from .identity import IdentityCache
 from .fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
+from .flush import flush_beside
 from .models import load_detectors, load_second_tile_detector, model_version
 from .overlaps import drop_straddlers, resolve_overlapping_reads
 from .scales import STILL_SCALES, fuse_scale_reads
@@ -217,7 +218,8 @@ class Pipeline:
         readings are fused with the others. With a second tile model (:mod:`vision.fill`) the
         image is read once more: it adds tiles only where none was identified, and a tile it
         outlines otherwise (an outline across it) is made unknown
-        (:func:`vision.fill.disputed_outlines`).
+        (:func:`vision.fill.disputed_outlines`). Last, a tile with unread spots flush beside
+        its long side is made unknown (:func:`vision.flush.flush_beside`).
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
@@ -249,6 +251,11 @@ class Pipeline:
             first_reads = [r for rs in per_scale + looks for r in rs]
             second = resolve_overlapping_reads(second)
             reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second)
+        # a face read from one cut of a flush square whose other half is unread is a guess
+        reads = flush_beside(reads, image.shape, lambda polys: self.decode(
+            image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
+                                            np.full(len(polys), TILE, np.int64)),
+            use_cache=False)[0])
         return reads, first
 
     def second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

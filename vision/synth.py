@@ -492,7 +492,8 @@ def _scatter_tiles(rng, H, out_w, out_h, w, st, long33) -> list:
 
 
 def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | None = None,
-                 deal: dict | None = None, tile_long=None, touching: float = 0.0) -> TableScene:
+                 deal: dict | None = None, tile_long=None, touching: float = 0.0,
+                 square_blocks: float = 0.0) -> TableScene:
     """Render one table scene.
 
     Args:
@@ -508,6 +509,13 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
         tile_long: tile long side in output px at the image centre (None: random by mode).
         touching: probability in [0, 1] that a position lies at any angle with flush-touching
             hands (drawn from a second generator: 0 renders every old seed unchanged).
+        square_blocks: probability in [0, 1] that the scene's tiles are exactly twice as long
+            as wide, so that a hand laid flush and level is a square of four equal halves --
+            the block a crosswise box cuts into two tile-shaped halves (drawn from a third
+            generator: 0 renders every old seed, touching or not, unchanged). With
+            ``touching``, the flush hands become such squares at every angle: the
+            lengthwise labels teach the model the cut, and a crosswise box is a false
+            positive there (hard negatives).
 
     Returns:
         :class:`TableScene`.
@@ -518,6 +526,8 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
     if style is None and mode == "table":
         style = str(rng.choice(["black", "ivory", "other"], p=[0.65, 0.25, 0.10]))
     st = D.random_style(rng, style)
+    if square_blocks > 0 and np.random.default_rng([seed, 92]).random() < square_blocks:
+        st.aspect = 2.0  # flush, level hands: squares of four halves
     full = mode == "table"
     scale = out_w / 1920.0
     if tile_long is None:

@@ -109,7 +109,8 @@ def _scene_seed(seed: int, kind: int, i: int) -> int:
 
 def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fraction: float = 0.1,
                     progress: bool = True, closeup_fraction: float = 0.25,
-                    catalogue: float = 0.0, touching: float = 0.0) -> dict:
+                    catalogue: float = 0.0, touching: float = 0.0,
+                    square_blocks: float = 0.0) -> dict:
     """Render the tile (OBB) and pip (detect) datasets.
 
     Writes ``out/tiles/{images,labels}/{train,val}`` (JPEG frames: table frames 1280 px wide,
@@ -132,6 +133,8 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
             (:func:`render_closeup`).
         touching: per-position probability of any angle with flush-touching hands in table
             frames (see :func:`render_scene`).
+        square_blocks: per-frame probability of tiles exactly twice as long as wide (flush
+            hands then square blocks of four halves; see :func:`render_scene`).
 
     Returns:
         dict with counts: tiles_train, tiles_val, tile_labels, tile_back_labels, closeups,
@@ -167,7 +170,7 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         else:
             size = (1280, 720) if rng.random() < 0.75 else (1280, 960)
             scene = render_scene(s, size, mode="scatter" if rng.random() < 0.15 else "train",
-                                 touching=touching)
+                                 touching=touching, square_blocks=square_blocks)
         lines = obb_label_lines(scene)
         sp = _split(i, n_tiles, val_fraction)
         name = f"t{seed}_{i:06d}"

@@ -87,7 +87,7 @@ from scoring.tiles import TILES_BY_FACE
 
 from .decode import TileRead
 from .geometry import points_in_polygon
-from .open_tile import MAX_UNREAD, settle_open
+from .open_tile import settle_open
 from .seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
 __all__ = [
@@ -414,8 +414,8 @@ class PositionState:
         set_aside: tile backs lying beside four identified face-up tiles (undealt stacks: a
             seat is dealt exactly four tiles); not part of ``tiles`` (the hand), they do not
             stop the position from settling.
-        open_hands: for a position whose only problem is one or two (``MAX_UNREAD``) unknown
-            tiles among four face-up tiles, its two hands as laid (paired by where the tiles lie): it may still settle
+        open_hands: for a position whose only problem is unknown tiles among four face-up
+            tiles, its two hands as laid (paired by where the tiles lie): it may still settle
             where every face that tile could be gives the same result (:mod:`vision.open_tile`).
     """
 
@@ -477,7 +477,7 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
         n_down = sum(r.state == "face_down" for r in up)
         if n_down:
             st.problems.append(("face_down", f"{n_down} tile(s) face down"))
-        if (len(up) == 4 and 1 <= n_unknown <= MAX_UNREAD and not n_down
+        if (len(up) == 4 and n_unknown >= 1 and not n_down
                 and all(k == "unknown_tile" for k, _ in st.problems)):
             st.open_hands = pair_hands(up, rules)
         if not st.problems:

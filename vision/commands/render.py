@@ -27,6 +27,9 @@ def register(sub) -> None:
     p.add_argument("--touching", type=float, default=0.0,
                    help="per-position probability, in table frames, of hands at any angle with "
                         "their tiles touching flush, 0..1 (default 0)")
+    p.add_argument("--square-blocks", type=float, default=0.0,
+                   help="per-frame probability of tiles exactly twice as long as wide, so "
+                        "that flush hands are squares of four halves, 0..1 (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=_run)
@@ -44,7 +47,7 @@ def _run(args) -> int:
         raise InputError(f"--seed must be in 0..999999 (larger seeds are held out), got {args.seed}")
     if not 0.0 <= args.val_fraction <= 0.5:
         raise InputError(f"--val-fraction must be in [0, 0.5], got {args.val_fraction}")
-    for name in ("closeup_fraction", "catalogue", "touching"):
+    for name in ("closeup_fraction", "catalogue", "touching", "square_blocks"):
         v = getattr(args, name)
         if not 0.0 <= v <= 1.0:
             raise InputError(f"--{name.replace('_', '-')} must be in [0, 1], got {v}")
@@ -57,7 +60,7 @@ def _run(args) -> int:
     stats = render_datasets(out, args.n, n_pips, args.seed, val_fraction=args.val_fraction,
                             progress=not args.no_progress and not args.json,
                             closeup_fraction=args.closeup_fraction, catalogue=args.catalogue,
-                            touching=args.touching)
+                            touching=args.touching, square_blocks=args.square_blocks)
     if args.json:
         print(json.dumps(stats, indent=2))
     else:

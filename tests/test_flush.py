@@ -1,0 +1,71 @@
+"""A tile with unread spots flush beside its long side (vision.flush): its face is not taken,
+since the square of four halves could be cut the other way (docs/rules.md section 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision.decode import TileRead
+from vision.detections import PIP_WHITE, Detections
+from vision.flush import beside_outlines, crosswise_alike, flush_beside
+
+
+def read(face, x1, y1, x2, y2, state=None):
+    poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+    st = state or ("face_up" if face else "unknown")
+    return TileRead(face, st, 0.9, poly, np.array([x1, y1, x2, y2], np.float32),
+                    reason=None if st == "face_up" else "test")
+
+
+def spots_reader(n_spots, conf=0.9, surface=lambda x: True):
+    """A stand-in for Pipeline.decode on outlines: an outline whose centre x is on tile
+    surface (``surface(x)``) shows ``n_spots`` spots in the middle of its crop (96 x 192 px);
+    elsewhere (felt) none."""
+    def run(polys):
+        out = []
+        for q in polys:
+            n_spots_here = n_spots if surface(float(np.mean(q[:, 0]))) else 0
+            xyxy = np.array([[40, 40 + 20 * i, 56, 56 + 20 * i] for i in range(n_spots_here)],
+                            np.float32).reshape(-1, 4)
+            pips = Detections(xyxy, np.full(n_spots_here, conf, np.float32),
+                              np.full(n_spots_here, PIP_WHITE, np.int64))
+            out.append(TileRead(None, "unknown", 1.0, q, np.r_[q.min(0), q.max(0)], pips))
+        return out
+    return run
+
+
+def test_beside_outlines_lie_flush_against_the_long_sides():
+    b = beside_outlines(read("1-3", 100, 0, 150, 100).polygon)
+    centres = sorted(tuple(np.round(q.mean(0))) for q in b)
+    assert centres == [(75.0, 50.0), (175.0, 50.0)]
+
+
+def test_a_tile_with_unread_spots_beside_it_is_not_taken():
+    x = read("1-4", 100, 0, 150, 100)           # halves that look alike turned a quarter
+    out = flush_beside([x], (400, 400, 3), spots_reader(3))
+    assert out[0].face is None and "flush beside its long side (read 1-4)" in out[0].reason
+    # felt beside it (no spots), or a spot or two below the decoder's floor: taken
+    assert flush_beside([x], (400, 400, 3), spots_reader(0))[0].face == "1-4"
+    assert flush_beside([x], (400, 400, 3), spots_reader(3, conf=0.3))[0].face == "1-4"
+
+
+def test_an_identified_neighbour_makes_the_cut_sure_and_an_unknown_one_does_not():
+    x, y = read("1-4", 100, 0, 150, 100), read("3-5", 150, 0, 200, 100)
+    left = read("4-4", 50, 0, 100, 100)
+    on_tiles = spots_reader(3, surface=lambda cx: 50 <= cx <= 200)  # felt outside the row
+    # every tile of the row read: nothing unread beside any
+    out = flush_beside([left, x, y], (400, 400, 3), on_tiles)
+    assert [r.face for r in out] == ["4-4", "1-4", "3-5"]
+    # the neighbour unknown: its spots are unread surface beside the tile
+    out = flush_beside([left, x, read(None, 150, 0, 200, 100)], (400, 400, 3), on_tiles)
+    assert [r.face for r in out] == ["4-4", None, None]
+    # outlines beside that leave the picture are not read
+    assert flush_beside([read("1-4", 0, 0, 50, 100)], (100, 50, 3),
+                        spots_reader(3))[0].face == "1-4"
+
+
+def test_a_two_or_a_six_read_with_its_shape_was_read_along_its_tile():
+    assert not crosswise_alike("2-6") and not crosswise_alike("1-6") and not crosswise_alike("2-4")
+    assert crosswise_alike("1-4") and crosswise_alike("3-5") and crosswise_alike("5-5")
+    x = read("4-6", 100, 0, 150, 100)
+    assert flush_beside([x], (400, 400, 3), spots_reader(3))[0].face == "4-6"
