@@ -180,6 +180,7 @@ def _check_tables(pipe, seeds):
     return settled, readable, bad
 
 
+@pytest.mark.slow  # about 10 minutes: 50 rendered tables through the shipped models
 def test_no_seat_settled_with_another_seats_tiles_50_tables(pipe):
     """The acceptance check of issue 8: 50 held-out tables with chips, cards and face-down
     stacks, no layout -- no seat settled with another seat's tiles (the grouping in table order
