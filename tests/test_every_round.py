@@ -97,6 +97,38 @@ def test_no_layout_unplaceable_table_still_gives_its_round():
                for a in ev["alerts"])
 
 
+#: a table turned upside down (the dealer at the bottom) with four players on the arc
+ARC = {"dealer": (640, 620), "1": (300, 330), "2": (520, 160), "3": (760, 160),
+       "4": (980, 330)}
+ARC_DEAL = dict(DEAL, **{"3": ["5-6", "4-6", "1-5", "2-3"], "4": ["3-3", "2-6", "1-4", "2-5"]})
+
+
+def test_no_layout_still_of_a_turned_table_is_placed_and_settled():
+    """The table model cannot fit it; the still is placed like ``layout propose`` would (the
+    dealer told by the table's shape) and every seat settles with its own four tiles."""
+    pipe = pipeline(Reads(table(ARC_DEAL, ARC)))
+    _, res = pipe.process(IMAGE)
+    ev = res.event
+    assert ev is not None and ev["settled"] is True
+    assert sorted(ev["positions"]["dealer"]["tiles"]) == sorted(ARC_DEAL["dealer"])
+    seats = {tuple(sorted(o["tiles"])) for p, o in ev["positions"].items() if p != "dealer"
+             and o["result"] in ("win", "lose", "push")}
+    assert seats == {tuple(sorted(f)) for p, f in ARC_DEAL.items() if p != "dealer"}
+
+
+def test_no_layout_video_is_not_placed_frame_by_frame():
+    """Video frames are not placed by the proposal (seat names fitted frame by frame could
+    change; a layout pins them): the turned table names no position, and says why."""
+    pipe = pipeline(Reads())
+    pipe.still_images = False
+    where, groups = pipe.group(table(ARC_DEAL, ARC), FRAME)
+    assert groups == {} and set(where) == {None}
+    assert pipe.placement.startswith("no layout: the positions could not be placed")
+    pipe.still_images = True
+    _, groups = pipe.group(table(ARC_DEAL, ARC), FRAME)
+    assert sorted(map(len, groups.values())) == [4] * 5 and pipe.placement is None
+
+
 def test_tiles_outside_every_polygon_are_reported_with_an_alert():
     lay = {"positions": {p: v for p, v in LAYOUT["positions"].items() if p != "2"}}
     pipe = pipeline(Reads(table()), layout=lay)
