@@ -18,6 +18,7 @@ import yaml
 
 from scoring.errors import InputError
 from vision.decode import TileRead
+from vision.layout_propose import propose_from_reads
 from vision.pipeline import Pipeline
 from vision.table import Layout, RoundTracker, build_positions
 
@@ -103,30 +104,22 @@ ARC = {"dealer": (640, 620), "1": (300, 330), "2": (520, 160), "3": (760, 160),
 ARC_DEAL = dict(DEAL, **{"3": ["5-6", "4-6", "1-5", "2-3"], "4": ["3-3", "2-6", "1-4", "2-5"]})
 
 
-def test_no_layout_still_of_a_turned_table_is_placed_and_settled():
-    """The table model cannot fit it; the still is placed like ``layout propose`` would (the
-    dealer told by the table's shape) and every seat settles with its own four tiles."""
+def test_no_layout_turned_table_is_not_guessed():
+    """Without a layout, a table the table model cannot fit is not named another way (seat
+    numbers guessed from the picture could pay the wrong seat): its round is reported, not
+    settled, saying to give a layout -- which `layout propose` drafts from the same tiles."""
     pipe = pipeline(Reads(table(ARC_DEAL, ARC)))
     _, res = pipe.process(IMAGE)
-    ev = res.event
-    assert ev is not None and ev["settled"] is True
-    assert sorted(ev["positions"]["dealer"]["tiles"]) == sorted(ARC_DEAL["dealer"])
-    seats = {tuple(sorted(o["tiles"])) for p, o in ev["positions"].items() if p != "dealer"
-             and o["result"] in ("win", "lose", "push")}
+    ev = res.event or pipe.flush().event
+    assert ev["settled"] is False and "give a layout (paigow layout propose)" in ev["reason"]
+    layout, _, left = propose_from_reads(table(ARC_DEAL, ARC), FRAME)
+    assert left == [] and len(layout["positions"]) == 5
+    pipe = pipeline(Reads(table(ARC_DEAL, ARC)), layout=layout)
+    _, res = pipe.process(IMAGE)
+    assert res.event["settled"] is True
+    seats = {tuple(sorted(o["tiles"])) for p, o in res.event["positions"].items()
+             if p != "dealer" and o["result"] in ("win", "lose", "push")}
     assert seats == {tuple(sorted(f)) for p, f in ARC_DEAL.items() if p != "dealer"}
-
-
-def test_no_layout_video_is_not_placed_frame_by_frame():
-    """Video frames are not placed by the proposal (seat names fitted frame by frame could
-    change; a layout pins them): the turned table names no position, and says why."""
-    pipe = pipeline(Reads())
-    pipe.still_images = False
-    where, groups = pipe.group(table(ARC_DEAL, ARC), FRAME)
-    assert groups == {} and set(where) == {None}
-    assert pipe.placement.startswith("no layout: the positions could not be placed")
-    pipe.still_images = True
-    _, groups = pipe.group(table(ARC_DEAL, ARC), FRAME)
-    assert sorted(map(len, groups.values())) == [4] * 5 and pipe.placement is None
 
 
 def test_tiles_outside_every_polygon_are_reported_with_an_alert():

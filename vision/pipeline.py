@@ -349,36 +349,15 @@ class Pipeline:
             ids = {id(r): p for p, rs in g.groups.items() for r in rs}
             where = [ids.get(id(r)) for r in reads]
             if g.reason is not None and any(r.state != "face_down" for r in reads):
-                where = self._place_still(reads, frame_size, g.reason) or where
+                # not placed another way: seat numbers guessed here could pay the wrong seat
+                # (a layout, checked by the user, pins them: paigow layout propose)
+                self.placement = (f"no layout: the positions could not be placed "
+                                  f"({g.reason}); give a layout (paigow layout propose)")
         groups: dict[str, list[TileRead]] = {}
         for r, p in zip(reads, where):
             if p is not None:
                 groups.setdefault(p, []).append(r)
         return where, groups
-
-    def _place_still(self, reads: Sequence[TileRead], frame_size: tuple[int, int], why: str
-                     ) -> list[str | None] | None:
-        """A still image without a layout whose table the table model does not fit (turned,
-        the dealer elsewhere): its positions as ``paigow layout propose`` would place them
-        (:func:`vision.layout_propose.propose_from_reads`: two hands of two tiles, the dealer's
-        told by the table's shape or not at all). Returns the position of each read, or None
-        with :attr:`placement` saying why nothing was placed. Video frames are not placed so
-        (seat names fitted frame by frame could change between frames): a layout pins them."""
-        from .layout_propose import propose_from_reads
-        from .table import Layout
-
-        self.placement = (f"no layout: the positions could not be placed ({why}); give a "
-                          "layout (paigow layout propose)")
-        if not self.still_images:
-            return None
-        try:
-            layout, _, _ = propose_from_reads(reads, frame_size)
-        except InputError as exc:
-            self.placement = (f"no layout: the positions could not be placed ({why}; {exc}); "
-                              "give a layout (paigow layout propose)")
-            return None
-        self.placement = None
-        return position_of(reads, Layout.from_dict(layout, where="placed positions"))
 
     # ------------------------------------------------------------------ one frame
     def process(self, frame: Any) -> tuple[np.ndarray, FrameResult]:
