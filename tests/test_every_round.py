@@ -20,7 +20,7 @@ from scoring.errors import InputError
 from vision.decode import TileRead
 from vision.layout_propose import propose_from_reads
 from vision.pipeline import Pipeline
-from vision.table import Layout, RoundTracker, build_positions
+from vision.table import Layout, RoundTracker
 
 FRAME = (1280, 720)
 TW, TH = 30.0, 66.0
