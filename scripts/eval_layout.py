@@ -10,7 +10,8 @@ that folder's README):
    tiles (the fact a user gives);
 2. ``paigow run SCENE --layout PROPOSED``; each settled position is matched to a dealt seat by
    its four faces (a position settled with one tile unread, ``vision.open_tile``: by its three
-   read faces, when one dealt seat alone holds them). A player seat is **right** when a settled position holds its four faces,
+   read faces, when one dealt seat alone holds them). A player seat is **right** when a
+   settled position holds its four faces,
    the banker's position holds the dealer's four faces and the result equals the truth's;
    **wrong** when settled otherwise (another result, a banker with other tiles, or four faces
    that are no dealt seat's) -- the one outcome that must never happen.
