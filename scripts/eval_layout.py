@@ -10,14 +10,17 @@ that folder's README):
    tiles (the fact a user gives);
 2. ``paigow run SCENE --layout PROPOSED``; each settled position is matched to a dealt seat by
    its four faces (a position settled with one tile unread, ``vision.open_tile``: by its three
-   read faces, when one dealt seat alone holds them). A player seat is **right** when a settled position holds its four faces,
+   read faces, when one dealt seat alone holds them). A player seat is **right** when a
+   settled position holds its four faces,
    the banker's position holds the dealer's four faces and the result equals the truth's;
    **wrong** when settled otherwise (another result, a banker with other tiles, or four faces
    that are no dealt seat's) -- the one outcome that must never happen.
 
 Figures per style: scenes, scenes proposed from the picture alone, scenes asking for the
 dealer, player seats, settled right and wrong (from the picture alone, and with the dealer
-given where asked), groups of tiles left out (listed by the proposal).
+given where asked), groups of tiles left out (listed by the proposal); and, in process,
+``paigow run SCENE`` without a layout on the same reading: scenes with a round event, player
+seats settled right and wrong.
 
 By default each scene is read once in this process (``vision.pipeline.Pipeline``, still
 image) and that reading serves both the proposal (``propose_from_reads``) and the run with the
@@ -107,7 +110,9 @@ def score_event(rec: dict, event: dict | None) -> dict:
 
 
 def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache=None):
-    """(proposal dict | None, why asked | None, event | None, reads) reading the scene once."""
+    """``(proposal dict | None, why asked | None, event with the proposed layout | None, reads,
+    event without a layout | None)`` reading the scene once (the last only without
+    ``dealer_at``)."""
     import cv2
 
     from scoring.errors import InputError
@@ -129,12 +134,22 @@ def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache
     if reads is None:
         reads, _ = pipe.read_still(img)
     size = (img.shape[1], img.shape[0])
+    if dealer_at is None:  # `paigow run SCENE` without a layout, the same reading
+        bare = Pipeline(tile_detector=pipe.tile_detector, pip_detector=pipe.pip_detector,
+                        n_stable=1, draw=False)
+        bare.still_images = True
+        bare.read_still = lambda image: (list(reads), None)
+        _, res = bare.process(img)
+        fl = bare.flush()
+        bare_event = res.event or (fl.event if fl is not None else None)
+    else:
+        bare_event = None
     try:
         layout, info, left = propose_from_reads(reads, size, dealer_at=dealer_at)
     except DealerUnknown as exc:
-        return None, str(exc), None, reads
+        return None, str(exc), None, reads, bare_event
     except InputError as exc:
-        return None, f"failed: {exc}", None, reads
+        return None, f"failed: {exc}", None, reads, bare_event
     run = Pipeline(tile_detector=pipe.tile_detector, pip_detector=pipe.pip_detector,
                    layout=Layout.from_dict(layout), n_stable=1, draw=False)
     run.still_images = True
@@ -144,7 +159,7 @@ def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache
     if ev is None:
         fl = run.flush()
         ev = fl.event if fl is not None else None
-    return {"layout": layout, "positions": info, "left_out": left}, None, ev, reads
+    return {"layout": layout, "positions": info, "left_out": left}, None, ev, reads, bare_event
 
 
 def _by_command(folder: Path, rec: dict, tmp: Path, dealer_at=None):
@@ -182,13 +197,22 @@ def evaluate(folder: Path, limit: int | None = None, command: bool = False,
     with tempfile.TemporaryDirectory() as td:
         for rec in recs:
             style = rec["style"]
+            bare = None
             if command:
                 prop, asked, ev, _ = _by_command(folder, rec, Path(td))
             else:
-                prop, asked, ev, reads = _in_process(folder, rec, pipe, cache=cache)
+                prop, asked, ev, reads, bare = _in_process(folder, rec, pipe, cache=cache)
             c = per[style]
             c["scenes"] += 1
             line = {"image": rec["image"], "style": style, "players": rec["n_players"]}
+            if not command:
+                s0 = score_event(rec, bare)
+                c["no_layout_events"] += bare is not None
+                for k in ("right", "wrong"):
+                    c["no_layout_" + k] += s0["counts"][k]
+                wrong += [f"(no layout) {w}" for w in s0["wrong"]]
+                line.update(no_layout_right=s0["counts"]["right"],
+                            no_layout_wrong=s0["counts"]["wrong"])
             if prop is not None:
                 c["proposed"] += 1
                 c["left_out_groups"] += len(prop["left_out"])
@@ -206,8 +230,8 @@ def evaluate(folder: Path, limit: int | None = None, command: bool = False,
                 if command:
                     prop, asked2, ev, _ = _by_command(folder, rec, Path(td), dealer_point(rec))
                 else:
-                    prop, asked2, ev, _ = _in_process(folder, rec, pipe, dealer_point(rec),
-                                                      reads)
+                    prop, asked2, ev, _, _ = _in_process(folder, rec, pipe, dealer_point(rec),
+                                                         reads)
                 s = score_event(rec, ev) if prop is not None else {
                     "counts": Counter(seats=rec["n_players"]), "wrong": []}
                 for k in ("seats", "right", "wrong"):
@@ -226,10 +250,11 @@ def evaluate(folder: Path, limit: int | None = None, command: bool = False,
 
 def print_table(res: dict) -> None:
     cols = ("scenes", "proposed", "asked", "failed", "seats", "right", "wrong", "given_seats",
-            "given_right", "given_wrong", "left_out_groups")
-    print("style".ljust(18) + "".join(c.rjust(13) for c in cols))
+            "given_right", "given_wrong", "left_out_groups", "no_layout_events",
+            "no_layout_right", "no_layout_wrong")
+    print("style".ljust(16) + "".join(c.rjust(max(len(c) + 1, 7)) for c in cols))
     for style, c in list(res["per_style"].items()) + [("all", res["all"])]:
-        print(style.ljust(18) + "".join(str(c.get(k, 0)).rjust(13) for k in cols))
+        print(style.ljust(16) + "".join(str(c.get(k, 0)).rjust(max(len(k) + 1, 7)) for k in cols))
     a = res["all"]
     if a.get("seats"):
         print(f"picture alone: {a.get('right', 0)}/{a['seats']} player seats settled right "

@@ -18,8 +18,9 @@ import yaml
 
 from scoring.errors import InputError
 from vision.decode import TileRead
+from vision.layout_propose import propose_from_reads
 from vision.pipeline import Pipeline
-from vision.table import Layout, RoundTracker, build_positions
+from vision.table import Layout, RoundTracker
 
 FRAME = (1280, 720)
 TW, TH = 30.0, 66.0
@@ -95,6 +96,30 @@ def test_no_layout_unplaceable_table_still_gives_its_round():
     assert sorted(t["face"] for t in ev["tiles"]) == sorted(f for fs in DEAL.values() for f in fs)
     assert any(a["kind"] == "tiles_outside_positions" and a["detail"].startswith("12 tile(s)")
                for a in ev["alerts"])
+
+
+#: a table turned upside down (the dealer at the bottom) with four players on the arc
+ARC = {"dealer": (640, 620), "1": (300, 330), "2": (520, 160), "3": (760, 160),
+       "4": (980, 330)}
+ARC_DEAL = dict(DEAL, **{"3": ["5-6", "4-6", "1-5", "2-3"], "4": ["3-3", "2-6", "1-4", "2-5"]})
+
+
+def test_no_layout_turned_table_is_not_guessed():
+    """Without a layout, a table the table model cannot fit is not named another way (seat
+    numbers guessed from the picture could pay the wrong seat): its round is reported, not
+    settled, saying to give a layout -- which `layout propose` drafts from the same tiles."""
+    pipe = pipeline(Reads(table(ARC_DEAL, ARC)))
+    _, res = pipe.process(IMAGE)
+    ev = res.event or pipe.flush().event
+    assert ev["settled"] is False and "give a layout (paigow layout propose)" in ev["reason"]
+    layout, _, left = propose_from_reads(table(ARC_DEAL, ARC), FRAME)
+    assert left == [] and len(layout["positions"]) == 5
+    pipe = pipeline(Reads(table(ARC_DEAL, ARC)), layout=layout)
+    _, res = pipe.process(IMAGE)
+    assert res.event["settled"] is True
+    seats = {tuple(sorted(o["tiles"])) for p, o in res.event["positions"].items()
+             if p != "dealer" and o["result"] in ("win", "lose", "push")}
+    assert seats == {tuple(sorted(f)) for p, f in ARC_DEAL.items() if p != "dealer"}
 
 
 def test_tiles_outside_every_polygon_are_reported_with_an_alert():

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -218,7 +217,8 @@ def test_drag_a_vertex_save_and_the_next_round_uses_it(feed):
             page.screenshot(path="/tmp/paigow_layout_editor.png")
             b.close()
         poly = load_layout(feed.layout_file).positions["2"]
-        assert abs(poly[1][0] - 1095) < 8 and abs(poly[1][1] - 140) < 8 and poly[0].tolist() == [800, 140]
+        assert abs(poly[1][0] - 1095) < 8 and abs(poly[1][1] - 140) < 8
+        assert poly[0].tolist() == [800, 140]
         assert points_in_polygon(_last_tile_centre()[None], poly)[0]
         assert _wait(lambda: len(feed.history()) > seen + 1)
         assert feed.history()[0]["positions"]["2"]["result"] in ("win", "lose", "push")

@@ -200,3 +200,28 @@ def test_propose_bad_input(what, tmp_path, capsys):
     expect = {"missing": "image not found", "not_image": "cannot read image",
               "blank": "no position with tiles found", "out_folder": "is a folder"}[what]
     assert expect in err
+
+
+@pytest.mark.slow
+def test_propose_command_frames_picture_and_dealer_at(frame, tmp_path, capsys):
+    """Two frames pooled, the dealer given, the proposal drawn; a bad --dealer-at is bad
+    input naming the value."""
+    scene, path = frame
+    dealer = np.mean([t.polygon.astype(np.float64).mean(0) for t in scene.tiles
+                      if t.position == "dealer"], axis=0)
+    pic = tmp_path / "check.png"
+    assert main(["layout", "propose", str(path), str(path), "--json", "--picture", str(pic),
+                 "--dealer-at", f"{dealer[0]:.0f},{dealer[1]:.0f}"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["frames"] == 2 and res["picture"] == str(pic)
+    assert all(i["frames"] == 2 for i in res["positions"].values())
+    drawn = cv2.imread(str(pic))
+    assert drawn is not None and drawn.shape[:2] == (1080, 1920)
+    assert not np.array_equal(drawn, cv2.imread(str(path)))  # something was drawn
+    lay = Layout.from_dict(res["layout"])
+    for t in scene.tiles:
+        c = t.polygon.astype(np.float64).mean(0)[None]
+        inside = [p for p, poly in lay.positions.items() if points_in_polygon(c, poly)[0]]
+        assert len(inside) == 1 and (t.position == "dealer") == (inside == ["dealer"])
+    assert main(["layout", "propose", str(path), "--dealer-at", "640;600", "--json"]) == 2
+    assert "--dealer-at '640;600'" in json.loads(capsys.readouterr().out)["error"]

@@ -356,11 +356,13 @@ class Pipeline:
         else:
             g = group_seats(reads, frame_size)
             self.seat_problems = {p: list(v) for p, v in g.problems.items()}
-            if g.reason is not None and any(r.state != "face_down" for r in reads):
-                self.placement = (f"no layout: the positions could not be placed ({g.reason}); "
-                                  "give a layout (paigow layout propose)")
             ids = {id(r): p for p, rs in g.groups.items() for r in rs}
             where = [ids.get(id(r)) for r in reads]
+            if g.reason is not None and any(r.state != "face_down" for r in reads):
+                # not placed another way: seat numbers guessed here could pay the wrong seat
+                # (a layout, checked by the user, pins them: paigow layout propose)
+                self.placement = (f"no layout: the positions could not be placed "
+                                  f"({g.reason}); give a layout (paigow layout propose)")
         groups: dict[str, list[TileRead]] = {}
         for r, p in zip(reads, where):
             if p is not None:

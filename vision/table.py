@@ -7,7 +7,8 @@ Positions
 ---------
 With a :class:`Layout` (YAML, polygons per position in image pixels) a tile belongs to the
 position whose polygon holds its centre (:func:`assign_positions`). A layout pins the seats;
-``paigow layout propose FRAME`` writes one from a still frame (:mod:`vision.layout_propose`).
+``paigow layout propose FRAME...`` drafts one from frames of any table
+(:mod:`vision.layout_propose`).
 
 Without a layout, :func:`group_seats` names the tiles by *where* they lie, never by counting
 groups (a chip taken for a tile or a hand split in two must not shift every seat after it):

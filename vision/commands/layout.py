@@ -1,4 +1,4 @@
-"""``paigow layout propose``: draft a layout file from a still frame of the table.
+"""``paigow layout propose``: draft a layout file from frames of the table (stills or a video).
 
 Examples::
 
