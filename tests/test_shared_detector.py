@@ -71,3 +71,28 @@ def test_the_tile_detector_on_the_service_reads_what_it_reads_in_process():
     assert len(a) >= 8 and len(a) == len(b)
     np.testing.assert_allclose(a.polygon, b.polygon, atol=0.01)
     np.testing.assert_array_equal(a.class_id, b.class_id)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (MODELS / "tiles.onnx").is_file(), reason="models/tiles.onnx absent")
+def test_a_pit_worker_on_the_service_reads_a_still_as_in_process():
+    """The worker's configuration (vision.pit.worker._shared_config): every model of the table
+    -- the tile model at each still size, the second tile model, the spot model -- answered
+    by the service, with the same reads as in the worker's own process."""
+    from vision.config import PipelineConfig, RunConfig
+    from vision.pipeline import Pipeline
+    from vision.pit.worker import _shared_config
+    from vision.synth import render_table
+
+    image = render_table(1_000_933, size=(1280, 720)).image
+    cfg = RunConfig("x.png", PipelineConfig.build(backend="onnx", n_stable=1, draw=False))
+    own = Pipeline(cfg.pipeline).read_still(image)[0]
+    with DetectorService(1, threads=1) as svc:
+        shared_cfg = _shared_config(cfg, svc.handle(0))
+        pipe = Pipeline(shared_cfg.pipeline)
+        assert pipe.tile_detector.backend == pipe.pip_detector.backend == "shared"
+        assert pipe.second_detector is None or pipe.second_detector.backend == "shared"
+        got = pipe.read_still(image)[0]
+    assert len(own) >= 8
+    assert [(r.face, r.state) for r in got] == [(r.face, r.state) for r in own]
+    np.testing.assert_allclose([r.xyxy for r in got], [r.xyxy for r in own], atol=0.05)

@@ -76,14 +76,18 @@ class DetectorBackend(Protocol):
 # ----------------------------------------------------------------------------- threads
 
 _threads: int | None = None
+_shared: bool | None = None
 _threads_lock = threading.Lock()
 
 
-def configure_threads(n: int | None = None) -> int:
+def configure_threads(n: int | None = None, *, shared: bool | None = None) -> int:
     """Set this process's inference threads once (later calls with another value are refused).
 
     Args:
         n: threads (>= 1); None: ``$PAIGOW_THREADS`` when set, else the machine's CPU count.
+        shared: other busy processes share the machine's cores (the pit's detector service
+            beside its table workers): idle inference threads sleep instead of spinning;
+            None: when ``n`` is below the CPU count.
 
     Returns:
         the threads in effect.
@@ -92,7 +96,9 @@ def configure_threads(n: int | None = None) -> int:
         InputError: ``n`` or ``$PAIGOW_THREADS`` not an integer >= 1, or the threads were
             already set to another value in this process (backends already built use them).
     """
-    global _threads
+    global _threads, _shared
+    if shared is not None:
+        _shared = bool(shared)
     if n is None:
         env = os.environ.get(THREADS_ENV, "").strip()
         if env:
@@ -119,14 +125,16 @@ def inference_threads() -> int:
 
 
 def _reset_threads_for_tests() -> None:
-    global _threads
+    global _threads, _shared
     with _threads_lock:
-        _threads = None
+        _threads, _shared = None, None
 
 
 def _machine_shared() -> bool:
     """True when this process has fewer threads than the machine has cores: other processes
     (tables) share the cores, so idle inference threads must sleep, not spin."""
+    if _shared is not None:
+        return _shared
     return inference_threads() < (os.cpu_count() or 1)
 
 

@@ -153,7 +153,7 @@ class DetectorService:
 def _service_main(requests, replies, block_names, threads: int, batch: bool) -> None:
     """The detector process: answer ``open`` and ``infer`` requests until ``None``."""
     os.environ[THREADS_ENV] = str(threads)
-    configure_threads(threads)
+    configure_threads(threads, shared=True)  # the table workers use the cores too
     blocks = [shared_memory.SharedMemory(name=n) for n in block_names]
     models: dict[tuple[str, str], Any] = {}
     try:
