@@ -81,7 +81,7 @@ def test_the_second_model_is_optional_and_named_in_the_model_version(tmp_path):
 @pytest.mark.skipif(not second_model_file(MODELS).is_file(), reason="no second tile model")
 def test_a_held_out_table_with_pale_touching_tiles_reads_more_and_none_wrong():
     """Held-out rendered table 1000005 (pale tiles touching flush): the first model draws
-    boxes across touching tiles there; the second model outlines three of them, and no face is
+    boxes across touching tiles there; the second model outlines some of them, and no face is
     wrong with or without it."""
     from vision.pipeline import Pipeline
     from vision.synth import render_table
@@ -109,7 +109,9 @@ def test_a_held_out_table_with_pale_touching_tiles_reads_more_and_none_wrong():
     assert with_second.second_detector is not None and without.second_detector is None
     (r1, w1), (r0, w0) = score(with_second), score(without)
     assert w1 == 0 and w0 == 0
-    assert r1 >= r0 + 3
+    # the second model adds tiles (30 vs 27 before vision.flush; with it 28 vs 26: a 1-3 and
+    # a 1-4 beside an unknown neighbour are unknown in both, the square could be cut across)
+    assert r1 >= r0 + 2
 
 
 def test_a_face_on_an_outline_cut_short_is_not_added():

@@ -360,3 +360,21 @@ def test_a_disputed_flush_hand_never_settles_a_seat_wrongly():
         true = settle_round(true_settings(deal))
         assert rnd.result.seats["1"].result == true.seats["1"].result, (deal, seen)
     assert settled >= 20
+
+
+def test_two_unread_tiles_are_not_narrowed_by_spots_inside_each_others_boxes(monkeypatch):
+    """Two unread outlines side by side may both be off their tiles: the spots one box shows
+    may be its neighbour's (a wrong settlement on scenes_flush until this was so). With two
+    unread tiles the shown spots narrow nothing: here every box "shows" 12 spots, which would
+    leave only 6-6 6-6 (a Teen pair) -- yet other fillings give other results, so the seat is
+    not settled."""
+    import vision.open_tile as ot
+
+    monkeypatch.setattr(ot, "shown_spots", lambda *a, **k: (0, 0, 12))
+    deal = {"dealer": ["2-3", "1-2", "4-5", "2-6"], "1": ["5-5", "3-4", "6-6", "6-6"]}
+    rnd = settle_still(reads_of(deal, unknown=[("1", 2), ("1", 3)]))
+    assert rnd.result is None or "1" not in rnd.final
+    # one unread tile: its shown spots do narrow (6-6 is the only face with 12 spots)
+    rnd = settle_still(reads_of(deal, unknown=[("1", 3)]))
+    true = settle_round(true_settings(deal)).seats["1"].result
+    assert rnd.result is not None and rnd.result.seats["1"].result == true

@@ -25,7 +25,10 @@ Two unread tiles in one position (:data:`MAX_UNREAD`) are filled the same way, e
 faces the set has left for them (a face twice only where the set holds two more copies than the
 table shows): the argument is the same -- the seat's result is taken only when it is the same
 for every filling, so no face is assumed. The limit is a cost limit (21 x 21 fillings, each
-position's options crossed with the banker's), not a safety one.
+position's options crossed with the banker's), not a safety one. Their shown spots are not
+used: two unread outlines side by side may both be off their tiles, and a spot of one tile
+inside the other's box would narrow the wrong tile's faces (seen on scenes_flush: a wrong
+settlement until this was so).
 
 The four tiles must lie as two hands (the pairing is by where the tiles lie,
 :func:`vision.table.pair_hands`) with nothing else wrong with the position; a player-banked
@@ -353,11 +356,16 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
         unread = [r for h in st.open_hands for r in h if r.face is None]
         if not unread:
             continue
-        ids = {id(r) for r in unread}
-        others = [np.asarray(r.polygon) for r in every if id(r) not in ids]
-        per_tile = {id(r): candidate_faces(identified,
-                                           shown_spots(r, area, calibration, others))
-                    for r in unread}
+        if len(unread) == 1:
+            others = [np.asarray(r.polygon) for r in every if r is not unread[0]]
+            per_tile = {id(unread[0]): candidate_faces(
+                identified, shown_spots(unread[0], area, calibration, others))}
+        else:
+            # two unread outlines side by side may both be off their tiles: a spot of one
+            # tile can lie inside the other's box and outside its own, and would be taken
+            # as shown by the wrong tile (seen on scenes_flush: a 2-4 | 1-3 pair read as
+            # 5 red / 4 white and 3 red / 4 white). No narrowing by shown spots there.
+            per_tile = {id(r): candidate_faces(identified) for r in unread}
         got = position_fills(st.open_hands, per_tile, identified,
                              [(r, np.asarray(r.polygon)) for r in every])
         if got is None or not got[0]:
