@@ -83,7 +83,12 @@ def score_event(rec: dict, event: dict | None) -> dict:
         return {"counts": c, "wrong": wrong}
     pos = event["positions"]
     banker = pos.get(event["banker_position"], {})
-    banker_ok = tuple(sorted(f or "?" for f in banker.get("tiles", ()))) == truth["dealer"]
+    held = tuple(sorted(f or "?" for f in banker.get("tiles", ())))
+    # the banker settled with one tile unread (vision.open_tile: every face it could be gives
+    # the same results) holds the dealer's tiles when its three read faces are the dealer's
+    banker_ok = held == truth["dealer"] or (
+        len(held) == 4 and held.count("?") == 1
+        and not Counter(x for x in held if x != "?") - Counter(truth["dealer"]))
     by_faces = {f: s for s, f in players.items()}
     for p, o in pos.items():
         if p == event["banker_position"] or o.get("result") not in ("win", "lose", "push"):
