@@ -175,7 +175,7 @@ def _by_command(folder: Path, rec: dict, tmp: Path, dealer_at=None):
     if dealer_at is not None:
         cmd += ["--dealer-at", f"{dealer_at[0]},{dealer_at[1]}"]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
-    out = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {}
+    out = json.loads(p.stdout) if p.stdout.strip() else {}  # one JSON document
     if p.returncode != 0:
         err = out.get("error", p.stderr.strip())
         return None, (err if "--dealer-at" in err else f"failed: {err}"), None, None
