@@ -294,3 +294,26 @@ def test_run_without_layout_gives_a_round_per_scene(capsys):
         for p, o in ev["positions"].items():
             assert o["result"] != "not_settled" or o["reason"], (ev["source_file"], p)
     assert sorted(per) == sorted(r["image"] for r in truth)
+
+
+def test_stray_tile_outside_does_not_hold_a_round_open():
+    """A chip taken for an unknown tile lies outside the layout all along: a round whose
+    banker is never readable still ends when its positions are cleared (not merged into the
+    next round), and the chip alone makes no round."""
+    chip = TileRead(None, "unknown", 0.6, np.array([[5, 5], [35, 5], [35, 70], [5, 70]],
+                                                    np.float32), np.array([5, 5, 35, 70]),
+                    reason="test")
+    unread = [TileRead(None, "unknown", 0.6, r.polygon, r.xyxy, reason="test")
+              if r.face == "6-6" else r for r in table()]  # the dealer's 6-6 unreadable
+    frames = [unread + [chip]] * 4 + [[chip]] * 4 + [table(NEXT) + [chip]] * 4 + [[chip]] * 4
+    pipe = pipeline(Reads(*frames), layout=LAYOUT, n_stable=2)
+    events = []
+    for _ in frames:
+        _, res = pipe.process(IMAGE)
+        events += [res.event] if res.event else []
+    fl = pipe.flush()
+    assert fl is None  # the chip alone is no round
+    assert [e["settled"] for e in events] == [False, True]
+    assert events[0]["reason"].startswith("table cleared before the round settled")
+    assert sorted(events[1]["positions"]["dealer"]["tiles"]) == sorted(NEXT["dealer"])
+    assert all(any(a["kind"] == "tiles_outside_positions" for a in e["alerts"]) for e in events)

@@ -527,6 +527,12 @@ class SettledRound:
     unread: dict[str, str] = field(default_factory=dict)
 
 
+#: Tiles in no position make a round on their own (no position named: no layout fit, or a
+#: layout drawn for another table) from this many on: a round deals at least the dealer's and
+#: one player's four; a stray chip or card taken for a tile is not a round.
+LOOSE_ROUND = 4
+
+
 class RoundTracker:
     """Per-position stability over frames and one settlement per round (module docstring).
 
@@ -629,10 +635,14 @@ class RoundTracker:
                 self._banker_final_for = 0
             else:
                 return None
-        if positions or loose:
+        if positions or len(loose) >= LOOSE_ROUND:
             self._pending = (dict(positions), dict(frame or {}), list(loose), placement)
-        elif self._pending is not None and self._loose_clear >= self.n_stable and all(
-                sig == ("empty",) and n >= self.n_stable for sig, n in self._streak.values()):
+        elif self._pending is not None and (self._pending[0] or self._loose_clear >= self.n_stable
+                                            ) and all(sig == ("empty",) and n >= self.n_stable
+                                                      for sig, n in self._streak.values()):
+            # cleared: every position stably empty (a tile lying outside them, say a chip
+            # taken for one, does not hold a round of positions open); a round made only of
+            # tiles in no position ends when those are gone too
             return self._unsettled("table cleared before the round settled")
         if not self.is_final(self.banker):
             self._banker_final_for = 0
