@@ -182,3 +182,10 @@ def test_a_still_table_is_read_once_not_per_frame():
     assert counts[-1] == counts[VET_AFTER_STILL]
     assert pipe.still_reuses == len(counts) - 1 - VET_AFTER_STILL
     assert res.decoded == 0  # the standing reading, no decode
+
+
+def test_openvino_is_the_default_where_installed(monkeypatch):
+    monkeypatch.setattr(backends, "_openvino_installed", lambda: True)
+    assert backends.default_backend() == "openvino"
+    monkeypatch.setattr(backends, "_openvino_installed", lambda: False)
+    assert backends.default_backend() == "onnx"

@@ -378,7 +378,8 @@ def test_serve_binds_localhost_by_default():
     from vision.cli import build_parser
 
     args = build_parser().parse_args(["serve", "0"])
-    assert (args.host, args.port, args.backend, args.token) == ("127.0.0.1", 8000, "onnx", None)
+    # --backend left out: None, the default backend (vision.recognition.backends.default_backend)
+    assert (args.host, args.port, args.backend, args.token) == ("127.0.0.1", 8000, None, None)
 
 
 def test_serve_command_serves_the_display_until_stopped(still, monkeypatch):

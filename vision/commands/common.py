@@ -10,8 +10,8 @@ def add_model_options(p, scales: bool = True) -> None:
     """``--backend``, ``--models`` (docs/configuration.md: models) and, for commands that read
     still images, ``--scales``."""
     p.add_argument("--backend", choices=("onnx", "openvino", "ultralytics"), default=None,
-                   help="inference backend (default onnx: onnxruntime on CPU; openvino: the "
-                        "same ONNX files run by OpenVINO, the openvino extra; "
+                   help="inference backend (default openvino where installed, else onnx; "
+                        "openvino: the ONNX files run by OpenVINO; onnx: onnxruntime on CPU; "
                         "docs/architecture.md, inference backends)")
     p.add_argument("--models", dest="models", default=None, metavar="DIR",
                    help="folder with tiles.onnx and pips.onnx (default: $PAIGOW_MODELS, else "
