@@ -417,3 +417,21 @@ def test_version_1_store_is_verified_but_not_appended_to(tmp_path):
         assert [r.round_id for r in s.rounds()] == ["r000001", "r000002"]
     with pytest.raises(InputError, match="schema version 1"):
         AuditStore(db)
+
+
+def test_a_round_not_settled_with_no_position_is_stored_a_settled_one_is_refused(tmp_path):
+    """A round whose tiles lay in no position (no layout, or all outside it) is reported not
+    settled and stored all the same (a round is never lost); a settled round without
+    positions is no round."""
+    ev = make_event(1)
+    ev.update(positions={}, settled=False, reason="no layout: the positions could not be placed")
+    ev.pop("bank", None)
+    with AuditStore(tmp_path / "a.db") as s:
+        s.append(ev)
+        assert len(s) == 1
+        bad = make_event(2)
+        bad.update(positions={}, settled=True)
+        with pytest.raises(InputError, match="has no positions"):
+            s.append(bad)
+        assert len(s) == 1
+    assert verify(tmp_path / "a.db").ok

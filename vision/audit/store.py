@@ -369,7 +369,9 @@ class AuditStore:
             ev["alerts"] = []
             return ev
         positions = ev.get("positions")
-        if not isinstance(positions, dict) or not positions:
+        # a round not settled may name no position (its tiles lay in none: no layout, or all
+        # outside it); it is stored all the same -- a round is never lost (docs/audit.md)
+        if not isinstance(positions, dict) or (not positions and ev.get("settled")):
             raise InputError(f"round {rid!r} has no positions")
         for pos, p in positions.items():
             if not isinstance(p, dict):
