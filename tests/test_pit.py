@@ -140,9 +140,11 @@ def test_two_tables_pit_view_and_a_killed_worker_restarted(two_tables, monkeypat
     yaml_text = "defaults:\n  audit: pit.db\n  stable: %d\n  loop: true\ntables:\n" % N_STABLE
     for tid, (path, _) in tables.items():
         yaml_text += f"  - id: {tid}\n    source: {path.name}\n"
-    # a third table whose camera cannot be opened: its worker fails and is retried, and never
-    # stops the others
-    yaml_text += "  - id: t-dead\n    source: no-such-camera.mp4\n"
+    # a third table whose camera cannot be opened (the file is there but holds no video; a
+    # file that is not there is refused before any worker starts, tests/faults): its worker
+    # fails and is retried, and never stops the others
+    _write(d / "broken-camera.mp4", "not a video\n")
+    yaml_text += "  - id: t-dead\n    source: broken-camera.mp4\n"
     tables_file = _write(d / "tables.yaml", yaml_text)
     monkeypatch.setattr(pit_pkg, "Pit", functools.partial(
         pit_pkg.Pit, detectors={tid: fake for tid, (_, fake) in tables.items()},
@@ -178,7 +180,7 @@ def test_two_tables_pit_view_and_a_killed_worker_restarted(two_tables, monkeypat
         dead = _wait(lambda: (lambda x: x if x["worker"]["restarts"] >= 1 else None)(
             pit_state()["t-dead"]), "the failing table's worker to be retried")
         assert dead["round_count"] == 0 and "exit code 1" in dead["worker"]["note"]
-        assert "no-such-camera.mp4" in dead["worker"]["note"], dead["worker"]["note"]
+        assert "broken-camera.mp4" in dead["worker"]["note"], dead["worker"]["note"]
         for tid, x in st.items():
             if tid == "t-dead":
                 continue
