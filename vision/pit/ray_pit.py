@@ -222,22 +222,9 @@ class RayPit(Pit):
                     w.state, w.started_at, w.started_iso = ("starting", time.monotonic(),
                                                             utc_now_iso())
             for kind, body in msgs:
-                if kind == "frame":
-                    feed.publish_frame(body["jpeg"], frame_index=body["frame_index"],
-                                       positions=body["positions"], alerts=body["alerts"])
-                elif kind == "round":
-                    feed.publish_event(body)
-                elif kind == "started":
-                    with self._lock:
-                        w.state, w.model_version = "running", body.get("model_version")
-                    feed._set_status("running")
-                elif kind == "error":
-                    with self._lock:
-                        w.error = str(body)
-                elif kind == "ended":
-                    with self._lock:
-                        w.ended = True
-                elif kind == "exit":
+                if self._handle(tid, kind, body):  # the local pit's handling (Pit._handle)
+                    continue
+                if kind == "exit":
                     with self._lock:
                         if w.ended and body.get("code") == 0:
                             w.state = "ended"

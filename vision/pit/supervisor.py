@@ -219,7 +219,7 @@ class Pit:
 
     def _read(self, tid: str, process, conn) -> None:
         """Publish what one worker sends until its pipe ends (EOF, or broken by a kill)."""
-        w, feed = self.workers[tid], self.feeds[tid]
+        w = self.workers[tid]
         while True:
             try:
                 kind, body = conn.recv()
@@ -227,24 +227,35 @@ class Pit:
                 break
             if w.process is not process:
                 continue
-            if kind == "frame":
-                feed.publish_frame(body["jpeg"], frame_index=body["frame_index"],
-                                   positions=body["positions"], alerts=body["alerts"])
-            elif kind == "round":
-                feed.publish_event(body)
-            elif kind == "started":
-                with self._lock:
-                    w.state, w.model_version = "running", body.get("model_version")
-                feed._set_status("running")
-            elif kind == "feed":
-                feed.camera = body
-            elif kind == "error":
-                with self._lock:
-                    w.error = redact_text(str(body))
-            elif kind == "ended":
-                with self._lock:
-                    w.ended = True
+            self._handle(tid, kind, body)
         conn.close()
+
+    def _handle(self, tid: str, kind: str, body) -> bool:
+        """Act on one message of a table's worker (a process here, a Ray actor in
+        :mod:`vision.pit.ray_pit`): ``frame``, ``round``, ``started``, ``feed`` (the camera's
+        state), ``error`` (kept with any camera password masked), ``ended``. Returns False for
+        a kind it does not know (the caller's own, e.g. the actor's ``exit``)."""
+        w, feed = self.workers[tid], self.feeds[tid]
+        if kind == "frame":
+            feed.publish_frame(body["jpeg"], frame_index=body["frame_index"],
+                               positions=body["positions"], alerts=body["alerts"])
+        elif kind == "round":
+            feed.publish_event(body)
+        elif kind == "started":
+            with self._lock:
+                w.state, w.model_version = "running", body.get("model_version")
+            feed._set_status("running")
+        elif kind == "feed":
+            feed.camera = body
+        elif kind == "error":
+            with self._lock:
+                w.error = redact_text(str(body))
+        elif kind == "ended":
+            with self._lock:
+                w.ended = True
+        else:
+            return False
+        return True
 
     def _watch(self) -> None:
         first, longest = self.restart_delay
