@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -98,18 +97,17 @@ def test_any_exception_while_settling_is_a_round_not_settled(monkeypatch):
     assert ev["positions"]["1"]["result"] == "not_settled"
 
 
-def _layout_from_truth(rec: dict, grow: float = 1.3) -> dict:
-    """One polygon per truth seat: the convex hull of its tiles' corners grown by ``grow``
-    (as scripts/eval_scenes.py draws it)."""
-    import cv2
+def _layout_from_truth(rec: dict) -> dict:
+    """One polygon per truth seat, as scripts/eval_scenes.py draws it (the convex hull of its
+    tiles' corners grown by 1.3, two overlapping ones shrunk until they do not: a layout
+    ``paigow run`` accepts)."""
+    import importlib.util
 
-    positions = {}
-    for seat in rec["seats"]:
-        pts = np.array([p for t in seat["tiles"] for p in t["polygon"]], np.float32)
-        hull = cv2.convexHull(pts).reshape(-1, 2).astype(np.float64)
-        c = hull.mean(0)
-        positions[str(seat["seat"])] = np.round(c + (hull - c) * grow, 1).tolist()
-    return {"positions": positions}
+    spec = importlib.util.spec_from_file_location(
+        "eval_scenes", Path(__file__).resolve().parents[2] / "scripts" / "eval_scenes.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.layout_from_truth(rec)
 
 
 def _scene_records():
