@@ -78,6 +78,7 @@ def test_the_second_model_is_optional_and_named_in_the_model_version(tmp_path):
     assert model_version(tmp_path).split("+")[2].startswith("touch-")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not second_model_file(MODELS).is_file(), reason="no second tile model")
 def test_a_held_out_table_with_pale_touching_tiles_reads_more_and_none_wrong():
     """Held-out rendered table 1000005 (pale tiles touching flush): the first model draws

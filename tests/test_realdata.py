@@ -30,6 +30,7 @@ def _evaluate(**kw):
     return evaluate(REALDATA, progress=False, **kw)["folders"]
 
 
+@pytest.mark.slow
 def test_identify_meets_the_acceptance_on_every_chinese_folder():
     """The product path (``paigow identify IMAGE``: tile model + close-up picture outline,
     both verified by the two reads): measured 11/11, 21/21, 21/21, 22/22, 21/21."""
@@ -51,6 +52,7 @@ def test_single_tile_pictures_are_identified_and_never_misread():
         assert f["correct"] == f["labelled_tiles"], (name, f["confusions"])
 
 
+@pytest.mark.slow
 def test_tile_model_alone_never_misreads_a_real_tile():
     folders = _evaluate(closeups=False)
     for name, f in folders.items():

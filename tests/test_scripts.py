@@ -51,6 +51,7 @@ def test_eval_tables_counts_every_true_tile_once():
     assert r.returncode == 2 and "held out" in r.stderr
 
 
+@pytest.mark.slow
 def test_eval_covered_settles_no_seat_wrong_with_a_hand_over_a_tile():
     r = _script("eval_covered.py", "--n", "2", "--json")
     assert r.returncode == 0, r.stdout + r.stderr

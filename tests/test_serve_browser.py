@@ -256,6 +256,7 @@ def test_pipeline_feed_on_a_rendered_two_round_video(page, tmp_path):
 @pytest.mark.skipif(not ((REPO / "models" / "tiles.onnx").is_file()
                          and (REPO / "models" / "pips.onnx").is_file()),
                     reason="trained models (models/tiles.onnx, models/pips.onnx) not present")
+@pytest.mark.slow
 def test_pipeline_feed_with_trained_models(page, tmp_path):
     from vision.synth import render_table
 
