@@ -207,6 +207,8 @@ def bench_backends(image, models: Path, n: int) -> dict:
     try:
         import openvino  # noqa: F401
         from ultralytics import YOLO
+
+        from vision.recognition.backends import OpenVINOBackend
     except ImportError as exc:
         out["openvino"] = f"skipped: {exc}"
         return out
@@ -230,7 +232,7 @@ def bench_backends(image, models: Path, n: int) -> dict:
             xml = next(Path(folder).glob("*.xml"))
             ov_det = TileDetector(models / "tiles.onnx", backend="onnx") if name == "tiles" \
                 else PipDetector(models / "pips.onnx", backend="onnx")
-            ov_det.runtime = _OpenVINOIR(xml)
+            ov_det.runtime = OpenVINOBackend(xml)  # OpenVINO reads its IR as it reads ONNX
             # ultralytics' OpenVINO export has no NMS in the graph (the ONNX files may): the
             # detector's own NMS runs on the raw output, counted in the per-frame time
             ov_det.info.nms = False
