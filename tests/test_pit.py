@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import os
 import signal
-import socket
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from helpers.children import free_port, wait_for
 from fakes import GroundTruthDetectors
 from helpers.videos import N_STABLE, SMALL, _empty_table, write_video
 
@@ -111,21 +111,11 @@ def two_tables(tmp_path_factory):
 
 
 def _free_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
+    return free_port()
 
 
 def _wait(cond, what: str, timeout: float = WAIT_S):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(cond, what, timeout)
 
 
 @pytest.mark.slow

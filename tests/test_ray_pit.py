@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.children import free_port, wait_for
 from fakes import GroundTruthDetectors, empty_table, write_round_video
 
 from vision import synth
@@ -33,21 +33,11 @@ WAIT_S = 240.0  # an upper bound for a loaded machine, not a speed assertion
 
 
 def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    return free_port()
 
 
 def _wait(cond, what: str, timeout: float = WAIT_S):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(cond, what, timeout)
 
 
 def _our_pids(temp_dir: str) -> list[int]:

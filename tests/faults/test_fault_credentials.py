@@ -18,12 +18,12 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from helpers.children import CLI_WITH_FAKE_MODELS
 
 from mjpeg_server import MjpegServer
 
@@ -42,18 +42,7 @@ TOKEN = "Tk9-zzQ4"
 SEED = 1_000_311  # a deal that settles without a layout (test_fault_serve_outage.py)
 SIZE = (640, 360)
 
-CHILD = textwrap.dedent("""
-    import pickle, sys
-    sys.path.insert(0, {tests!r})
-    import fakes  # noqa: F401
-    import vision.pipeline as pipeline
-    with open({fake!r}, "rb") as f:
-        fake = pickle.load(f)
-    pipeline.load_detectors = lambda *a, **k: (fake, fake)
-    pipeline.model_version = lambda *a, **k: fake.version
-    from vision.cli import main
-    sys.exit(main(sys.argv[1:]))
-""")
+CHILD = CLI_WITH_FAKE_MODELS
 
 
 def test_redact_url_masks_userinfo_and_query_secrets():

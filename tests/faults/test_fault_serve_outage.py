@@ -32,7 +32,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import textwrap
 import threading
 import time
 from datetime import datetime
@@ -41,6 +40,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.children import CLI_WITH_FAKE_MODELS
 
 from mjpeg_server import MjpegServer
 
@@ -61,19 +61,7 @@ N_EMPTY = 6         # empty-table frames before each deal (>= STABLE: a new roun
 N_STILL = 12        # frames each deal is held still (STABLE + the decode budget + margin)
 STABLE = 3          # --stable
 
-CHILD = textwrap.dedent("""
-    import pickle, sys
-    sys.path.insert(0, {tests!r})
-    import fakes  # noqa: F401  (the pickled GroundTruthDetectors)
-    import vision.pipeline as pipeline
-    with open({fake!r}, "rb") as f:
-        fake = pickle.load(f)
-    # the trained models replaced by the renderer's ground truth; everything else is the CLI
-    pipeline.load_detectors = lambda *a, **k: (fake, fake)
-    pipeline.model_version = lambda *a, **k: fake.version
-    from vision.cli import main
-    sys.exit(main(sys.argv[1:]))
-""")
+CHILD = CLI_WITH_FAKE_MODELS
 
 
 def _empty_table(scene) -> np.ndarray:
