@@ -558,7 +558,7 @@ def settle_round(
         commission: rate overriding ``rules.commission``.
         stand_in: position -> the face (or faces) standing in for that position's tiles that
             were not seen (a caller settling a seat whose result is the same for every face
-            those tiles could be, e.g. ``vision.open_tile``). A stand-in is not a tile of the
+            those tiles could be, e.g. ``vision.table.open_tile``). A stand-in is not a tile of the
             set: it is left out of the set check (:func:`check_faces`), so two stand-ins, or a
             stand-in and a tile seen, never make a face "appear too often" [docs/rules.md 1, 5].
 

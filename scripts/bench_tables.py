@@ -19,7 +19,7 @@ at 10 fps each on 1080p video; onnxruntime vs OpenVINO per frame; Ray speed-up o
    the table processes and the detector process, all threads) and the tables the machine's
    cores carry at 10 fps by it (``cpus x 1000 / (cpu ms per frame x 10)``).
 2. **Detector backends**: the tile model on the still 1080p frame, the same pre- and
-   post-processing (:class:`vision.detect.TileDetector`), inference by onnxruntime
+   post-processing (:class:`vision.recognition.detect.TileDetector`), inference by onnxruntime
    (``models/tiles.onnx``) and by OpenVINO (skipped without the ``openvino`` package), twice:
    OpenVINO running the same ``tiles.onnx`` graph (the backends alone), and ``models/tiles.pt``
    exported with ultralytics' ``export(format="openvino")`` into a temporary folder (that graph
@@ -184,7 +184,7 @@ def _same(a, b) -> dict:
 
 
 def bench_backends(image, models: Path, n: int) -> dict:
-    from vision.detect import PipDetector, TileDetector
+    from vision.recognition.detect import PipDetector, TileDetector
     from vision.geometry import rectify
 
     out: dict = {}

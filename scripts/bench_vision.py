@@ -3,18 +3,18 @@
 
 Stages (milliseconds per frame, median over the repeats):
 
-* capture  -- decode one 1920x1080 frame of an mp4v video through ``vision.capture``;
+* capture  -- decode one 1920x1080 frame of an mp4v video through ``vision.io.capture``;
 * tiles    -- tile detector (OBB) on the frame, ONNX Runtime and, when a ``.pt`` is present,
               ultralytics;
 * rectify  -- ``vision.geometry.rectify`` of the 32 tiles (ground-truth polygons of the scene);
 * pips     -- pip detector on the 32 crops (``PipDetector.detect_batch``), ONNX / ultralytics;
-* decode   -- ``vision.decode.read_from_pips`` for the 32 tiles (if that module exists);
+* decode   -- ``vision.recognition.decode.read_from_pips`` for the 32 tiles (if that module exists);
 * score    -- hands, house way and settlement of the 8 positions (``scoring``);
-* draw     -- ``vision.overlay.draw_round`` of the round view;
+* draw     -- ``vision.io.overlay.draw_round`` of the round view;
 * pipeline -- ``vision.pipeline.Pipeline.process`` end to end (if it exists and models exist;
               its motion gate / identity cache make repeated frames cheaper).
 
-The frame comes from ``vision.synth.render_table`` (held-out seed 1_000_001) when available,
+The frame comes from ``vision.synth.render.render_table`` (held-out seed 1_000_001) when available,
 else a grey placeholder with 32 drawn rectangles. Without model files, ``--untrained`` exports
 untrained ``yolo11n-obb`` (640) and ``yolo11n`` (192) networks to ONNX in a temporary folder:
 the same architecture and input size, so the same speed, but meaningless detections.
@@ -49,9 +49,9 @@ os.environ.setdefault("YOLO_CONFIG_DIR", str(ROOT / ".yolo_config"))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from vision.capture import open_source  # noqa: E402
+from vision.io.capture import open_source  # noqa: E402
 from vision.geometry import obb_to_polygon, polygon_to_xyxy, rectify  # noqa: E402
-from vision.overlay import draw_round  # noqa: E402
+from vision.io.overlay import draw_round  # noqa: E402
 
 
 def _time(fn, repeat: int, warmup: int = 1) -> tuple[float, object]:
@@ -70,11 +70,11 @@ def _time(fn, repeat: int, warmup: int = 1) -> tuple[float, object]:
 def make_scene(seed: int):
     """(image, tiles [(face, polygon)], deal, layout) of a 1080p table."""
     try:
-        from vision.synth import render_table
+        from vision.synth.render import render_table
 
         sc = render_table(seed, size=(1920, 1080))
         tiles = [(t.face, np.asarray(t.polygon, np.float32), t.position) for t in sc.tiles]
-        return sc.image, tiles, sc.deal, sc.layout, "vision.synth.render_table"
+        return sc.image, tiles, sc.deal, sc.layout, "vision.synth.render.render_table"
     except Exception as exc:  # renderer missing or broken: placeholder
         print(f"note: render_table unavailable ({exc!r}); using a placeholder frame",
               file=sys.stderr)
@@ -203,7 +203,7 @@ def main(argv=None) -> int:
             tiles_onnx = pips_onnx = None
     res["models"] = {"tiles": str(tiles_onnx), "pips": str(pips_onnx)}
 
-    from vision.detect import PipDetector, TileDetector
+    from vision.recognition.detect import PipDetector, TileDetector
 
     polys = [p for _, p, _ in tiles]
     st["rectify"], crops = _time(lambda: [rectify(image, p)[0] for p in polys], args.repeat)
@@ -228,7 +228,7 @@ def main(argv=None) -> int:
 
     # decode
     try:
-        from vision.decode import read_from_pips
+        from vision.recognition.decode import read_from_pips
 
         if pip_dets is not None:
             st["decode"], _ = _time(

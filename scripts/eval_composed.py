@@ -14,7 +14,7 @@ Reported per folder: truth tiles, found (a reported outline with polygon IoU >= 
 right, unknown, WRONG (a reported face that is not the truth face), extra (identified outlines
 matching no truth tile) and, of those, wrong extra (an outline over truth tiles of other
 faces: a box across two touching tiles read as a face -- a misread in substance), from
-:func:`vision.identify.identify` (the ``paigow identify`` path), scored by
+:func:`vision.recognition.identify.identify` (the ``paigow identify`` path), scored by
 ``eval_scenes.score_tiles``.
 
 Usage::
@@ -127,7 +127,7 @@ def evaluate(root: Path, folders, n: int, seed: int, progress: bool = True) -> d
     import cv2
     from eval_scenes import score_tiles
 
-    from vision.identify import identify
+    from vision.recognition.identify import identify
 
     res = {}
     for fi, folder in enumerate(folders):

@@ -1,13 +1,13 @@
 #!/usr/bin/env python
 """Settlement when a hand covers part of a tile, on held-out rendered tables.
 
-Renders full tables (:func:`vision.synth.render_table`, held-out seeds), draws a skin-coloured
-hand (:func:`vision.synth_scenery.draw_hand`) reaching over one dealt tile, and runs the
+Renders full tables (:func:`vision.synth.render.render_table`, held-out seeds), draws a skin-coloured
+hand (:func:`vision.synth.scenery.draw_hand`) reaching over one dealt tile, and runs the
 product on each still picture with the scene's layout (``Pipeline.process``, still images).
 Every settled seat is compared with the truth: the true deal settled by
 :func:`scoring.settle.settle_round` (result, net, commission). Reported: player seats, settled,
 settled right, WRONG, and how many of the settled seats had an unread tile
-(:mod:`vision.open_tile`).
+(:mod:`vision.table.open_tile`).
 
 Usage::
 
@@ -34,8 +34,8 @@ HELD_OUT = 1_000_000
 
 def covered_scene(seed: int):
     """A rendered table with a hand over one of its dealt tiles (the tile picked by seed)."""
-    from vision import synth
-    from vision.synth_scenery import draw_hand
+    from vision.synth import render as synth
+    from vision.synth.scenery import draw_hand
 
     scene = synth.render_table(seed)
     rng = np.random.default_rng(seed + 4_242)
@@ -53,7 +53,7 @@ def evaluate(n: int, seed: int, progress: bool = True) -> dict:
     from scoring.setting import make_setting
     from scoring.settle import settle_round
     from vision.pipeline import Pipeline
-    from vision.table import Layout
+    from vision.table.rounds import Layout
 
     def laid(f):
         s = make_setting(f[:2], f[2:])

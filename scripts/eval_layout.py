@@ -9,7 +9,7 @@ that folder's README):
    ``asked`` with the reason, and proposed again with ``--dealer-at`` at the truth dealer's
    tiles (the fact a user gives);
 2. ``paigow run SCENE --layout PROPOSED``; each settled position is matched to a dealt seat by
-   its four faces (a position settled with one tile unread, ``vision.open_tile``: by its three
+   its four faces (a position settled with one tile unread, ``vision.table.open_tile``: by its three
    read faces, when one dealt seat alone holds them). A player seat is **right** when a
    settled position holds its four faces,
    the banker's position holds the dealer's four faces and the result equals the truth's;
@@ -84,7 +84,7 @@ def score_event(rec: dict, event: dict | None) -> dict:
     pos = event["positions"]
     banker = pos.get(event["banker_position"], {})
     held = tuple(sorted(f or "?" for f in banker.get("tiles", ())))
-    # the banker settled with one tile unread (vision.open_tile: every face it could be gives
+    # the banker settled with one tile unread (vision.table.open_tile: every face it could be gives
     # the same results) holds the dealer's tiles when its three read faces are the dealer's
     banker_ok = held == truth["dealer"] or (
         len(held) == 4 and held.count("?") == 1
@@ -96,7 +96,7 @@ def score_event(rec: dict, event: dict | None) -> dict:
         f = tuple(sorted(x or "?" for x in o["tiles"]))
         seat = by_faces.get(f)
         if seat is None and "?" in f and len(f) == 4:
-            # settled with a tile unread (vision.open_tile): the seat whose four faces hold
+            # settled with a tile unread (vision.table.open_tile): the seat whose four faces hold
             # the three read ones, when only one does
             known = Counter(x for x in f if x != "?")
             cands = [s for s, faces in players.items() if not known - Counter(faces)]
@@ -121,9 +121,9 @@ def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache
     import cv2
 
     from scoring.errors import InputError
-    from vision.layout_propose import DealerUnknown, propose_from_reads
+    from vision.table.propose import DealerUnknown, propose_from_reads
     from vision.pipeline import Pipeline
-    from vision.table import Layout
+    from vision.table.rounds import Layout
 
     img = cv2.imread(str(folder / rec["image"]), cv2.IMREAD_COLOR)
     if reads is None and cache is not None:

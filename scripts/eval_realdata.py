@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Evaluate the recogniser on the real validation images (../shared/realdata), per folder.
 
-Runs :func:`vision.identify.identify` over every image listed in ``labels.jsonl`` (read at run
+Runs :func:`vision.recognition.identify.identify` over every image listed in ``labels.jsonl`` (read at run
 time; never copied) and reports, per folder:
 
 * chinese folders (pai gow tiles): faces identified vs labelled, as multisets per image:
@@ -59,7 +59,7 @@ def evaluate(realdata: Path, models_dir: Path | None = None, backend: str = "onn
              closeups: bool = True) -> dict:
     """Per-folder results (see module docstring) as a JSON-ready dict."""
     from scoring.errors import InputError
-    from vision.identify import identify
+    from vision.recognition.identify import identify
 
     labels_path = realdata / "labels.jsonl"
     if not labels_path.is_file():

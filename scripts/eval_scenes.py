@@ -15,7 +15,7 @@ that folder's README) and reports, per style:
   sizes, overlapping outlines, or the two tile models outlining it differently), ``shape``
   (read B's half shapes or the outline's aspect), ``other``.
 
-Tile outcomes come from :func:`vision.identify.identify` (the ``paigow identify`` path), or
+Tile outcomes come from :func:`vision.recognition.identify.identify` (the ``paigow identify`` path), or
 with ``--video`` from the video frame loop on the still picture (``eval_tables.video_reads``);
 seat outcomes from the real command. The data are read at run time and never copied or fitted to.
 
@@ -82,7 +82,7 @@ def layout_from_truth(rec: dict, grow: float = 1.3) -> dict:
         hull = cv2.convexHull(pts).reshape(-1, 2).astype(np.float64)
         c = hull.mean(0)
         hulls[str(seat["seat"])] = c + (hull - c) * grow
-    # a layout's polygons must not overlap (vision.table.check_polygons): where two grown
+    # a layout's polygons must not overlap (vision.table.rounds.check_polygons): where two grown
     # hulls do, both shrink about their centres (never below the tiles' own hull)
     names = list(hulls)
     for _ in range(50):
@@ -199,7 +199,7 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
     """Per-style tile and seat figures (see module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
-    from vision.identify import identify
+    from vision.recognition.identify import identify
 
     recs = load_truth(folder)[:limit]
     paths = [folder / r["image"] for r in recs]

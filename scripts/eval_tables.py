@@ -2,8 +2,8 @@
 """Recognition on rendered full tables in the held-out seed range (>= 1,000,000).
 
 Renders ``--n`` tables (1080p, banker and 7 seats, 32 face-up tiles) with
-:func:`vision.synth.render_table`, runs the tile model + decoder on each still frame (the
-:func:`vision.identify.identify` path: every input size of ``--scales`` fused, no close-up
+:func:`vision.synth.render.render_table`, runs the tile model + decoder on each still frame (the
+:func:`vision.recognition.identify.identify` path: every input size of ``--scales`` fused, no close-up
 proposal) and matches every labelled face-up
 tile of the scene to a reported tile (polygon centre inside the true tile and IoU of the boxes
 >= 0.5). Reports per table and in total: tiles found, identified correctly, unknown, wrong,
@@ -61,7 +61,7 @@ def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = 
     from tqdm import tqdm
 
     from vision.pipeline import Pipeline
-    from vision.synth import render_table
+    from vision.synth.render import render_table
 
     pipe = Pipeline(models_dir=models_dir, backend=backend, n_stable=1, draw=False,
                     scales=scales)

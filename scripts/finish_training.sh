@@ -4,7 +4,7 @@
 # (NMS in graph), models/<name>.json (metrics from validating best.pt on the synthetic val set),
 # models/checkpoints/<name>_last.pt (when < 10 MiB).
 # Safe while a run is still going (it reads the latest best.pt); stop the run first if the
-# CPU is needed: kill the PID printed in runs/train/bg.log / `pgrep -f "vision.train"`.
+# CPU is needed: kill the PID printed in runs/train/bg.log / `pgrep -f "vision.synth.train"`.
 #
 # Usage: scripts/finish_training.sh [--export-only] [tiles] [pips]     (default: both)
 #   --export-only: no validation; re-export models/<name>.pt with the config's current export
@@ -21,7 +21,7 @@ for n in "${names[@]}"; do
   if [ "${mode[0]}" = --finalize ] && [ ! -e "runs/train/$n/weights/best.pt" ] && [ ! -e "runs/train/$n/weights/last.pt" ]; then
     echo "$n: no weights in runs/train/$n/weights (not started or first epoch not done)"; rc=1; continue
   fi
-  .venv/bin/python -m vision.train "datasets/train_$n.yaml" "${mode[@]}" || rc=1
+  .venv/bin/python -m vision.synth.train "datasets/train_$n.yaml" "${mode[@]}" || rc=1
 done
 ls -la models/
 exit $rc

@@ -1,5 +1,5 @@
 """Test doubles shared by the test files: tile + pip detectors answering from the ground truth of
-scenes rendered by ``vision.synth.render_table``, and the true settings of a rendered deal.
+scenes rendered by ``vision.synth.render.render_table``, and the true settings of a rendered deal.
 
 The detectors let a test check the logic from detection to settlement (pipeline, run --audit,
 the browser display) independently of the trained models' quality. Imported as a top-level
@@ -27,7 +27,7 @@ PIP_CONFIDENCE = 0.9
 THUMB = (96, 54)   # grey thumbnail (w, h) px matching a whole frame (lossy mode)
 LOOK = (24, 48)    # grey look (w, h) px matching a tile crop (lossy mode)
 # mean grey-level difference up to which a crop is that tile (lossy mode): tile crops of the
-# FFV1 test videos match at < 1; an outline moved a tile's width off a tile (vision.flush's
+# FFV1 test videos match at < 1; an outline moved a tile's width off a tile (vision.recognition.flush's
 # outlines beside a tile) matches its neighbour at 7 or more, and must not be given that tile's
 # spots at the wrong place (a real pip model sees them where they lie, on the neighbour)
 MAX_LOOK_DIFF = 6.0
@@ -61,7 +61,7 @@ def _tile_class(tile) -> int:
 
 class GroundTruthDetectors:
     """Tile detector (``detect``) and pip detector (``detect_batch``) from the ground truth of
-    one or more rendered scenes (``vision.synth`` scenes: ``image``, ``tiles`` with
+    one or more rendered scenes (``vision.synth.render`` scenes: ``image``, ``tiles`` with
     ``polygon`` (4, 2) px, ``labelled``, ``state``, ``spots``). Picklable.
 
     Exact mode (``lossy=False``, for frames that are the rendered pixels, possibly edited):

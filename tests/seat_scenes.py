@@ -1,6 +1,6 @@
 """Held-out rendered tables with distractors, for the seat-safety checks (issue 8 item 3).
 
-:func:`table_with_distractors` renders :func:`vision.synth.render_table` (which already lays
+:func:`table_with_distractors` renders :func:`vision.synth.render.render_table` (which already lays
 casino chips beside the positions) and adds, in free table space, one or two playing cards and
 a woodpile (a row of face-down tile stacks): the things a real table shows besides the hands.
 :func:`seat_violations` compares what a round settled with the truth of the scene. Imported by
@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from vision import synth
-from vision import synth_draw as D
-from vision import synth_scenery as S
+from vision.synth import render as synth
+from vision.synth import draw as D
+from vision.synth import scenery as S
 
 
 def _free_point(rng, image_size, centres, clearance, tries=200):
@@ -29,7 +29,7 @@ def _free_point(rng, image_size, centres, clearance, tries=200):
 
 
 def table_with_distractors(seed: int, n_cards: int | None = None, woodpile: bool = True):
-    """A full rendered table (:func:`vision.synth.render_table`) plus cards and a woodpile.
+    """A full rendered table (:func:`vision.synth.render.render_table`) plus cards and a woodpile.
 
     Args:
         seed: scene seed (>= 1_000_000 for held-out checks); the distractors use the same seed.
@@ -37,7 +37,7 @@ def table_with_distractors(seed: int, n_cards: int | None = None, woodpile: bool
         woodpile: add a row of 2-6 face-down tile stacks (2-4 levels).
 
     Returns:
-        the :class:`vision.synth.TableScene` with its image changed in place (the truth tiles
+        the :class:`vision.synth.render.TableScene` with its image changed in place (the truth tiles
         are unchanged: distractors are only placed at least 1.3 tile lengths from every tile
         centre, so no tile is covered).
     """
@@ -98,7 +98,7 @@ def true_position_sets(scene) -> dict[str, set[int]]:
 def match_reads(scene, reads) -> list[int | None]:
     """For each read, the index of the true tile whose polygon holds the read's centre (None:
     no true tile there -- a chip, a card or a woodpile stack taken for a tile)."""
-    from vision.table import point_in_polygon
+    from vision.table.rounds import point_in_polygon
 
     out: list[int | None] = []
     for r in reads:
@@ -116,8 +116,8 @@ def seat_violations(scene, reads, final: dict[str, list]) -> list[str]:
     same name.
 
     Args:
-        scene: the rendered :class:`vision.synth.TableScene`.
-        reads: every :class:`vision.decode.TileRead` of the frame.
+        scene: the rendered :class:`vision.synth.render.TableScene`.
+        reads: every :class:`vision.recognition.decode.TileRead` of the frame.
         final: position -> its four reads, for every position the round settled.
 
     Returns:

@@ -1,9 +1,9 @@
-"""Integrity alerts from hand-written round events (vision/alerts.py)."""
+"""Integrity alerts from hand-written round events (vision/table/alerts.py)."""
 
 import pytest
 
 from scoring.errors import InputError
-from vision.alerts import duplicate_faces, merge_alerts, mis_set_alerts, round_alerts
+from vision.table.alerts import duplicate_faces, merge_alerts, mis_set_alerts, round_alerts
 
 
 def _event(positions, **kw):

@@ -125,3 +125,32 @@ def test_no_test_module_imports_another():
             bad += [f"{p.relative_to(REPO)}:{node.lineno} imports {t}" for t in targets
                     if t.split(".")[-1] in names or t.split(".")[0] in names]
     assert not bad, bad
+
+
+def test_vision_shows_its_rooms():
+    """vision/ keeps at most 16 modules at its top; recognition, table, io and synth are
+    subpackages of their own (docs/architecture.md)."""
+    top = sorted(p.name for p in (REPO / "vision").glob("*.py"))
+    assert len(top) <= 16, top
+    for pkg in ("recognition", "table", "io", "synth", "audit", "exports", "web", "pit"):
+        assert (REPO / "vision" / pkg / "__init__.py").is_file(), pkg
+
+
+def test_convex_polygons_are_intersected_in_one_module():
+    calls = sorted(str(p.relative_to(REPO)) for d in ("vision", "scripts", "scoring")
+                   for p in (REPO / d).rglob("*.py")
+                   if "intersectConvexConvex(" in p.read_text(encoding="utf-8"))
+    assert calls == ["vision/geometry.py"], calls
+
+
+def test_no_namespace_is_built_outside_the_command_line():
+    """A run's configuration is built from vision.config.SessionOptions; argparse Namespaces
+    belong to vision/cli.py and vision/commands/ only."""
+    bad = []
+    for p in (REPO / "vision").rglob("*.py"):
+        rel = p.relative_to(REPO).as_posix()
+        if rel == "vision/cli.py" or rel.startswith("vision/commands/"):
+            continue
+        if "Namespace(" in p.read_text(encoding="utf-8"):
+            bad.append(rel)
+    assert not bad, bad

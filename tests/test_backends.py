@@ -12,7 +12,7 @@ import pytest
 
 from fakes import ScriptedBackend
 from scoring.errors import InputError
-from vision.detect import Detector, TileDetector
+from vision.recognition.detect import Detector, TileDetector
 from vision.recognition import backends
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,11 +113,11 @@ def test_openvino_reads_the_same_model_facts_as_onnxruntime():
                     reason="trained models absent")
 def test_a_registered_backend_runs_the_production_strategies():
     """``backend="fake"`` through the models folder: the still image is read at every size of
-    vision.scales.STILL_SCALES and by the second tile model at its size, a video frame at the
+    vision.recognition.scales.STILL_SCALES and by the second tile model at its size, a video frame at the
     model's own size -- the strategies an injected detector object would skip."""
-    from vision.fill import SECOND_MODEL_SIZE
+    from vision.recognition.fill import SECOND_MODEL_SIZE
     from vision.pipeline import Pipeline
-    from vision.scales import STILL_SCALES
+    from vision.recognition.scales import STILL_SCALES
 
     made: dict[str, ScriptedBackend] = {}
 

@@ -1,4 +1,4 @@
-"""Tests for vision.capture: image/folder/glob/video sources, errors, live newest-frame-only
+"""Tests for vision.io.capture: image/folder/glob/video sources, errors, live newest-frame-only
 reading and reconnect with backoff (fake camera injected through ``opener``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from scoring.errors import InputError
-from vision.capture import Frame, ReconnectPolicy, open_source, read_image, to_bgr
+from vision.io.capture import Frame, ReconnectPolicy, open_source, read_image, to_bgr
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -81,7 +81,7 @@ def test_corrupt_image_in_folder_skipped_and_counted(tmp_path, caplog):
     cv2.imwrite(str(tmp_path / "01.png"), _img(1))
     (tmp_path / "02.png").write_bytes(b"\x89PNG garbage \x00\x01\x02" * 10)
     cv2.imwrite(str(tmp_path / "03.png"), _img(3))
-    with caplog.at_level(logging.WARNING, logger="vision.capture"):
+    with caplog.at_level(logging.WARNING, logger="vision.io.capture"):
         src = open_source(tmp_path)
         frames = list(src)
     assert [int(f.image[0, 0, 0]) for f in frames] == [1, 3]
@@ -227,7 +227,7 @@ def test_live_reconnects_with_exponential_backoff(caplog):
         calls.append(spec)
         return plan[len(calls) - 1]
 
-    with caplog.at_level(logging.INFO, logger="vision.capture"):
+    with caplog.at_level(logging.INFO, logger="vision.io.capture"):
         src = open_source("0", opener=opener, policy=FAST)
         assert src.kind == "camera"
         seen = []

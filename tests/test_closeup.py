@@ -1,15 +1,15 @@
 """The close-up proposal of `identify`: a one-tile picture's own outline as a tile candidate
-(vision.closeup.picture_candidate) and how its read combines with the tile model's reads
-(vision.closeup.merge_picture_read)."""
+(vision.recognition.closeup.picture_candidate) and how its read combines with the tile model's reads
+(vision.recognition.closeup.merge_picture_read)."""
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from vision.decode import TileRead
+from vision.recognition.decode import TileRead
 from vision.detections import TILE, Detections
-from vision.closeup import (PICTURE_OUTLINE_CONFIDENCE, merge_picture_read, picture_candidate)
+from vision.recognition.closeup import (PICTURE_OUTLINE_CONFIDENCE, merge_picture_read, picture_candidate)
 
 
 def _picture(w=120, h=260, border=20, angle=0.0):

@@ -14,7 +14,7 @@ import pytest
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, verify
-from vision.events import event_from_deal
+from vision.table.events import event_from_deal
 
 TOKEN = "s3cret-token"
 DEAL_1 = {"dealer": ["6-6", "1-3", "4-5", "2-2"], "1": ["1-1", "5-6", "3-4", "2-6"],
@@ -56,7 +56,7 @@ def test_hand_being_dealt_is_not_an_alert_until_it_stays_short():
 
 
 def test_plain_reasons_never_carry_the_decoder_message():
-    from vision.views import plain_reason, positions_view
+    from vision.io.views import plain_reason, positions_view
 
     _, ev2, _, _ = _events()
     view = positions_view(ev2)
@@ -97,10 +97,10 @@ def test_the_picture_labels_use_plain_words_too():
 
     import numpy as np
 
-    from vision.decode import TileRead
-    from vision.overlay import _label_lines
-    from vision.table import PositionState
-    from vision.views import round_view
+    from vision.recognition.decode import TileRead
+    from vision.io.overlay import _label_lines
+    from vision.table.rounds import PositionState
+    from vision.io.views import round_view
 
     poly = np.array([[0, 0], [50, 0], [50, 100], [0, 100]], np.float32)
     st = PositionState("3", [TileRead(None, "unknown", 0.2, poly, np.array([0, 0, 50, 100]))],

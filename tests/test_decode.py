@@ -1,4 +1,4 @@
-"""Decode logic (vision/decode.py): exact faces from spots, and never a wrong face."""
+"""Decode logic (vision/recognition/decode.py): exact faces from spots, and never a wrong face."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from scoring.tiles import FACES
-from vision.decode import TileRead, decode_face, decode_tiles, half_shape_ok
+from vision.recognition.decode import TileRead, decode_face, decode_tiles, half_shape_ok
 from vision.detections import PIP_RED, PIP_WHITE, TILE, TILE_BACK, Detections
 from vision.geometry import CROP_H, CROP_MARGIN, CROP_W
 
@@ -249,7 +249,7 @@ def test_decode_tiles_states_and_threshold():
 
 
 def _synth_tile_pips(a, b, st, rng, long33=False):
-    from vision.synth_draw import tile_spots
+    from vision.synth.draw import tile_spots
 
     sp = tile_spots(a, b, st, rng, long33=long33)
     pts = np.array([(BX + x * TW, BY + y / st.aspect * (CROP_H - 2 * BY)) for x, y, _, _ in sp])
@@ -258,8 +258,8 @@ def _synth_tile_pips(a, b, st, rng, long33=False):
 
 
 def test_renderer_layouts_decode_exactly_or_unknown_never_wrong():
-    """Spot layouts of vision.synth_draw (every style knob), each face, each spot removed."""
-    synth_draw = pytest.importorskip("vision.synth_draw")
+    """Spot layouts of vision.synth.draw (every style knob), each face, each spot removed."""
+    synth_draw = pytest.importorskip("vision.synth.draw")
     rng = np.random.default_rng(1_000_123)
     exact = unknown = 0
     for k in range(40):
@@ -285,7 +285,7 @@ def test_renderer_layouts_decode_exactly_or_unknown_never_wrong():
 def test_rendered_tiles_with_polygon_error_are_exact_or_unknown():
     """Spots of a rendered held-out table, mapped through crops from jittered polygons (corner
     noise 3% of the short side, like a detector's error): never a wrong face."""
-    synth = pytest.importorskip("vision.synth")
+    synth = pytest.importorskip("vision.synth.render")
     import cv2
 
     from vision.geometry import rectify
@@ -374,7 +374,7 @@ def _drawn_tile(face_colours):
 
 
 def test_spot_colours_must_agree_with_the_pixels():
-    from vision.decode import read_from_pips, spot_redness
+    from vision.recognition.decode import read_from_pips, spot_redness
 
     RED, WHITE = (40, 40, 220), (235, 235, 235)
     pts, cls, _ = face_pips("1-3")  # the 1 is red, the 3 white

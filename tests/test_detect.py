@@ -1,4 +1,4 @@
-"""Tests for vision.detect.
+"""Tests for vision.recognition.detect.
 
 Fast part: the letterbox equals ultralytics' LetterBox pixel for pixel; hand-built ONNX models
 that output a constant tensor check decoding (raw and embedded-NMS layouts, detect and OBB),
@@ -21,7 +21,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from scoring.errors import InputError
-from vision.detect import Detector, PipDetector, TileDetector, letterbox
+from vision.recognition.detect import Detector, PipDetector, TileDetector, letterbox
 from vision.geometry import CROP_H, CROP_W, obb_to_polygon, order_polygon
 
 os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -375,7 +375,7 @@ def test_nms_matches_torchvision():
     import torch
     import torchvision
 
-    from vision.detect import _nms_boxes
+    from vision.recognition.detect import _nms_boxes
 
     rng = np.random.default_rng(5)
     for iou in (0.3, 0.5, 0.7):
@@ -391,7 +391,7 @@ def test_nms_matches_torchvision():
 
 
 def test_rotated_nms_classwise():
-    from vision.detect import _nms_rotated
+    from vision.recognition.detect import _nms_rotated
 
     boxes = np.array([[50, 50, 20, 40, 0.2], [51, 50, 20, 40, 0.22], [50, 50, 20, 40, 0.2],
                       [150, 50, 20, 40, 1.0]], np.float32)

@@ -1,4 +1,4 @@
-"""Backend ``openvino`` (vision/detect.py, _OpenVINOSession): the same ONNX models run by
+"""Backend ``openvino`` (vision/recognition/detect.py, _OpenVINOSession): the same ONNX models run by
 OpenVINO read the same tiles and spots as ONNX Runtime on a rendered 1080p table (held-out
 seed). Skipped without the trained models or the openvino package."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from scoring.errors import InputError
-from vision.models import load_detectors, model_files
+from vision.recognition.models import load_detectors, model_files
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -27,7 +27,7 @@ def test_openvino_backend_uses_the_onnx_files():
 
 def test_openvino_reads_what_onnxruntime_reads():
     pytest.importorskip("openvino")
-    from vision import synth
+    from vision.synth import render as synth
     from vision.geometry import iou_matrix, rectify
 
     image = synth.render_table(1_000_931, size=(1920, 1080)).image

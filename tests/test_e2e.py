@@ -56,7 +56,7 @@ def assert_never_wrong(ev, deal):
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
-    synth = pytest.importorskip("vision.synth")
+    synth = pytest.importorskip("vision.synth.render")
     import cv2
     import yaml
 

@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from scoring.errors import InputError
-from vision.decode import TileRead
-from vision.layout_propose import propose_from_reads
+from vision.recognition.decode import TileRead
+from vision.table.propose import propose_from_reads
 from vision.pipeline import Pipeline
-from vision.table import Layout, RoundTracker
+from vision.table.rounds import Layout, RoundTracker
 
 FRAME = (1280, 720)
 TW, TH = 30.0, 66.0

@@ -388,12 +388,12 @@ def test_export_cli_from_results_and_identify(results, tmp_path, monkeypatch, ca
     assert "voc" in capsys.readouterr().err
 
     calls = []
-    fake = types.ModuleType("vision.identify")
+    fake = types.ModuleType("vision.recognition.identify")
     fake.identify = lambda paths, **kw: calls.append(list(paths)) or results
-    monkeypatch.setitem(sys.modules, "vision.identify", fake)
-    import vision.models
+    monkeypatch.setitem(sys.modules, "vision.recognition.identify", fake)
+    import vision.recognition.models
 
-    monkeypatch.setattr(vision.models, "model_version",
+    monkeypatch.setattr(vision.recognition.models, "model_version",
                         lambda models_dir=None, backend="onnx": "tiles-fake+pips-fake")
     img_dir = Path(results[0]["image"]).parent
     assert main(["export", str(img_dir), "--format", "labelstudio", "--out",
@@ -407,7 +407,7 @@ def test_export_cli_from_results_and_identify(results, tmp_path, monkeypatch, ca
 
 def test_export_model_version_defaults_to_the_models(results, tmp_path, capsys):
     from vision import MODELS_DIR
-    from vision.models import model_version
+    from vision.recognition.models import model_version
 
     rfile = tmp_path / "results.json"
     rfile.write_text(json.dumps(results))
@@ -445,12 +445,12 @@ def test_export_help_on_every_option():
 ])
 def test_export_bad_input_one_line_exit_2_json(results, tmp_path, capsys, monkeypatch, argv,
                                                value):
-    fake = types.ModuleType("vision.identify")
+    fake = types.ModuleType("vision.recognition.identify")
     fake.identify = lambda paths, **kw: [dict(results[0], image=p) for p in paths]
-    monkeypatch.setitem(sys.modules, "vision.identify", fake)
-    import vision.models
+    monkeypatch.setitem(sys.modules, "vision.recognition.identify", fake)
+    import vision.recognition.models
 
-    monkeypatch.setattr(vision.models, "model_version", lambda models_dir=None, backend="onnx": "m")
+    monkeypatch.setattr(vision.recognition.models, "model_version", lambda models_dir=None, backend="onnx": "m")
     (tmp_path / "EMPTY").mkdir()
     (tmp_path / "OTHER").mkdir()
     subst = {"IMG": results[0]["image"], "EMPTY": str(tmp_path / "EMPTY"),

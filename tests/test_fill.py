@@ -1,13 +1,13 @@
-"""The second tile model fills in the tiles the first leaves unread (vision.fill)."""
+"""The second tile model fills in the tiles the first leaves unread (vision.recognition.fill)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from vision.decode import TileRead
-from vision.fill import fill_from_second_model
-from vision.models import model_version, second_model_file
+from vision.recognition.decode import TileRead
+from vision.recognition.fill import fill_from_second_model
+from vision.recognition.models import model_version, second_model_file
 
 MODELS = __import__("pathlib").Path(__file__).resolve().parents[1] / "models"
 
@@ -85,7 +85,7 @@ def test_a_held_out_table_with_pale_touching_tiles_reads_more_and_none_wrong():
     boxes across touching tiles there; the second model outlines some of them, and no face is
     wrong with or without it."""
     from vision.pipeline import Pipeline
-    from vision.synth import render_table
+    from vision.synth.render import render_table
 
     scene = render_table(1_000_005)
     truth = [t for t in scene.tiles if t.labelled and t.state == "face_up"]
@@ -110,7 +110,7 @@ def test_a_held_out_table_with_pale_touching_tiles_reads_more_and_none_wrong():
     assert with_second.second_detector is not None and without.second_detector is None
     (r1, w1), (r0, w0) = score(with_second), score(without)
     assert w1 == 0 and w0 == 0
-    # the second model adds tiles (30 vs 27 before vision.flush; with it 28 vs 26: a 1-3 and
+    # the second model adds tiles (30 vs 27 before vision.recognition.flush; with it 28 vs 26: a 1-3 and
     # a 1-4 beside an unknown neighbour are unknown in both, the square could be cut across)
     assert r1 >= r0 + 2
 
@@ -139,7 +139,7 @@ def test_a_tile_the_second_model_outlines_across_becomes_unknown():
              _read("2-2", 300, 100)]
     second = [_read("1-4", 100, 100, w=40, h=80), _read("4-4", 140, 100, w=40, h=80),
               _read("2-2", 301, 101)]
-    from vision.fill import disputed_outlines
+    from vision.recognition.fill import disputed_outlines
 
     out = disputed_outlines(first, second)
     assert [r.face for r in out] == [None, None, "2-2"]     # the 2-2: the same tile, kept
@@ -153,8 +153,8 @@ def test_a_tile_the_second_model_outlines_across_becomes_unknown():
 def test_a_disputed_tile_keeps_the_face_it_read_for_the_two_cut_settlement():
     # the second model boxes across a flush 2-6 | 1-4: both unknown -- a 2 or a 6 half does
     # not prove the cut (on scenes_flush a box across 3-3 | 1-6 read 1-2 with its shapes) --
-    # each with the face it read kept for vision.open_tile.block_fills, never reported
-    from vision.fill import disputed_outlines
+    # each with the face it read kept for vision.table.open_tile.block_fills, never reported
+    from vision.recognition.fill import disputed_outlines
 
     first = [_read("2-6", 100, 100, w=40, h=80), _read("1-4", 140, 100, w=40, h=80)]
     second = [_read("1-5", 100, 100, w=80, h=40)]

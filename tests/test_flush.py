@@ -1,13 +1,13 @@
-"""A tile with unread spots flush beside its long side (vision.flush): its face is not taken,
+"""A tile with unread spots flush beside its long side (vision.recognition.flush): its face is not taken,
 since the square of four halves could be cut the other way (docs/rules.md section 5)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from vision.decode import TileRead
+from vision.recognition.decode import TileRead
 from vision.detections import PIP_WHITE, Detections
-from vision.flush import beside_outlines, crosswise_alike, flush_beside
+from vision.recognition.flush import beside_outlines, crosswise_alike, flush_beside
 
 
 def read(face, x1, y1, x2, y2, state=None):

@@ -7,10 +7,10 @@ import pytest
 
 from scoring.errors import InputError
 from vision.config import CacheConfig, GateConfig, PipelineConfig, TableConfig, load_config_file
-from vision.decode import TileRead
+from vision.recognition.decode import TileRead
 from vision.detections import TILE, Detections
-from vision.gate import MotionGate
-from vision.identity import NOT_DECODED_YET, IdentityCache
+from vision.recognition.gate import MotionGate
+from vision.recognition.identity import NOT_DECODED_YET, IdentityCache
 
 
 def _frame(value=100, patch=None):
@@ -111,7 +111,7 @@ def test_models_folder_from_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("PAIGOW_MODELS", str(tmp_path))
     assert RecognitionConfig().models == tmp_path
     assert RecognitionConfig(models_dir=tmp_path / "x").models == tmp_path / "x"
-    from vision.models import load_detectors
+    from vision.recognition.models import load_detectors
 
     with pytest.raises(InputError, match=str(tmp_path / "tiles.onnx")):
         load_detectors()

@@ -23,7 +23,7 @@ from fakes import FakeFeed  # noqa: E402
 from scoring.errors import InputError  # noqa: E402
 from vision.cli import main  # noqa: E402
 from vision.config import CaptureConfig, ServeConfig, load_config_file  # noqa: E402
-from vision.frames import FeedState  # noqa: E402
+from vision.io.frames import FeedState  # noqa: E402
 from vision.web.app import create_app  # noqa: E402
 from vision.web.health import feed_view, health  # noqa: E402
 
@@ -244,7 +244,7 @@ def test_pipeline_feed_health_through_a_stream_outage(kind, caplog):
             time.sleep(0.05)
         return cond()
 
-    with caplog.at_level(logging.INFO, logger="vision.capture"), MjpegServer(fps=20) as srv:
+    with caplog.at_level(logging.INFO, logger="vision.io.capture"), MjpegServer(fps=20) as srv:
         cfg = RunConfig(srv.url, PipelineConfig(), OutputConfig(progress=False),
                         CaptureConfig(reconnect_max_s=0.3))
         f = PipelineFeed(srv.url, config=cfg, pipeline=_Inverting())

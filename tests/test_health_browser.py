@@ -21,7 +21,7 @@ uvicorn = pytest.importorskip("uvicorn")
 from fakes import FakeFeed  # noqa: E402
 
 from vision.commands.serve import bind_socket  # noqa: E402
-from vision.frames import FeedState  # noqa: E402
+from vision.io.frames import FeedState  # noqa: E402
 from vision.web.app import create_app  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",

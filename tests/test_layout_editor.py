@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 import yaml
 
-from vision.decode import TileRead
+from vision.recognition.decode import TileRead
 from vision.pipeline import Pipeline
-from vision.table import load_layout, points_in_polygon
+from vision.table.rounds import load_layout, points_in_polygon
 
 FRAME = (1280, 720)
 TW, TH = 30.0, 66.0
@@ -69,7 +69,7 @@ class _Reading:
 
 @pytest.fixture
 def feed(tmp_path):
-    from vision.table import Layout
+    from vision.table.rounds import Layout
     from vision.web.feed import PipelineFeed
 
     img = tmp_path / "table.png"

@@ -1,4 +1,4 @@
-"""`paigow layout propose` (vision/layout_propose.py) and the example layout in docs/examples."""
+"""`paigow layout propose` (vision/table/propose.py) and the example layout in docs/examples."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from scoring.errors import InputError
 from helpers.seat_reads import DEAL, FRAME, named, table, tile, truth
-from vision.decode import TileRead
+from vision.recognition.decode import TileRead
 from vision.cli import main
-from vision.layout_propose import layout_yaml, propose_from_reads
-from vision.table import Layout, assign_positions, load_layout, points_in_polygon
+from vision.table.propose import layout_yaml, propose_from_reads
+from vision.table.rounds import Layout, assign_positions, load_layout, points_in_polygon
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +73,7 @@ def test_any_rotation_or_tilt_names_the_same_positions(deg, tilt):
 def test_too_few_positions_ask_for_the_dealer():
     """One or two players: three points always have a corner about equally far from the
     other two, so the dealer is asked for -- and used when given."""
-    from vision.layout_propose import DealerUnknown
+    from vision.table.propose import DealerUnknown
 
     deal = {p: DEAL[p] for p in ("dealer", "2", "5")}
     reads = _moved(table(deal), _turn(160))
@@ -110,7 +110,7 @@ def test_groups_that_are_no_position_are_listed():
 def test_frames_pool_seats_empty_in_one_round():
     """Round one leaves seat 5 empty, round two seat 2: both rounds together give every seat,
     each polygon holding its own seat's tiles in both rounds."""
-    from vision.layout_propose import propose_from_frames
+    from vision.table.propose import propose_from_frames
 
     M = _turn(75, tilt=0.0003)
     r1 = _moved(table({p: f for p, f in DEAL.items() if p != "5"}), M)

@@ -21,10 +21,10 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.decode import TileRead
-from vision.layout_propose import DealerUnknown, propose_from_reads
+from vision.recognition.decode import TileRead
+from vision.table.propose import DealerUnknown, propose_from_reads
 from vision.pipeline import Pipeline
-from vision.table import Layout
+from vision.table.rounds import Layout
 
 FRAME = (1920, 1080)
 TW, TH = 34.0, 76.0
@@ -76,7 +76,7 @@ def _truth(deal):
     from scoring.settle import settle_round
     from scoring.setting import Setting
     from scoring.tiles import TILES_BY_FACE
-    from vision.table import pair_hands
+    from vision.table.rounds import pair_hands
 
     reads = {p: [r for r in _reads({p: f})] for p, f in deal.items()}
     sets = {}
@@ -108,7 +108,7 @@ def test_rounds_of_a_turned_table_each_reported_once_no_stale_overlay():
     layout, info, left = propose_from_reads(first, FRAME)
     assert left == [] and len(layout["positions"]) == len(ROUNDS[0])
     # seat numbers are names (settlement goes by the tiles in each polygon): ours -> layout's
-    from vision.table import position_of
+    from vision.table.rounds import position_of
 
     lay = Layout.from_dict(layout)
     name = {}
@@ -246,7 +246,7 @@ def test_composed_videos_of_shared_tables():
             banker = tuple(sorted(f or "?" for f in ev["positions"]["dealer"]["tiles"]))
             if banker.count("?") == 1 and not Counter(
                     f for f in banker if f != "?") - Counter(truth["dealer"]):
-                banker = truth["dealer"]  # settled with one tile unread (vision.open_tile)
+                banker = truth["dealer"]  # settled with one tile unread (vision.table.open_tile)
             by_faces = {truth[s]: s for s in dealt_seats}
             total += len(dealt_seats)
             for p, o in ev["positions"].items():

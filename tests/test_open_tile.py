@@ -1,4 +1,4 @@
-"""One unread tile (vision.open_tile, docs/rules.md section 5): a seat is settled only where
+"""One unread tile (vision.table.open_tile, docs/rules.md section 5): a seat is settled only where
 every face the tile could still be gives it the same result; no face is claimed for the tile.
 
 Worked examples (faces and copies from docs/rules.md section 1): the dealer holds a Teen pair
@@ -17,13 +17,13 @@ from helpers.table_reads import LAYOUT, position_tiles, tile
 from scoring.setting import make_setting
 from scoring.settle import compare_settings, settle_round
 from scoring.tiles import STANDARD_SET
-from vision.events import build_round
+from vision.table.events import build_round
 from vision.detections import PIP_RED, PIP_WHITE, Detections
 from vision.geometry import crop_to_image
-from vision.open_tile import (_outcomes, block_fills, candidate_faces, candidate_fills,
+from vision.table.open_tile import (_outcomes, block_fills, candidate_faces, candidate_fills,
                               candidate_settings, shown_spots, spot_area)
-from vision.spot_colours import SpotCalibration
-from vision.table import RoundTracker, assign_positions, build_positions
+from vision.recognition.spot_colours import SpotCalibration
+from vision.table.rounds import RoundTracker, assign_positions, build_positions
 
 ORIGINS = {"dealer": (800, 100), "1": (1400, 700), "2": (900, 700)}
 
@@ -296,7 +296,7 @@ def test_unread_tiles_never_settle_a_seat_wrongly():
 # ------------------------------------------------- a flush hand the two tile models cut apart
 
 def disputed(read, face):
-    """``read`` (unknown) as vision.fill.disputed_outlines leaves it: the face it read kept."""
+    """``read`` (unknown) as vision.recognition.fill.disputed_outlines leaves it: the face it read kept."""
     read.reads = {"disputed": face}
     return read
 
@@ -368,7 +368,7 @@ def test_two_unread_tiles_are_not_narrowed_by_spots_inside_each_others_boxes(mon
     unread tiles the shown spots narrow nothing: here every box "shows" 12 spots, which would
     leave only 6-6 6-6 (a Teen pair) -- yet other fillings give other results, so the seat is
     not settled."""
-    import vision.open_tile as ot
+    import vision.table.open_tile as ot
 
     monkeypatch.setattr(ot, "shown_spots", lambda *a, **k: (0, 0, 12))
     deal = {"dealer": ["2-3", "1-2", "4-5", "2-6"], "1": ["5-5", "3-4", "6-6", "6-6"]}

@@ -1,4 +1,4 @@
-"""Tests for vision.overlay: label colours per result, tile labels, determinism, errors."""
+"""Tests for vision.io.overlay: label colours per result, tile labels, determinism, errors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scoring.errors import InputError
 from scoring.hands import evaluate
 from scoring.tiles import parse_tiles
 from vision.geometry import obb_to_polygon
-from vision.overlay import (DEALER_COLOUR, RESULT_COLOURS, TILE_COLOURS, _label_lines,
+from vision.io.overlay import (DEALER_COLOUR, RESULT_COLOURS, TILE_COLOURS, _label_lines,
                             draw_round, label_boxes)
 
 pytestmark = pytest.mark.timeout(60)

@@ -14,12 +14,12 @@ from scoring.errors import InputError
 from scoring.settle import settle_round
 from vision.demo import demo
 from vision.detections import Detections
-from vision.identify import identify
+from vision.recognition.identify import identify
 from vision.pipeline import Pipeline
 from vision.session import run
-from vision.table import Layout
+from vision.table.rounds import Layout
 
-synth = pytest.importorskip("vision.synth")
+synth = pytest.importorskip("vision.synth.render")
 
 SEEDS = (1_000_011, 1_000_012)
 
@@ -300,7 +300,7 @@ def test_a_tile_that_changes_in_place_is_decoded_again():
     _, res = pipe.process(changed)
     assert res.decoded == 1  # only the changed tile
     # its spots are gone: read again, not cached -- and a tile showing no spot at all is no
-    # face-up tile (vision.overlaps), so position 4 holds three tiles and cannot settle
+    # face-up tile (vision.recognition.overlaps), so position 4 holds three tiles and cannot settle
     c = t.polygon.mean(0)
     at = [x for x in res.reads if np.hypot(*(x.centre - c)) < 5]
     assert all(x.face is None for x in at)
@@ -309,7 +309,7 @@ def test_a_tile_that_changes_in_place_is_decoded_again():
 
 def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
     from vision.detections import Detections
-    from vision.overlaps import drop_straddlers
+    from vision.recognition.overlaps import drop_straddlers
 
     a = [[100, 100], [150, 100], [150, 200], [100, 200]]
     b = [[150, 100], [200, 100], [200, 200], [150, 200]]
@@ -324,8 +324,8 @@ def test_drop_straddlers_removes_a_box_across_two_touching_tiles():
 
 
 def test_unknown_duplicates_of_identified_tiles_are_dropped():
-    from vision.decode import TileRead
-    from vision.overlaps import resolve_overlapping_reads
+    from vision.recognition.decode import TileRead
+    from vision.recognition.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2, state=None):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -363,8 +363,8 @@ def test_a_box_with_no_spot_of_its_own_is_not_a_tile():
     """An unknown outline attached to identified tiles whose spots all lie inside them (or
     that has none) is a box over the gap between two hands: dropped, so the position holds
     four tiles. One with spots outside the identified tiles stays (a real unread tile)."""
-    from vision.decode import TileRead
-    from vision.overlaps import resolve_overlapping_reads
+    from vision.recognition.decode import TileRead
+    from vision.recognition.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2, conf=0.9, decoded=True):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -399,8 +399,8 @@ def test_a_box_with_no_spot_of_its_own_is_not_a_tile():
 
 
 def test_two_boxes_on_one_tile_with_the_same_face_are_one_tile():
-    from vision.decode import TileRead
-    from vision.overlaps import resolve_overlapping_reads
+    from vision.recognition.decode import TileRead
+    from vision.recognition.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2, conf):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -413,8 +413,8 @@ def test_two_boxes_on_one_tile_with_the_same_face_are_one_tile():
 
 
 def test_overlapping_identified_outlines_are_never_both_settled():
-    from vision.decode import TileRead
-    from vision.overlaps import resolve_overlapping_reads
+    from vision.recognition.decode import TileRead
+    from vision.recognition.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -464,8 +464,8 @@ def test_an_identified_outline_across_two_unread_tiles_is_not_taken():
     """An identified box lying a quarter or more inside each of two unread outlines that stay
     (neither mostly inside it) is a box across two tiles, or they are not tiles: its face is
     not taken (seen on a flush 2-5 | 2-4: a box across their halves read 4-5)."""
-    from vision.decode import TileRead
-    from vision.overlaps import resolve_overlapping_reads
+    from vision.recognition.decode import TileRead
+    from vision.recognition.overlaps import resolve_overlapping_reads
 
     def read(face, x1, y1, x2, y2):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
@@ -489,8 +489,8 @@ def test_an_identified_outline_across_two_unread_tiles_is_not_taken():
 def test_two_unknown_boxes_on_one_tile_are_one_unread_tile():
     """Two unknown outlines with polygon IoU >= SAME_TILE_IOU cannot be two real tiles (they
     share at most an edge): one unread tile, the surer box kept; a neighbour stays."""
-    from vision.decode import TileRead
-    from vision.overlaps import resolve_overlapping_reads
+    from vision.recognition.decode import TileRead
+    from vision.recognition.overlaps import resolve_overlapping_reads
 
     def read(x1, y1, x2, y2, conf):
         poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)

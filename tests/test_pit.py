@@ -22,7 +22,7 @@ from fakes import GroundTruthDetectors
 from helpers.videos import N_STABLE, SMALL, _empty_table, write_video
 
 from scoring.errors import InputError
-from vision import synth
+from vision.synth import render as synth
 from vision.audit import AuditStore, verify
 from vision.cli import main
 from vision.pit import load_tables

@@ -19,7 +19,7 @@ import pytest
 from helpers.children import free_port, wait_for
 from fakes import GroundTruthDetectors, empty_table, write_round_video
 
-from vision import synth
+from vision.synth import render as synth
 from vision.audit import AuditStore, verify
 from vision.pit import load_tables
 

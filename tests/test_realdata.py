@@ -63,7 +63,7 @@ def test_tile_model_alone_never_misreads_a_real_tile():
 def test_single_tile_outline_finds_a_rotated_tile_on_grey():
     import cv2
 
-    from vision.closeup import single_tile_outline
+    from vision.recognition.closeup import single_tile_outline
 
     img = np.full((400, 300, 3), 128, np.uint8)
     box = cv2.boxPoints(((150, 200), (100, 220), 20)).astype(np.float32)

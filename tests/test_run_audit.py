@@ -1,6 +1,6 @@
 """``paigow run --audit``: every settled round goes into the audit store as it settles.
 
-A short multi-round video is rendered (vision.synth.render_table, held-out seeds >= 1_000_000,
+A short multi-round video is rendered (vision.synth.render.render_table, held-out seeds >= 1_000_000,
 each deal held still long enough to settle, an empty table between deals) and written
 losslessly (FFV1 .avi; MJPG when this OpenCV cannot write FFV1). The pipeline runs in a child
 process that is SIGKILLed after it has printed k >= 2 round events; the store must then verify
@@ -34,7 +34,7 @@ from scoring.errors import InputError
 from vision.audit import AuditStore, verify
 from vision.cli import main
 
-synth = pytest.importorskip("vision.synth")
+synth = pytest.importorskip("vision.synth.render")
 
 pytestmark = pytest.mark.timeout(120)
 

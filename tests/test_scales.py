@@ -1,13 +1,13 @@
-"""Fusing reads made at several tile-model input sizes (vision.scales)."""
+"""Fusing reads made at several tile-model input sizes (vision.recognition.scales)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from vision.decode import TileRead
+from vision.recognition.decode import TileRead
 from vision.geometry import polygon_iou_matrix
-from vision.scales import fuse_scale_reads
+from vision.recognition.scales import fuse_scale_reads
 
 
 def _read(face, x, y, w=40, h=80, state=None, conf=0.9):

@@ -1,7 +1,7 @@
 """Seat safety without a layout (issue 8 item 3): a seat is never settled with another seat's
 tiles.
 
-Part one places hand-made tile reads on the table (vision.table.group_seats, build_positions,
+Part one places hand-made tile reads on the table (vision.table.rounds.group_seats, build_positions,
 RoundTracker): a chip taken for a tile, a split hand, an empty seat, a group between two seats.
 Part two runs the product (shipped models, ``Pipeline`` without a layout, still frames) on
 held-out rendered tables with chips, cards and a woodpile of face-down stacks
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.table import (RoundTracker, auto_group, build_positions, group_seats)
+from vision.table.rounds import (RoundTracker, auto_group, build_positions, group_seats)
 
 from helpers.seat_reads import DEAL, FRAME, TH, TW, named, place, position, table, tile, truth  # noqa: E402,F401
 

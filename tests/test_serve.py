@@ -21,8 +21,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 from vision.cli import main  # noqa: E402
 from vision.web.app import MJPEG_BOUNDARY, create_app  # noqa: E402
 from fakes import FakeFeed  # noqa: E402
-from vision.events import event_from_deal  # noqa: E402
-from vision.views import positions_view  # noqa: E402
+from vision.table.events import event_from_deal  # noqa: E402
+from vision.io.views import positions_view  # noqa: E402
 from vision.web.feed import PipelineFeed  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

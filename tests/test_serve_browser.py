@@ -3,7 +3,7 @@ Playwright for Python; no `playwright install`): the page loads, shows a settled
 results) and updates for the next round, with
 
 1. a scripted FakeFeed (rounds pushed by the test), and
-2. PipelineFeed playing a rendered video of two deals (vision.synth.render_table, written
+2. PipelineFeed playing a rendered video of two deals (vision.synth.render.render_table, written
    losslessly with cv2.VideoWriter/FFV1) through the real vision.pipeline.Pipeline, with
    detectors that return the renderer's ground truth (the trained models are not needed; the
    display path from video file to browser is real).
@@ -35,7 +35,7 @@ from fakes import GroundTruthDetectors  # noqa: E402
 from vision.commands.serve import bind_socket  # noqa: E402
 from vision.web.app import create_app  # noqa: E402
 from fakes import FakeFeed  # noqa: E402
-from vision.events import event_from_deal  # noqa: E402
+from vision.table.events import event_from_deal  # noqa: E402
 from vision.web.feed import PipelineFeed  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -141,7 +141,7 @@ def _picture_loaded(page) -> bool:
 
 
 def test_page_shows_each_pushed_round(page):
-    from vision.synth import render_table
+    from vision.synth.render import render_table
 
     feed = FakeFeed(table_id="table-7")
     feed.publish_frame(render_table(SEEDS[0], size=(960, 540)).image, frame_index=0)
@@ -234,7 +234,7 @@ def _play(page, feed, shot: str) -> list[dict]:
 
 
 def test_pipeline_feed_on_a_rendered_two_round_video(page, tmp_path):
-    from vision.synth import render_table
+    from vision.synth.render import render_table
 
     scenes = [render_table(s, size=(960, 540)) for s in SEEDS]
     video = _two_round_video(tmp_path / "two_rounds.avi", scenes)
@@ -258,7 +258,7 @@ def test_pipeline_feed_on_a_rendered_two_round_video(page, tmp_path):
                     reason="trained models (models/tiles.onnx, models/pips.onnx) not present")
 @pytest.mark.slow
 def test_pipeline_feed_with_trained_models(page, tmp_path):
-    from vision.synth import render_table
+    from vision.synth.render import render_table
 
     scenes = [render_table(s, size=(1920, 1080)) for s in SEEDS]
     video = _two_round_video(tmp_path / "two_rounds.avi", scenes, frames_each=8)

@@ -20,9 +20,9 @@ from fakes import GroundTruthDetectors, assert_valid_event
 from vision.audit import AuditStore
 from vision.cli import main
 from vision.session import run
-from vision.table import Layout
+from vision.table.rounds import Layout
 
-synth = pytest.importorskip("vision.synth")
+synth = pytest.importorskip("vision.synth.render")
 
 SEED = 1_000_012  # every tile readable
 
@@ -114,7 +114,7 @@ def test_each_still_image_is_a_round_settled_or_not(tmp_path, scene):
 def test_round_covered_until_the_table_is_cleared_is_emitted_at_clearing(scene):
     det = _dealer_unreadable(scene)
     blank = np.zeros_like(scene.image)
-    from vision.capture import Frame
+    from vision.io.capture import Frame
 
     images = [scene.image] * 4 + [blank] * 4 + [scene.image] * 4
     frames = [Frame(im, i / 30, i, "camera-test", None) for i, im in enumerate(images)]
@@ -129,7 +129,7 @@ def test_round_covered_until_the_table_is_cleared_is_emitted_at_clearing(scene):
 
 def test_stored_before_reported(tmp_path, scene, monkeypatch):
     """A sink sees a round only once the audit store holds it."""
-    from vision.sinks import Sink
+    from vision.io.sinks import Sink
 
     det = GroundTruthDetectors([scene])
     db = tmp_path / "a.db"

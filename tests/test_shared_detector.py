@@ -60,8 +60,8 @@ def test_a_blob_bigger_than_the_block_and_an_unreadable_model(tmp_path):
 
 @pytest.mark.skipif(not (MODELS / "tiles.onnx").is_file(), reason="models/tiles.onnx absent")
 def test_the_tile_detector_on_the_service_reads_what_it_reads_in_process():
-    from vision.detect import TileDetector
-    from vision.synth import render_table
+    from vision.recognition.detect import TileDetector
+    from vision.synth.render import render_table
 
     image = render_table(1_000_931, size=(1920, 1080)).image
     a = TileDetector(MODELS / "tiles.onnx", backend="onnx").detect(image)
@@ -82,7 +82,7 @@ def test_a_pit_worker_on_the_service_reads_a_still_as_in_process():
     from vision.config import PipelineConfig, RunConfig
     from vision.pipeline import Pipeline
     from vision.pit.worker import _shared_config
-    from vision.synth import render_table
+    from vision.synth.render import render_table
 
     image = render_table(1_000_933, size=(1280, 720)).image
     cfg = RunConfig("x.png", PipelineConfig.build(backend="onnx", n_stable=1, draw=False))

@@ -1,12 +1,12 @@
-"""Spot colours calibrated on the table (vision.spot_colours): a tile whose spots the pip
+"""Spot colours calibrated on the table (vision.recognition.spot_colours): a tile whose spots the pip
 model coloured wrongly is decoded again with the colours of the set's spots on the tiles
 already identified in the picture; nothing else changes."""
 
 import numpy as np
 
-from vision.decode import TileRead, read_from_pips
+from vision.recognition.decode import TileRead, read_from_pips
 from vision.detections import PIP_RED, PIP_WHITE, Detections
-from vision.spot_colours import calibrate, recolour_unknowns
+from vision.recognition.spot_colours import calibrate, recolour_unknowns
 
 POLY = np.array([[0, 0], [40, 0], [40, 80], [0, 80]], np.float32)  # 40 px wide: colour measured
 XYXY = np.array([0, 0, 40, 80], np.float32)
@@ -91,7 +91,7 @@ def test_a_held_out_table_with_pink_whites_reads_its_tiles():
     """Held-out rendered table 1000016 (black tiles, pale-pink whites): the pip model called
     whites red on a few tiles; the table's own colours read them, and no face is wrong."""
     from vision.pipeline import Pipeline
-    from vision.synth import render_table
+    from vision.synth.render import render_table
 
     scene = render_table(1_000_016)
     reads, _ = Pipeline(n_stable=1, draw=False).read_still(scene.image)

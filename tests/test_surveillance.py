@@ -17,7 +17,7 @@ from vision.audit.report import shift_report
 from vision.audit.report_csv import report_csv
 from vision.audit.report_html import report_html
 from vision.cli import main
-from vision.events import event_from_deal
+from vision.table.events import event_from_deal
 
 from helpers.audit_events import DEALS, _event, _unread_round  # noqa: E402,F401
 
@@ -169,7 +169,7 @@ def test_shift_report_lists_rounds_alerts_acks_and_house_net(two_tables, tmp_pat
             append_ack(st, "A", "r000001", {"kind": "mis_set", "position": "1"})
     assert verify(db).ok and verify(db, deep=True).ok
     # a session continuing table A numbers on from its highest round, whatever came last
-    from vision.sinks import AuditSink
+    from vision.io.sinks import AuditSink
     sink = AuditSink(str(db))
     assert sink.attach("A") == 4 and sink.attach("B") == 3
     sink.close()
@@ -211,7 +211,7 @@ def test_shift_report_of_a_rendered_video_lists_every_round_settled_or_not(tmp_p
     truth, fakes.py) miss one spot of every dealer tile of the second deal, so its banker is
     never readable: the report lists all three rounds, the second not settled with its
     reason."""
-    synth = pytest.importorskip("vision.synth")
+    synth = pytest.importorskip("vision.synth.render")
     from fakes import GroundTruthDetectors
     from helpers.videos import SMALL, _empty_table, write_video
 

@@ -1,4 +1,4 @@
-"""Tests of the synthetic renderer (vision/synth.py): determinism, label geometry, the colour
+"""Tests of the synthetic renderer (vision/synth/render.py): determinism, label geometry, the colour
 rule, valid deals, close-ups, both 3-3 layouts and pip-crop labels."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import pytest
 
 from scoring.errors import InputError
 from scoring.tiles import STANDARD_SET, TILES_BY_FACE
-from vision import synth, synth_dataset
-from vision import synth_draw as D
+from vision.synth import render as synth
+from vision.synth import dataset as synth_dataset
+from vision.synth import draw as D
 from vision.geometry import CROP_H, CROP_W
 
 SMALL = (960, 540)
@@ -293,7 +294,7 @@ def test_render_datasets_pips_only(tmp_path):
 
 
 def test_touching_positions_change_only_with_the_option_and_lie_flush():
-    from vision.synth import render_scene
+    from vision.synth.render import render_scene
 
     a = render_scene(123, (640, 360), mode="train")
     b = render_scene(123, (640, 360), mode="train", touching=0.0)
@@ -317,7 +318,7 @@ def test_touching_positions_change_only_with_the_option_and_lie_flush():
 
 
 def test_square_blocks_make_flush_hands_squares_of_four_halves_and_leave_old_seeds_alone():
-    from vision.synth import render_scene
+    from vision.synth.render import render_scene
 
     a = render_scene(321, (640, 360), mode="train", touching=1.0)
     b = render_scene(321, (640, 360), mode="train", touching=1.0, square_blocks=0.0)

@@ -1,4 +1,4 @@
-"""Table logic (vision/table.py, vision/events.py) on hand-made tile reads."""
+"""Table logic (vision/table/rounds.py, vision/table/events.py) on hand-made tile reads."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from scoring.errors import InputError
 from scoring.setting import make_setting
 from scoring.settle import settle_round
-from vision.events import EventWriter, round_event
-from vision.table import (SEAT_MODEL, Layout, RoundTracker, assign_positions, auto_group,
+from vision.table.events import EventWriter, round_event
+from vision.table.rounds import (SEAT_MODEL, Layout, RoundTracker, assign_positions, auto_group,
                           build_positions, load_layout, pair_hands, point_in_polygon)
 
 from helpers.table_reads import LAYOUT, TH, TW, box, position_tiles, tile  # noqa: E402,F401
@@ -102,7 +102,7 @@ def test_assign_positions_by_polygon():
 
 
 def arc_reads(deal=DEAL, frame=(1920, 1080)):
-    """The deal's positions laid at their places of the table model (vision.table.SEAT_MODEL)."""
+    """The deal's positions laid at their places of the table model (vision.table.rounds.SEAT_MODEL)."""
     reads = []
     for pos, faces in deal.items():
         mx, my = SEAT_MODEL[pos]

@@ -1,8 +1,8 @@
-"""Smoke test of vision.train: one epoch of each model on a handful of tiny images, then ONNX.
+"""Smoke test of vision.synth.train: one epoch of each model on a handful of tiny images, then ONNX.
 
 This is the only training CI runs: it checks the config -> ultralytics -> weights -> ONNX chain
 (weights load, ONNX runs in onnxruntime with the layout recorded in the metadata), not accuracy.
-Uses the renderer (vision.synth_dataset.render_datasets) when it exists, else a toy generator here.
+Uses the renderer (vision.synth.dataset.render_datasets) when it exists, else a toy generator here.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ pytest.importorskip("ultralytics")
 ort = pytest.importorskip("onnxruntime")
 
 from scoring.errors import InputError  # noqa: E402
-from vision import train as vt  # noqa: E402
+from vision.synth import train as vt  # noqa: E402
 
 
 def make_toy_datasets(out: Path, n_tiles: int = 8, n_pips: int = 8, seed: int = 0,
@@ -74,7 +74,7 @@ def make_toy_datasets(out: Path, n_tiles: int = 8, n_pips: int = 8, seed: int = 
 
 def _datasets(tmp: Path) -> dict:
     try:
-        from vision.synth_dataset import render_datasets
+        from vision.synth.dataset import render_datasets
     except ImportError:
         return make_toy_datasets(tmp, n_tiles=8, n_pips=8, seed=3)
     render_datasets(tmp, n_tiles=8, n_pips=16, seed=7, val_fraction=0.25, progress=False)
@@ -121,8 +121,8 @@ def test_train_one_epoch_exports_loadable_onnx(trained, name):
     model = YOLO(str(models / f"{name}.pt"))
     assert model.task == ("obb" if name == "tiles" else "detect")
     assert list(model.names.values()) == on_disk["class_names"]
-    # the checksums a detector verifies at load (vision.modelcheck) were recorded
-    from vision.modelcheck import file_sha256
+    # the checksums a detector verifies at load (vision.recognition.modelcheck) were recorded
+    from vision.recognition.modelcheck import file_sha256
 
     assert on_disk["sha256"] == {f"{name}{ext}": file_sha256(models / f"{name}{ext}")
                                  for ext in (".onnx", ".pt")}
@@ -160,7 +160,7 @@ def test_reexport_raw_rectangular_matches_torch(trained, tmp_path):
     res = vt.onnx_parity(tmp_path / "pips.pt", tmp_path / "pips.onnx", val[:2])
     assert res["layout"] == "raw" and res["images"] == 2
     assert res["max_abs_diff"] < 1e-2
-    from vision.modelcheck import verify_checksum
+    from vision.recognition.modelcheck import verify_checksum
 
     assert verify_checksum(tmp_path / "pips.onnx") and verify_checksum(tmp_path / "pips.pt")
 

@@ -1,4 +1,4 @@
-"""The second look at a still image's unknown tiles (vision.zoom, Pipeline.second_look)."""
+"""The second look at a still image's unknown tiles (vision.recognition.zoom, Pipeline.second_look)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.decode import TileRead
-from vision.zoom import inside_window, tile_sized, zoom_windows
+from vision.recognition.decode import TileRead
+from vision.recognition.zoom import inside_window, tile_sized, zoom_windows
 
 
 def _read(face, x, y, w=40, h=80, state=None):
@@ -73,7 +73,7 @@ def test_second_look_reads_a_tile_the_whole_image_readings_leave_unknown():
     import cv2
 
     from vision.pipeline import Pipeline
-    from vision.scales import polygon_iou_matrix
+    from vision.recognition.scales import polygon_iou_matrix
 
     rec = next(json.loads(line) for line in (SCENES / "truth.jsonl").read_text().splitlines()
                if json.loads(line)["image"] == "scene_04.jpg")
@@ -105,7 +105,7 @@ def test_second_look_reads_a_tile_the_whole_image_readings_leave_unknown():
 def test_a_second_look_face_on_an_outline_cut_short_must_show_every_spot_seen():
     """held-out table 1000141: a 3-4 outlined without one spot of its 3 read 2-4 at the
     second look, where the whole-image readings counted seven spots on a longer outline."""
-    from vision.zoom import cut_short_faces
+    from vision.recognition.zoom import cut_short_faces
 
     def read(face, length, spots=None):
         poly = np.array([[960, 880], [992, 880], [992, 880 + length], [960, 880 + length]],

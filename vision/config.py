@@ -1,12 +1,15 @@
 """One configuration object, validated once (docs/configuration.md).
 
-Everything a run of the table pipeline needs is a frozen dataclass here, built once from the
-command line, the layout file and an optional config file (YAML, ``--config FILE``), and then
-handed down whole: :class:`PipelineConfig` to :class:`vision.pipeline.Pipeline`,
-:class:`RunConfig` to :class:`vision.session.Session` (``paigow run``, ``serve`` and
-``demo``). Each dataclass checks its own values in ``__post_init__`` and raises
-:class:`scoring.errors.InputError` naming the offending value, so a bad setting stops the
-command before any model is loaded and no stage checks a setting again.
+Everything a run of the table pipeline needs is a frozen pydantic dataclass here, built once
+by :func:`build_run_config` from the session's options (:class:`SessionOptions`: the command
+line, a pit table's entry in the tables file, or a re-audited recording), the layout file and
+an optional config file (YAML, ``--config FILE``), and then handed down whole:
+:class:`PipelineConfig` to :class:`vision.pipeline.Pipeline`, :class:`RunConfig` to
+:class:`vision.session.Session` (``paigow run``, ``serve``, ``demo``, the pit's workers and
+``reaudit``). pydantic checks each field's type (:func:`config_model`); each class then checks
+its own values in ``__post_init__``; either failure is a :class:`scoring.errors.InputError`
+naming the offending value, so a bad setting stops the command before any model is loaded and
+no stage checks a setting again.
 
 Precedence, highest first: an explicit command-line option, the config file, the layout file
 (table settings), the defaults below.
@@ -17,26 +20,30 @@ option, else the environment variable ``PAIGOW_MODELS``, else the repository's `
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Strict, ValidationError
+from pydantic.dataclasses import dataclass as _pydantic_dataclass
 
 from scoring.errors import InputError
 from scoring.settle import POSITIONS
 
-from .recognition.backends import backend_names, default_backend
+from vision.recognition.backends import backend_names, default_backend
 
-__all__ = ["MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
+__all__ = ["config_model", "SessionOptions", "build_run_config", "MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
            "CacheConfig", "TableConfig", "PipelineConfig", "OutputConfig", "RunConfig",
            "CaptureConfig", "ServeConfig", "load_config_file", "BACKENDS", "backend_choices",
            "is_backend"]
 
 #: Environment variable naming the models folder (docs/configuration.md).
 MODELS_ENV = "PAIGOW_MODELS"
-#: Built-in inference backends of :mod:`vision.detect` (more can be registered:
+#: Built-in inference backends of :mod:`vision.recognition.detect` (more can be registered:
 #: :func:`vision.recognition.backends.register_backend`; :func:`backend_choices` lists all).
 BACKENDS = ("onnx", "openvino", "ultralytics")
 
@@ -57,9 +64,54 @@ def default_models_dir() -> Path:
     env = os.environ.get(MODELS_ENV, "").strip()
     if env:
         return Path(env).expanduser()
-    from . import MODELS_DIR
+    from vision import MODELS_DIR
 
     return MODELS_DIR
+
+
+#: pydantic type names -> the words of an error message ("zoom must be true or false").
+_EXPECTED = {"bool": "true or false", "int": "an integer", "float": "a number",
+             "string": "text", "tuple": "a list", "list": "a list", "dict": "a mapping",
+             "path": "a path"}
+StrictBool = Annotated[bool, Strict()]
+StrictInt = Annotated[int, Strict()]
+
+
+def _input_error(cls: type, exc: ValidationError) -> InputError:
+    """The first error of a pydantic validation as one :class:`InputError` line: our own
+    ``__post_init__`` error unchanged, else ``<setting> must be <kind>, got <value>``."""
+    err = exc.errors(include_url=False)[0]
+    inner = (err.get("ctx") or {}).get("error")
+    if isinstance(inner, InputError):
+        return inner
+    name = ".".join(str(x) for x in err.get("loc", ())) or cls.__name__
+    kind = err.get("type", "").split("_")[0]
+    what = _EXPECTED.get(kind)
+    if what is None:
+        return InputError(f"{name}: {err.get('msg', 'not valid')}, got {err.get('input')!r}")
+    return InputError(f"{name} must be {what}, got {err.get('input')!r}")
+
+
+def config_model(cls: type) -> type:
+    """Make ``cls`` a frozen pydantic dataclass whose every validation error is one
+    :class:`InputError` line (``dataclasses.replace`` and positional construction keep
+    working; ``__post_init__`` runs after pydantic's type checks).
+
+    Raises (at construction):
+        InputError: a value of the wrong type or one its ``__post_init__`` refuses (named).
+    """
+    cls = _pydantic_dataclass(frozen=True, config=ConfigDict(arbitrary_types_allowed=True))(cls)
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            init(self, *args, **kwargs)
+        except ValidationError as exc:
+            raise _input_error(cls, exc) from None
+
+    cls.__init__ = __init__
+    return cls
 
 
 def _check(cond: bool, msg: str) -> None:
@@ -79,7 +131,7 @@ def _at_least_one(name: str, v: int) -> None:
            f"{name} must be an integer >= 1, got {v!r}")
 
 
-@dataclass(frozen=True)
+@config_model
 class RecognitionConfig:
     """Detectors and reads.
 
@@ -91,16 +143,16 @@ class RecognitionConfig:
             or ``"ultralytics"``; None: :func:`vision.recognition.backends.default_backend`.
         min_confidence: faces read below this confidence (0..1) are unknown.
         tile_conf, pip_conf: detector confidence thresholds (None: the detector's default).
-        allow_diagonal_two: accept diagonal 2s (:func:`vision.decode.half_shape_ok`).
+        allow_diagonal_two: accept diagonal 2s (:func:`vision.recognition.decode.half_shape_ok`).
         scales: tile-model input sizes (px, multiples of 32) at which a *still image* is read
-            and fused (:mod:`vision.scales`); None: :data:`vision.scales.STILL_SCALES` with
+            and fused (:mod:`vision.recognition.scales`); None: :data:`vision.recognition.scales.STILL_SCALES` with
             the trained models, one pass with injected detectors; ``()`` or one size: a single
             pass. Video frames use the model's own size.
-        zoom: give a still image's unknown tiles a second look, magnified (:mod:`vision.zoom`;
+        zoom: give a still image's unknown tiles a second look, magnified (:mod:`vision.recognition.zoom`;
             default True; only with the trained models).
         second_model: read a still image once more with the second tile model
             (``tiles_touch.*`` in the models folder, when there) for the tiles the first
-            leaves unread (:mod:`vision.fill`; default True; only with the trained models).
+            leaves unread (:mod:`vision.recognition.fill`; default True; only with the trained models).
     """
 
     models_dir: Path | None = None
@@ -108,10 +160,10 @@ class RecognitionConfig:
     min_confidence: float = 0.5
     tile_conf: float | None = None
     pip_conf: float | None = None
-    allow_diagonal_two: bool = False
+    allow_diagonal_two: StrictBool = False
     scales: tuple[int, ...] | None = None
-    zoom: bool = True
-    second_model: bool = True
+    zoom: StrictBool = True
+    second_model: StrictBool = True
 
     def __post_init__(self) -> None:
         _check(isinstance(self.zoom, bool), f"zoom must be true or false, got {self.zoom!r}")
@@ -139,9 +191,9 @@ class RecognitionConfig:
         return self.models_dir if self.models_dir is not None else default_models_dir()
 
 
-@dataclass(frozen=True)
+@config_model
 class GateConfig:
-    """The motion gate in front of the tile detector (:class:`vision.gate.MotionGate`).
+    """The motion gate in front of the tile detector (:class:`vision.recognition.gate.MotionGate`).
 
     Attributes:
         motion_threshold: grey levels (0-255) of mean block difference that count as motion;
@@ -154,8 +206,8 @@ class GateConfig:
     """
 
     motion_threshold: float = 8.0
-    redetect_every: int = 10
-    motion_detect_every: int = 2
+    redetect_every: StrictInt = 10
+    motion_detect_every: StrictInt = 2
     thumb_size: tuple[int, int] = (192, 108)
     blocks: tuple[int, int] = (32, 18)
 
@@ -169,9 +221,9 @@ class GateConfig:
                f"gate blocks {self.blocks} must divide the thumbnail {self.thumb_size}")
 
 
-@dataclass(frozen=True)
+@config_model
 class CacheConfig:
-    """The identity cache in front of the pip model (:class:`vision.identity.IdentityCache`).
+    """The identity cache in front of the pip model (:class:`vision.recognition.identity.IdentityCache`).
 
     Attributes:
         cache_iou: IoU above which a tile counts as not moved (0, 1].
@@ -183,10 +235,10 @@ class CacheConfig:
     """
 
     cache_iou: float = 0.9
-    reverify_every: int = 150
-    reverify_budget: int = 1
+    reverify_every: StrictInt = 150
+    reverify_budget: StrictInt = 1
     look_threshold: float = 12.0
-    decode_budget: int = 8
+    decode_budget: StrictInt = 8
 
     def __post_init__(self) -> None:
         _fraction("cache IoU", self.cache_iou, low_open=True)
@@ -197,7 +249,7 @@ class CacheConfig:
                f"look_threshold must be >= 0, got {self.look_threshold!r}")
 
 
-@dataclass(frozen=True)
+@config_model
 class TableConfig:
     """The table's settlement settings (the layout file's, overridden by options).
 
@@ -213,14 +265,14 @@ class TableConfig:
             live sources, 1 for still images, each its own table).
     """
 
-    table_id: str = "table-1"
-    rules: str = "pa"
-    commission: str | None = None
-    house_way: str = "reference"
-    banker: str = "dealer"
-    bets: Mapping[str, str] = field(default_factory=dict)
-    co_bank: bool = False
-    n_stable: int | None = None
+    table_id: Any = "table-1"
+    rules: Any = "pa"
+    commission: Any = None
+    house_way: Any = "reference"
+    banker: Any = "dealer"
+    bets: Mapping[str, Any] = field(default_factory=dict)
+    co_bank: StrictBool = False
+    n_stable: StrictInt | None = None
 
     def __post_init__(self) -> None:
         from scoring.rules import get_profile
@@ -240,13 +292,13 @@ class TableConfig:
             _at_least_one("stable frame count", self.n_stable)
 
 
-@dataclass(frozen=True)
+@config_model
 class PipelineConfig:
     """Everything :class:`vision.pipeline.Pipeline` needs.
 
     Attributes:
         recognition, gate, cache, table: the parts above.
-        layout: a :class:`vision.table.Layout` (None: automatic grouping).
+        layout: a :class:`vision.table.rounds.Layout` (None: automatic grouping).
         draw: produce annotated frames.
         source: the source name written into events.
     """
@@ -263,7 +315,7 @@ class PipelineConfig:
         lay = self.layout
         if lay is not None:
             if isinstance(lay, (str, os.PathLike)):
-                from .table import load_layout
+                from vision.table.rounds import load_layout
 
                 lay = load_layout(lay)
                 object.__setattr__(self, "layout", lay)
@@ -277,7 +329,7 @@ class PipelineConfig:
         ``motion_threshold=0``, ``banker="2"``); table settings not given come from the
         layout. An unknown name is an InputError."""
         if isinstance(layout, (str, os.PathLike)):
-            from .table import load_layout
+            from vision.table.rounds import load_layout
 
             layout = load_layout(layout)
         parts: dict[str, dict] = {"recognition": {}, "gate": {}, "cache": {}, "table": {}}
@@ -307,7 +359,7 @@ class PipelineConfig:
         return replace(self, table=replace(self.table, **changes))
 
 
-@dataclass(frozen=True)
+@config_model
 class OutputConfig:
     """Where a session reports (the sinks of :mod:`vision.session`).
 
@@ -326,11 +378,11 @@ class OutputConfig:
     """
 
     out_dir: Path | None = None
-    json_events: bool = False
-    show: bool = False
+    json_events: StrictBool = False
+    show: StrictBool = False
     audit: Any = None
-    progress: bool = True
-    max_frames: int | None = None
+    progress: StrictBool = True
+    max_frames: StrictInt | None = None
     audit_frames: Path | None = None
     audit_key_file: Path | None = None
 
@@ -350,13 +402,13 @@ class OutputConfig:
             object.__setattr__(self, "audit_frames", Path(self.audit_frames))
 
 
-@dataclass(frozen=True)
+@config_model
 class CaptureConfig:
-    """Cameras and streams (:mod:`vision.live`).
+    """Cameras and streams (:mod:`vision.io.live`).
 
     Attributes:
         reconnect_max_s: the most seconds between two attempts to reopen a lost camera or
-            stream (the backoff's cap, :class:`vision.live.ReconnectPolicy` ``max_delay_s``):
+            stream (the backoff's cap, :class:`vision.io.live.ReconnectPolicy` ``max_delay_s``):
             the picture comes back at most about this long after the camera does. None: the
             policy's default. Finite, > 0, at most an hour.
         wait_at_start: a camera or stream that is down when the session starts is waited for
@@ -364,8 +416,8 @@ class CaptureConfig:
             being an error: ``paigow serve`` and the pit's workers (``ReconnectPolicy``).
     """
 
-    reconnect_max_s: float | None = None
-    wait_at_start: bool = False
+    reconnect_max_s: Any = None  # checked in __post_init__ (no bool, no text)
+    wait_at_start: StrictBool = False
 
     def __post_init__(self) -> None:
         v = self.reconnect_max_s
@@ -377,16 +429,16 @@ class CaptureConfig:
         object.__setattr__(self, "reconnect_max_s", float(v))
 
     def policy(self):
-        """The :class:`vision.live.ReconnectPolicy` of these settings (None: the default)."""
+        """The :class:`vision.io.live.ReconnectPolicy` of these settings (None: the default)."""
         if self.reconnect_max_s is None and not self.wait_at_start:
             return None
-        from .live import ReconnectPolicy
+        from vision.io.live import ReconnectPolicy
 
         kw = {} if self.reconnect_max_s is None else {"max_delay_s": self.reconnect_max_s}
         return ReconnectPolicy(wait_at_start=bool(self.wait_at_start), **kw)
 
 
-@dataclass(frozen=True)
+@config_model
 class RunConfig:
     """One session: a source, the pipeline, the outputs.
 
@@ -403,7 +455,7 @@ class RunConfig:
     capture: CaptureConfig = field(default_factory=CaptureConfig)
 
 
-@dataclass(frozen=True)
+@config_model
 class ServeConfig:
     """The dealer display's own settings (``paigow serve``; docs/web-api.md).
 
@@ -415,7 +467,7 @@ class ServeConfig:
             not restart it for a blip the capture rides out by itself.
     """
 
-    health_grace_s: float = 10.0
+    health_grace_s: Any = 10.0  # checked in __post_init__ (no bool, no text)
 
     def __post_init__(self) -> None:
         v = self.health_grace_s
@@ -423,6 +475,107 @@ class ServeConfig:
             math.isfinite(v) and 0 < v <= 86400
         _check(ok, f"health grace must be a number of seconds > 0 and <= 86400, got {v!r}")
         object.__setattr__(self, "health_grace_s", float(v))
+
+
+class SessionOptions(BaseModel):
+    """The options of one session as its caller gives them -- the command line
+    (:func:`vision.commands.common.run_config`), a table of the pit's tables file
+    (:meth:`vision.pit.tables.TableSpec.run_config`) or a re-audited recording
+    (:mod:`vision.reaudit`) -- before the config and layout files are merged in by
+    :func:`build_run_config`. None: not given (the config file's value, else the default).
+
+    Attributes:
+        source: camera index, video file, stream URL, image, folder or glob.
+        layout, config: layout file and config file paths.
+        out: output folder; audit, audit_frames, audit_key_file: the audit store
+            (:class:`OutputConfig`).
+        json_events, show, progress, max_frames: :class:`OutputConfig` fields.
+        stable: :attr:`TableConfig.n_stable`; banker, table_id: :class:`TableConfig` fields.
+        min_confidence, models, backend, scales: :class:`RecognitionConfig` fields.
+        reconnect_max_s, wait_at_start: :class:`CaptureConfig` fields.
+        out_option: how the output folder is named in an error (``--out``).
+
+    Raises:
+        InputError: an option of the wrong type (named), or an unknown one.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    source: str
+    layout: Any = None
+    config: Any = None
+    out: Any = None
+    json_events: bool = False
+    show: bool = False
+    progress: bool | None = None
+    max_frames: int | None = None
+    stable: int | None = None
+    banker: Any = None
+    table_id: Any = None
+    audit: Any = None
+    audit_frames: Any = None
+    audit_key_file: Any = None
+    min_confidence: float | None = None
+    models: Any = None
+    backend: str | None = None
+    scales: tuple[int, ...] | None = None
+    reconnect_max_s: float | None = None
+    wait_at_start: bool = False
+    out_option: str = "--out"
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _input_error(type(self), exc) from None
+
+
+def build_run_config(opts: SessionOptions) -> RunConfig:
+    """The :class:`RunConfig` of one session: the one place a run's configuration is built
+    and validated.
+
+    Precedence: an option given (not None in ``opts``), the config file, the layout file, the
+    defaults.
+
+    Raises:
+        InputError: a bad value (named); an output folder that is an existing file or cannot
+            be written (:func:`vision.io.outputs.check_out_dir`).
+    """
+    file = load_config_file(opts.config)
+    if opts.stable is not None and opts.stable < 1:
+        raise InputError(f"--stable must be >= 1, got {opts.stable}")
+    if opts.min_confidence is not None and not 0.0 <= opts.min_confidence <= 1.0:
+        raise InputError(f"--min-confidence must be in [0, 1], got {opts.min_confidence}")
+    options: dict = {}
+    for sec in ("recognition", "gate", "cache", "table"):
+        options.update(file.get(sec, {}))
+    given = {"n_stable": opts.stable, "banker": opts.banker, "table_id": opts.table_id,
+             "min_confidence": opts.min_confidence, "models_dir": opts.models,
+             "backend": opts.backend, "scales": opts.scales}
+    options.update({k: v for k, v in given.items() if v is not None})
+    pcfg = PipelineConfig.build(layout=opts.layout, source=str(opts.source), **options)
+    out = dict(file.get("output", {}))
+    out.update({k: v for k, v in {"out_dir": opts.out, "audit": opts.audit,
+                                  "audit_frames": opts.audit_frames,
+                                  "audit_key_file": opts.audit_key_file}.items()
+                if v is not None})
+    if out.get("out_dir") is not None:  # a file or an unwritable place: one line, before work
+        from vision.io.outputs import check_out_dir
+
+        check_out_dir(out["out_dir"], opts.out_option if opts.out is not None
+                      else "output.out_dir")
+    out["json_events"] = opts.json_events or bool(out.get("json_events", False))
+    out["show"] = opts.show or bool(out.get("show", False))
+    if opts.progress is not None:
+        out.setdefault("progress", opts.progress)
+    if opts.max_frames is not None:
+        out["max_frames"] = opts.max_frames
+    capture = dict(file.get("capture", {}))
+    if opts.reconnect_max_s is not None:
+        capture["reconnect_max_s"] = opts.reconnect_max_s
+    if opts.wait_at_start:  # serve, a pit worker: a camera down is waited for
+        capture["wait_at_start"] = True
+    return RunConfig(str(opts.source), pcfg, OutputConfig(**out), CaptureConfig(**capture))
 
 
 def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:

@@ -14,10 +14,10 @@ import numpy as np
 
 from scoring.settle import POSITIONS
 
-from .models import load_detectors
-from .session import run
-from .table import Layout
-from .views import settlement_table
+from vision.recognition.models import load_detectors
+from vision.session import run
+from vision.table.rounds import Layout
+from vision.io.views import settlement_table
 
 __all__ = ["demo", "demo_frames", "demo_deal", "DEMO_SEED"]
 
@@ -44,14 +44,14 @@ def demo_frames(seed: int = DEMO_SEED, n_deal: int = 12, n_still: int = 24,
     a hand-shaped occluder covers the newest), then the still table.
 
     Returns:
-        ``(frames, scene)``: list of :class:`vision.capture.Frame` (``n_deal + n_still``,
-        30 fps timestamps) and the final :class:`vision.synth.TableScene`.
+        ``(frames, scene)``: list of :class:`vision.io.capture.Frame` (``n_deal + n_still``,
+        30 fps timestamps) and the final :class:`vision.synth.render.TableScene`.
     """
     import cv2
 
-    from .capture import Frame
-    from .geometry import expand_polygon
-    from .synth import render_table
+    from vision.io.capture import Frame
+    from vision.geometry import expand_polygon
+    from vision.synth.render import render_table
 
     scene = render_table(seed, size=size, deal=demo_deal(seed))
     full = scene.image

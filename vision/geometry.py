@@ -235,6 +235,23 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(area_a + area_b - inter, 1e-9)
 
 
+def convex_intersection(a: np.ndarray, b: np.ndarray) -> tuple[float, np.ndarray | None]:
+    """The intersection of two convex polygons: the one call of ``cv2.intersectConvexConvex``
+    in the project (:func:`polygon_intersections` builds IoU, containment and overlap on it).
+
+    Args:
+        a, b: float (k, 2) px, convex (k >= 3; each is replaced by its convex hull).
+
+    Returns:
+        ``(area, polygon)``: the intersection's area px² and its outline, float32 (p, 2) px, or
+        None where they do not meet.
+    """
+    ha = cv2.convexHull(np.asarray(a, np.float32).reshape(-1, 2)).reshape(-1, 2)
+    hb = cv2.convexHull(np.asarray(b, np.float32).reshape(-1, 2)).reshape(-1, 2)
+    area, poly = cv2.intersectConvexConvex(ha, hb)
+    return float(area), (None if poly is None or len(poly) < 3 else poly.reshape(-1, 2))
+
+
 def polygon_intersections(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                    np.ndarray]:
     """Exact intersection areas of convex outlines: the one place the project intersects
@@ -263,7 +280,7 @@ def polygon_intersections(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.
     touch = ((alo[:, None, 0] < bhi[None, :, 0]) & (blo[None, :, 0] < ahi[:, None, 0])
              & (alo[:, None, 1] < bhi[None, :, 1]) & (blo[None, :, 1] < ahi[:, None, 1]))
     for i, j in zip(*np.nonzero(touch)):
-        inter[i, j] = float(cv2.intersectConvexConvex(ha[i], hb[j])[0])
+        inter[i, j] = convex_intersection(ha[i], hb[j])[0]
     return inter, area_a, area_b
 
 

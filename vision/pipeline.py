@@ -4,15 +4,15 @@
 :class:`FrameResult` (the reads, the positions, and the :class:`vision.schema.RoundEvent` when
 the frame ends a round). It is the only module that knows every stage
 (docs/architecture.md); reading sources and writing results is the session's
-(:mod:`vision.session`), still images are :mod:`vision.identify`'s.
+(:mod:`vision.session`), still images are :mod:`vision.recognition.identify`'s.
 
 Speed (the target is >= 10 fps at 1080p with 32 tiles on 2 CPU cores) comes from two caches,
 both safe because anything that changes the picture of a tile invalidates them: the motion gate
-in front of the tile detector (:mod:`vision.gate`) and the identity cache in front of the pip
-model (:mod:`vision.identity`). On a still table the per-frame cost is then the thumbnail
+in front of the tile detector (:mod:`vision.recognition.gate`) and the identity cache in front of the pip
+model (:mod:`vision.recognition.identity`). On a still table the per-frame cost is then the thumbnail
 comparison, the table logic and the drawing. Independent still images use neither cache; each
 is read at several detector input sizes and the reads fused (:meth:`Pipeline.read_still`,
-:mod:`vision.scales`).
+:mod:`vision.recognition.scales`).
 
 Measured (2-core machine, no other job; ``scripts/bench_run.py --deal 60 --still 60``:
 ``paigow run`` on a 1080p mp4 of a rendered round, 32 face-up tiles, ONNX Runtime): 17.5 fps
@@ -34,25 +34,25 @@ import numpy as np
 
 from scoring.errors import InputError
 
-from .config import PipelineConfig
-from .decode import TileRead, read_from_pips, run_pip_detector
-from .detections import TILE, TILE_BACK, Detections
-from .events import build_round
-from .gate import MotionGate
-from .geometry import iou_matrix, rectify
-from .identity import IdentityCache
-from .fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
-from .flush import flush_beside
-from .models import load_detectors, load_second_tile_detector, model_version
-from .overlaps import drop_straddlers, resolve_overlapping_reads
-from .scales import STILL_SCALES, fuse_scale_reads
-from .schema import RoundEvent, TileRecord
-from .seats import group_seats
-from .sources import redact_url
-from .spot_colours import recolour_unknowns
-from .table import PositionState, RoundTracker, SettledRound, build_positions, position_of
-from .views import round_view
-from .zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window, tile_sized,
+from vision.config import PipelineConfig
+from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
+from vision.detections import TILE, TILE_BACK, Detections
+from vision.table.events import build_round
+from vision.recognition.gate import MotionGate
+from vision.geometry import iou_matrix, rectify
+from vision.recognition.identity import IdentityCache
+from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
+from vision.recognition.flush import flush_beside
+from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
+from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
+from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
+from vision.schema import RoundEvent, TileRecord
+from vision.table.seats import group_seats
+from vision.io.sources import redact_url
+from vision.recognition.spot_colours import recolour_unknowns
+from vision.table.rounds import PositionState, RoundTracker, SettledRound, build_positions, position_of
+from vision.io.views import round_view
+from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window, tile_sized,
                    zoom_windows)
 
 __all__ = ["Pipeline", "FrameResult", "STAGES"]
@@ -70,10 +70,10 @@ class FrameResult:
     Attributes:
         index: frame index in the source; timestamp: seconds; source: spec; path: the file the
             frame came from (image file or video file; None for cameras and streams).
-        reads: the :class:`vision.decode.TileRead` of every detected tile.
+        reads: the :class:`vision.recognition.decode.TileRead` of every detected tile.
         tile_positions: position id (or None) of each read, same order.
-        positions: position id -> :class:`vision.table.PositionState` (positions with tiles).
-        settled: the :class:`vision.table.SettledRound` when this frame ended a round.
+        positions: position id -> :class:`vision.table.rounds.PositionState` (positions with tiles).
+        settled: the :class:`vision.table.rounds.SettledRound` when this frame ended a round.
         round: the :class:`vision.schema.RoundEvent` of that round (settled or not).
         key_frame: the picture stored with the round (the annotated frame that showed it).
         timings: stage -> seconds spent on this frame (detect, decode, score, draw).
@@ -143,10 +143,10 @@ class Pipeline:
         scales = rec.scales
         if scales is None:  # injected detectors (tests) take no input size: one pass
             scales = STILL_SCALES if tile_detector is None else ()
-        #: tile-model input sizes at which a still image is read and fused (vision.scales)
+        #: tile-model input sizes at which a still image is read and fused (vision.recognition.scales)
         self.scales = tuple(scales)
         #: window sides (tile lengths) of the second look at a still's unknown tiles
-        #: (vision.zoom); none with injected detectors (they read whole frames only)
+        #: (vision.recognition.zoom); none with injected detectors (they read whole frames only)
         self.zoom = ZOOM_WINDOWS if self.scales and rec.zoom else ()
         own_tiles = tile_detector is None  # the tile model comes from the models folder
         if tile_detector is None or pip_detector is None:
@@ -158,7 +158,7 @@ class Pipeline:
             self.model_version = getattr(tile_detector, "version", "injected")
         self.tile_detector = tile_detector
         self.pip_detector = pip_detector
-        #: the optional second tile model for a still image's unread tiles (vision.fill);
+        #: the optional second tile model for a still image's unread tiles (vision.recognition.fill);
         #: none with an injected tile detector, without still-image sizes, or switched off
         self.second_detector = (
             load_second_tile_detector(rec.models, rec.backend, rec.tile_conf)
@@ -201,29 +201,29 @@ class Pipeline:
     # ------------------------------------------------------------------ stages
     def detect(self, image: np.ndarray, imgsz: int | None = None, detector=None) -> Detections:
         """Tile detections (classes 0/1) of one image, image px (no motion gate), without
-        outlines that straddle two neighbouring tiles (:func:`vision.overlaps.drop_straddlers`);
+        outlines that straddle two neighbouring tiles (:func:`vision.recognition.overlaps.drop_straddlers`);
         ``imgsz``: the tile model's input size (None: its own); ``detector``: another tile
-        model (the second model, :mod:`vision.fill`) instead of :attr:`tile_detector`."""
+        model (the second model, :mod:`vision.recognition.fill`) instead of :attr:`tile_detector`."""
         d = _run_tile_detector(detector or self.tile_detector, image, imgsz)
         d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
         return drop_straddlers(d)
 
     def read_still(self, image: np.ndarray) -> tuple[list[TileRead], Detections]:
         """Read an independent still image at every size of :attr:`scales` and fuse the reads
-        (:func:`vision.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
+        (:func:`vision.recognition.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
         image's longer side are skipped (upscaling adds no detail; a small close-up is read
         once at the model's own size).
 
-        Tiles left unknown get a second look (:meth:`second_look`, :mod:`vision.zoom`) whose
-        readings are fused with the others. With a second tile model (:mod:`vision.fill`) the
+        Tiles left unknown get a second look (:meth:`second_look`, :mod:`vision.recognition.zoom`) whose
+        readings are fused with the others. With a second tile model (:mod:`vision.recognition.fill`) the
         image is read once more: it adds tiles only where none was identified, and a tile it
         outlines otherwise (an outline across it) is made unknown
-        (:func:`vision.fill.disputed_outlines`). Last, a tile with unread spots flush beside
-        its long side is made unknown (:func:`vision.flush.flush_beside`).
+        (:func:`vision.recognition.fill.disputed_outlines`). Last, a tile with unread spots flush beside
+        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`).
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
-            outlines (:func:`vision.overlaps.resolve_overlapping_reads`).
+            outlines (:func:`vision.recognition.overlaps.resolve_overlapping_reads`).
         """
         longer = max(image.shape[:2])
         sizes = tuple(v for v in self.scales if v <= longer) or (None,)
@@ -260,7 +260,7 @@ class Pipeline:
 
     def second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
         """Read windows around the unknown tiles of a still reading magnified
-        (:mod:`vision.zoom`): one list per window size of its identified, tile-sized reads
+        (:mod:`vision.recognition.zoom`): one list per window size of its identified, tile-sized reads
         (image px), free of overlapping outlines, to be fused with the whole-image readings."""
         looks = []
         for wins in zoom_windows(reads, image.shape, self.zoom):
@@ -282,7 +282,7 @@ class Pipeline:
         return looks
 
     def detect_gated(self, image: np.ndarray) -> tuple[Detections, bool, bool]:
-        """Detections of this frame through the motion gate (:mod:`vision.gate`).
+        """Detections of this frame through the motion gate (:mod:`vision.recognition.gate`).
 
         Returns:
             ``(detections, detector_ran, stale)``.
@@ -301,7 +301,7 @@ class Pipeline:
         """Reads for every detection; returns ``(reads, number decoded afresh)``.
 
         With ``use_cache`` (video) identities are reused and decoding is budgeted by the
-        identity cache (:mod:`vision.identity`); without it (still images) every face-up tile
+        identity cache (:mod:`vision.recognition.identity`); without it (still images) every face-up tile
         is decoded.
         """
         n = len(dets)
@@ -339,14 +339,14 @@ class Pipeline:
             self.cache.commit(image, dets, {i: reads[i] for i in todo})
             return [r for r in reads if r is not None], len(todo)
         # a still reading: spots the pip model was unsure of take the colours of the set's
-        # spots on this picture's identified tiles (vision.spot_colours)
+        # spots on this picture's identified tiles (vision.recognition.spot_colours)
         out = recolour_unknowns([r for r in reads if r is not None], rec.min_confidence,
                                 rec.allow_diagonal_two)
         return out, len(todo)
 
     def group(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
         """``(position per read, groups)`` from the layout or, without one, seats named by
-        table place (:func:`vision.seats.group_seats`); the seats whose grouping is unclear
+        table place (:func:`vision.table.seats.group_seats`); the seats whose grouping is unclear
         are in :attr:`seat_problems` (position -> ``[(kind, reason)]``), never settled."""
         self.seat_problems: dict[str, list[tuple[str, str]]] = {}
         #: why no position could be named in this frame (no layout, no table model fit)
@@ -374,7 +374,7 @@ class Pipeline:
         """Run every stage on one frame.
 
         Args:
-            frame: a :class:`vision.capture.Frame` or a uint8 (H, W, 3) BGR array.
+            frame: a :class:`vision.io.capture.Frame` or a uint8 (H, W, 3) BGR array.
 
         Returns:
             ``(annotated frame uint8 (H, W, 3), FrameResult)``.
@@ -466,7 +466,7 @@ class Pipeline:
         return rnd
 
     def set_layout(self, layout) -> None:
-        """Use ``layout`` (a :class:`vision.table.Layout`, or None for none) from the next frame
+        """Use ``layout`` (a :class:`vision.table.rounds.Layout`, or None for none) from the next frame
         on (the layout editor of ``paigow serve`` saves and hands it over; the frame being
         processed keeps the one it started with)."""
         self.layout = layout
@@ -487,15 +487,15 @@ class Pipeline:
         return res
 
     def round_view(self, res: FrameResult) -> dict:
-        """The overlay's view of a frame (:func:`vision.views.round_view`)."""
+        """The overlay's view of a frame (:func:`vision.io.views.round_view`)."""
         return round_view(res, rules=self.rules, banker=self.banker, table_id=self.table_id,
                           layout=self.layout, last_event=self.last_event,
                           round_open=self.tracker.open, is_final=self.tracker.is_final)
 
     def draw(self, image: np.ndarray, res: FrameResult) -> np.ndarray:
-        """Annotated copy of ``image`` (:func:`vision.overlay.draw_round` of
+        """Annotated copy of ``image`` (:func:`vision.io.overlay.draw_round` of
         :meth:`round_view`)."""
-        from .overlay import draw_round
+        from vision.io.overlay import draw_round
 
         return draw_round(image, self.round_view(res))
 

@@ -24,7 +24,6 @@ confidences and pixel coordinates are not compared).
 from __future__ import annotations
 
 import os
-from argparse import Namespace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -69,15 +68,14 @@ def recordings(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 def _config(path: Path, options: Mapping[str, Any]):
-    from vision.commands.common import run_config
+    from vision.config import SessionOptions, build_run_config
 
     o = dict(options)
-    args = Namespace(source=str(path), layout=o.get("layout"), config=o.get("config"), out=None,
-                     json=False, stable=o.get("stable"), banker=o.get("banker"),
-                     table_id=o.get("table_id") or path.stem, audit=None,
-                     min_confidence=o.get("min_confidence"), models=o.get("models"),
-                     backend=o.get("backend") or None, scales=None)
-    return run_config(args)
+    return build_run_config(SessionOptions(
+        source=str(path), layout=o.get("layout"), config=o.get("config"),
+        stable=o.get("stable"), banker=o.get("banker"),
+        table_id=o.get("table_id") or path.stem, min_confidence=o.get("min_confidence"),
+        models=o.get("models"), backend=o.get("backend") or None, progress=False))
 
 
 def reread(path: str, options: Mapping[str, Any], detectors: Any = None) -> dict:
@@ -166,7 +164,7 @@ def reaudit(paths: Sequence[str | os.PathLike], *, audit: str | os.PathLike | No
     try:
         ray = _ray(address, workers)
         task = ray.remote(num_cpus=1, max_retries=1)(reread)
-        from vision.identify import progress_bar
+        from vision.recognition.identify import progress_bar
 
         bar = progress_bar(len(files), progress, "reaudit")
         if bar is not None:

@@ -1,9 +1,9 @@
 """The round event: the one contract between the stages and everything downstream.
 
-A :class:`RoundEvent` is produced once per round by :func:`vision.events.build_round` and
+A :class:`RoundEvent` is produced once per round by :func:`vision.table.events.build_round` and
 consumed, unchanged in shape, by the ``events.jsonl`` writer, the audit store
-(:mod:`vision.audit`), the integrity alerts (:mod:`vision.alerts`), the overlay
-(:mod:`vision.overlay`, through :mod:`vision.views`) and the dealer display
+(:mod:`vision.audit`), the integrity alerts (:mod:`vision.table.alerts`), the overlay
+(:mod:`vision.io.overlay`, through :mod:`vision.io.views`) and the dealer display
 (:mod:`vision.web`). Its JSON form (:meth:`RoundEvent.to_dict`) is specified in
 ``docs/round-event.md`` and checked by the JSON Schema ``docs/round-event.schema.json``;
 :meth:`RoundEvent.from_dict` reads it back (the audit store's payloads, an ``events.jsonl``
@@ -85,7 +85,7 @@ class TileRecord:
 
     @classmethod
     def from_read(cls, read, position: str | None = None) -> "TileRecord":
-        """From a :class:`vision.decode.TileRead` (its ``to_dict`` rounding)."""
+        """From a :class:`vision.recognition.decode.TileRead` (its ``to_dict`` rounding)."""
         d = read.to_dict()
         return cls(d["face"], d["state"], d["confidence"], tuple(d["xyxy"]),
                    tuple(tuple(p) for p in d["polygon"]), position)
@@ -236,7 +236,7 @@ class RoundEvent:
         bank: :class:`BankTotals` when the round settled, else None.
         source_id: a stable id of where the round's frame came from (``file-<16 hex>`` of a
             file's resolved path, size and mtime; ``live-<16 hex>`` of a camera's redacted
-            URL; :func:`vision.sources.source_id`), or None in events of older versions. The
+            URL; :func:`vision.io.sources.source_id`), or None in events of older versions. The
             audit store's exactly-once key uses it instead of the typed path.
     """
 

@@ -37,12 +37,12 @@ from typing import Any, Iterable, Sequence
 
 from scoring.errors import InputError
 
-from .config import OutputConfig, PipelineConfig, RunConfig
-from .identify import progress_bar
-from .pipeline import Pipeline
-from .schema import RoundEvent
-from .sinks import AnnotatedOutput, AuditSink, EventsFile, EventStream, Sink, Window
-from .sources import redact_url
+from vision.config import OutputConfig, PipelineConfig, RunConfig
+from vision.recognition.identify import progress_bar
+from vision.pipeline import Pipeline
+from vision.schema import RoundEvent
+from vision.io.sinks import AnnotatedOutput, AuditSink, EventsFile, EventStream, Sink, Window
+from vision.io.sources import redact_url
 
 __all__ = ["Session", "run"]
 
@@ -52,7 +52,7 @@ class Session:
 
     Args:
         config: :class:`vision.config.RunConfig`.
-        frames: iterate these :class:`vision.capture.Frame` s instead of opening the source
+        frames: iterate these :class:`vision.io.capture.Frame` s instead of opening the source
             (the demo and tests).
         pipeline: an already built object with ``process(frame) -> (image, result)`` (tests);
             no models are loaded then.
@@ -73,7 +73,7 @@ class Session:
                  sinks: Sequence[Sink] = (), tile_detector=None, pip_detector=None,
                  stdout=None, pace: bool = False, loop: bool = False,
                  keep_events: bool = True) -> None:
-        from .capture import open_source
+        from vision.io.capture import open_source
 
         self.config = config
         out: OutputConfig = config.output
@@ -228,7 +228,7 @@ class Session:
             if not self.loop or live or self._frames is not None:
                 return
             self.src.close()
-            from .capture import open_source
+            from vision.io.capture import open_source
 
             self.src = open_source(self.config.source, policy=self.config.capture.policy())
             self._restart()
@@ -357,7 +357,7 @@ def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool 
 
     Args:
         source: camera index, video file, stream URL, image file, folder or glob.
-        layout: layout YAML path or :class:`vision.table.Layout` (None: automatic grouping).
+        layout: layout YAML path or :class:`vision.table.rounds.Layout` (None: automatic grouping).
         out_dir: folder for ``annotated.mp4`` (or ``annotated/*.jpg``) and ``events.jsonl``.
         show: display frames in a window; json_events: one JSON line per round on stdout.
         n_stable: frames for a position to be final (None: 10 for video and live sources;

@@ -1,5 +1,5 @@
 """Shared pieces of the fault tests (tests/faults/, marker ``faults``): a short multi-round
-video rendered by ``vision.synth`` (the one of tests/test_run_audit.py: four deals, an empty
+video rendered by ``vision.synth.render`` (the one of tests/test_run_audit.py: four deals, an empty
 table between them), picklable ground-truth detectors for it (tests/fakes.py), and a child
 process running the real ``paigow`` CLI with only the model loader replaced by those
 detectors, so a fault (a signal, a second writer) hits the product's own code path whatever

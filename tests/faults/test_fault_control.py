@@ -21,7 +21,7 @@ from fakes import FakeFeed
 
 from vision.audit import AuditStore, verify
 from vision.audit.report import shift_report
-from vision.events import event_from_deal
+from vision.table.events import event_from_deal
 
 TOKEN = "tok-23"
 H = {"X-Token": TOKEN}

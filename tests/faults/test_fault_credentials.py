@@ -28,11 +28,11 @@ from helpers.children import CLI_WITH_FAKE_MODELS
 from mjpeg_server import MjpegServer
 
 httpx = pytest.importorskip("httpx")
-synth = pytest.importorskip("vision.synth")
+synth = pytest.importorskip("vision.synth.render")
 
 from fakes import GroundTruthDetectors  # noqa: E402
 
-from vision.sources import (expand_credentials, redact_text, redact_url,  # noqa: E402
+from vision.io.sources import (expand_credentials, redact_text, redact_url,  # noqa: E402
                             source_id, with_password)
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -123,7 +123,7 @@ def test_sqlite_full_at_commit(video, tmp_path, monkeypatch, capsys):
 
 
 def test_enospc_writing_events_jsonl(video, tmp_path, monkeypatch, capsys):
-    from vision.events import EventWriter
+    from vision.table.events import EventWriter
 
     real = EventWriter.write
 

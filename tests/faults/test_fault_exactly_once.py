@@ -14,7 +14,7 @@ from faultkit import N_STABLE, SEEDS, cli_child, make_video
 from helpers.videos import _empty_table
 
 from vision.audit import AuditStore, verify
-from vision.capture import Frame
+from vision.io.capture import Frame
 from vision.session import run
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from scoring.errors import InputError
-from vision.capture import MAX_IMAGE_PIXELS, open_source, read_image
+from vision.io.capture import MAX_IMAGE_PIXELS, open_source, read_image
 from vision.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """Fault: model metadata removed (issue 23, item 8). Deleting ``models/tiles.json`` turned
 the checksum check into a warning (damaged or swapped weights would load); a missing
 ``tiles_touch.onnx`` was skipped silently. Now the models folder's models need their
-description JSON (:func:`vision.models.require_description`: refused by name, exit 2) and the
+description JSON (:func:`vision.recognition.models.require_description`: refused by name, exit 2) and the
 optional second model's absence is logged."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from scoring.errors import InputError
 from vision.cli import main
-from vision.models import load_detectors, load_second_tile_detector
+from vision.recognition.models import load_detectors, load_second_tile_detector
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 
@@ -56,7 +56,7 @@ def test_a_json_without_the_checksum_is_refused(tmp_path):
 @pytest.mark.faults
 def test_the_second_model_missing_is_logged_and_without_json_refused(tmp_path, caplog):
     d = _copy(tmp_path / "m", ("tiles.onnx", "tiles.json", "pips.onnx", "pips.json"))
-    with caplog.at_level(logging.WARNING, logger="vision.models"):
+    with caplog.at_level(logging.WARNING, logger="vision.recognition.models"):
         assert load_second_tile_detector(d) is None
     assert any("tiles_touch.onnx" in r.getMessage() and "not found" in r.getMessage()
                for r in caplog.records)

@@ -16,8 +16,8 @@ from onnx import numpy_helper
 
 from scoring.errors import InputError
 from vision.cli import main
-from vision.detect import PipDetector, TileDetector
-from vision.modelcheck import file_sha256, stamp, verify_checksum
+from vision.recognition.detect import PipDetector, TileDetector
+from vision.recognition.modelcheck import file_sha256, stamp, verify_checksum
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 
@@ -45,7 +45,7 @@ def test_repository_models_carry_their_checksums():
             f = MODELS / f"{stem}{ext}"
             if f.is_file():
                 assert meta["sha256"][f.name] == file_sha256(f), \
-                    f"{f} changed: run python -m vision.modelcheck models"
+                    f"{f} changed: run python -m vision.recognition.modelcheck models"
 
 
 @pytest.mark.faults
@@ -105,7 +105,7 @@ def test_stamp_after_training_then_verify(tmp_path):
     _damage_weights(d / "tiles.onnx")            # "retrained": new bytes
     with pytest.raises(InputError, match="checksum"):
         verify_checksum(d / "tiles.onnx")
-    written = stamp([d])                          # what vision.train does after export
+    written = stamp([d])                          # what vision.synth.train does after export
     assert set(written) == {str(d / "tiles.json"), str(d / "pips.json")}
     assert verify_checksum(d / "tiles.onnx") and verify_checksum(d / "pips.onnx")
     meta = json.loads((d / "tiles.json").read_text())

@@ -14,7 +14,7 @@ import pytest
 from scoring.errors import InputError
 from scoring.settle import MAX_MONEY, parse_money, settle_round
 from vision.cli import main
-from vision.table import Layout
+from vision.table.rounds import Layout
 
 BANKER = "6-6 4-5 / 1-3 2-2"
 SEAT = "1-1 3-6 / 2-2 5-5"

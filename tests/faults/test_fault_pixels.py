@@ -1,5 +1,5 @@
 """Fault: a small file with a huge picture (issue 23, item 9). A 118 KB PNG of 10000 x 10000
-took 5.5 GB: the 100 MP cap allowed it. The pixel budget (:data:`vision.images.
+took 5.5 GB: the 100 MP cap allowed it. The pixel budget (:data:`vision.io.images.
 MAX_IMAGE_PIXELS`, 36 MP: 8K UHD fits) refuses it from its header, before any pixel is
 decoded: exit 2, one line, and the process stays small."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from scoring.errors import InputError
-from vision.images import MAX_IMAGE_PIXELS, check_image_size, read_image
+from vision.io.images import MAX_IMAGE_PIXELS, check_image_size, read_image
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,7 @@
 
 The real ``paigow serve`` command runs in a child process on 127.0.0.1, reading a live MJPEG
 stream from a local server (tests/faults/mjpeg_server.py) that plays a scripted table: rendered
-deals (``vision.synth.render_table``, held-out seeds) held still long enough to settle, with
+deals (``vision.synth.render.render_table``, held-out seeds) held still long enough to settle, with
 an empty table between them, over and over. The child is the CLI's own code path
 (``vision.cli.main``) apart from the detectors: they answer from the renderer's ground truth
 (``fakes.GroundTruthDetectors``, lossy mode for JPEG frames), so rounds settle whatever the
@@ -45,12 +45,12 @@ from helpers.children import CLI_WITH_FAKE_MODELS
 from mjpeg_server import MjpegServer
 
 httpx = pytest.importorskip("httpx")
-synth = pytest.importorskip("vision.synth")
+synth = pytest.importorskip("vision.synth.render")
 
 from fakes import GroundTruthDetectors, assert_valid_event  # noqa: E402
 
 from vision.geometry import expand_polygon  # noqa: E402
-from vision.live import ReconnectPolicy  # noqa: E402
+from vision.io.live import ReconnectPolicy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"

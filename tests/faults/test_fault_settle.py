@@ -19,8 +19,8 @@ import pytest
 
 from scoring.errors import InputError
 from scoring.settle import settle_round
-from vision.decode import TileRead
-from vision.table import RoundTracker, build_positions
+from vision.recognition.decode import TileRead
+from vision.table.rounds import RoundTracker, build_positions
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
@@ -75,7 +75,7 @@ def test_settle_round_leaves_a_stand_in_out_of_the_set_check():
 
 
 def test_any_exception_while_settling_is_a_round_not_settled(monkeypatch):
-    import vision.table as table
+    import vision.table.rounds as table
 
     def broken(*a, **k):
         raise ZeroDivisionError("a reading nobody foresaw")
@@ -89,7 +89,7 @@ def test_any_exception_while_settling_is_a_round_not_settled(monkeypatch):
     assert [a["kind"] for a in rnd.alerts] == ["settle_error"]
     assert rnd.frame == {"index": 3}
     # the round event is still built and valid
-    from vision.events import round_event
+    from vision.table.events import round_event
 
     ev = round_event(rnd, "r000001", table_id="t", source="s", frame_index=3,
                      model_version="m")

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from mjpeg_server import MjpegServer
-from vision.capture import ReconnectPolicy, open_source
+from vision.io.capture import ReconnectPolicy, open_source
 
 QUICK = ReconnectPolicy(initial_delay_s=0.05, factor=2.0, max_delay_s=0.5,
                         open_timeout_ms=1000, read_timeout_ms=1000)
@@ -61,7 +61,7 @@ def _outage(kind: str, seconds: float, policy: ReconnectPolicy | None, live: boo
     """Run one outage of ``kind`` ("down" or "stall") lasting ``seconds`` against a stream;
     returns what was observed."""
     seen_states: list[tuple[str, float]] = []
-    with caplog.at_level(logging.INFO, logger="vision.capture"), MjpegServer() as srv:
+    with caplog.at_level(logging.INFO, logger="vision.io.capture"), MjpegServer() as srv:
         kw = {} if policy is None else {"policy": policy}
         src = open_source(srv.url, live=None if live else False, **kw)
         try:

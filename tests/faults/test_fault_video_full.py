@@ -1,7 +1,7 @@
 """Fault: the disk fills while the annotated video is written (issue 23, item 5). OpenCV's
 video writer reports nothing: the run ended with exit 0 and a named ``annotated.mp4`` that
 could not be opened (66 FFmpeg warnings with 300 KB left). Now each write is checked
-(:class:`vision.sinks.AnnotatedOutput`): ``disk full: .../annotated.mp4``, exit 2, the rounds
+(:class:`vision.io.sinks.AnnotatedOutput`): ``disk full: .../annotated.mp4``, exit 2, the rounds
 committed before kept, and no summary naming the broken file as written."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from faultkit import N_STABLE, make_video
 
 import vision.pipeline
-import vision.sinks
+import vision.io.sinks
 from vision.audit import AuditStore, verify
 from vision.cli import main
 
@@ -45,7 +45,7 @@ def test_the_disk_filling_under_the_video_ends_the_run_with_disk_full(video, tmp
         calls[0] += 1
         return 10 << 30 if calls[0] <= 60 else 100_000
 
-    monkeypatch.setattr(vision.sinks, "free_bytes", free)
+    monkeypatch.setattr(vision.io.sinks, "free_bytes", free)
     rc, db, out, lines, err = _run(video, tmp_path, monkeypatch, capsys)
     assert rc == 2, err[-2000:]
     assert lines[-1]["exit_code"] == 2
@@ -64,9 +64,9 @@ def test_an_image_that_cannot_be_written_is_disk_full(tmp_path, monkeypatch):
     import cv2
     import numpy as np
 
-    from vision.capture import Frame
+    from vision.io.capture import Frame
 
-    sink = vision.sinks.AnnotatedOutput(tmp_path, "images", None)
+    sink = vision.io.sinks.AnnotatedOutput(tmp_path, "images", None)
     monkeypatch.setattr(cv2, "imwrite", lambda *a, **k: False)
     img = np.zeros((8, 8, 3), np.uint8)
     with pytest.raises(OSError) as e:

@@ -1,12 +1,12 @@
-"""Hand-made tile reads of a full table placed by the table model (vision.table.SEAT_MODEL):
+"""Hand-made tile reads of a full table placed by the table model (vision.table.rounds.SEAT_MODEL):
 shared by the seat-safety and layout-proposal tests."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from vision.decode import TileRead
-from vision.table import SEAT_MODEL
+from vision.recognition.decode import TileRead
+from vision.table.rounds import SEAT_MODEL
 
 FRAME = (1920, 1080)
 TW, TH = 38.0, 84.0  # tile size px (upright), like a 1080p table frame

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vision.decode import TileRead
-from vision.table import Layout
+from vision.recognition.decode import TileRead
+from vision.table.rounds import Layout
 
 TW, TH = 40.0, 80.0  # tile size px (upright)
 

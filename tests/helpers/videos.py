@@ -1,4 +1,4 @@
-"""A short multi-round table video rendered by vision.synth (held-out seeds >= 1_000_000,
+"""A short multi-round table video rendered by vision.synth.render (held-out seeds >= 1_000_000,
 each deal held still long enough to settle, an empty table between deals), written losslessly
 (FFV1 .avi; MJPG when this OpenCV cannot write FFV1). Shared by the run/audit, pit, reaudit and
 fault tests; the module-scoped ``small_video`` fixture is in tests/conftest.py."""
@@ -60,7 +60,7 @@ def render_small_video(d: Path, *, delay: float = 0.1) -> dict:
     """Render the four-deal video at ``SMALL`` into folder ``d`` and pickle lossy ground-truth
     detectors for it (``delay`` s per detector call). Returns ``{"path", "fake", "scenes",
     "lossless"}``."""
-    import vision.synth as synth
+    import vision.synth.render as synth
     from fakes import GroundTruthDetectors
 
     scenes = [synth.render_table(s, size=SMALL) for s in SEEDS]

@@ -3,12 +3,12 @@
 One record per round, settled or not (a round event, docs/round-event.md): the event itself as
 canonical JSON -- every position's tiles, high and low hands, results and net amounts, the
 dealer's setting and whether it is the house way, rules profile, model version, per-tile
-confidence -- plus the integrity alerts of :mod:`vision.alerts`, an optional key frame (JPEG)
+confidence -- plus the integrity alerts of :mod:`vision.table.alerts`, an optional key frame (JPEG)
 and two hashes that chain the records:
 
 * ``payload``: the event as canonical JSON (``sort_keys=True``, separators ``,`` and ``:``,
   UTF-8, no NaN); its ``alerts`` list is the event's own alerts merged with
-  :func:`vision.alerts.round_alerts` (one per ``(kind, position)``).
+  :func:`vision.table.alerts.round_alerts` (one per ``(kind, position)``).
 * ``frame_sha256``: SHA-256 (hex) of the key-frame JPEG bytes, or ``""`` when none.
 * ``round_key``: the round's identity (:func:`vision.audit.chain.round_key`): one record per
   table and key, so a round is stored exactly once (after a restart, with several writers).
@@ -70,10 +70,10 @@ Modules: :mod:`~vision.audit.chain` (canonical JSON, hashes, record types),
 
 from __future__ import annotations
 
-from .chain import (APPLICATION_ID, GENESIS_HASH, MAGIC, SCHEMA_VERSION, AuditRecord,
+from vision.audit.chain import (APPLICATION_ID, GENESIS_HASH, MAGIC, SCHEMA_VERSION, AuditRecord,
                     VerifyResult, canonical_json, parse_time, record_hash)
-from .payouts import check_payouts
-from .store import AuditStore, DuplicateRound, verify
+from vision.audit.payouts import check_payouts
+from vision.audit.store import AuditStore, DuplicateRound, verify
 
 __all__ = [
     "AuditStore",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scoring.errors import InputError
 
-from .chain import APPLICATION_ID
+from vision.audit.chain import APPLICATION_ID
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 

@@ -43,7 +43,7 @@ def record_kind(payload: Mapping) -> str:
 
 
 def _now() -> str:
-    from ..events import utc_now_iso
+    from vision.table.events import utc_now_iso
 
     return utc_now_iso()
 
@@ -98,10 +98,10 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
 
     from scoring.tiles import TILES_BY_FACE
 
-    from ..alerts import merge_alerts, round_alerts
-    from ..decode import TileRead
-    from ..events import build_round
-    from ..table import RoundTracker, build_positions
+    from vision.table.alerts import merge_alerts, round_alerts
+    from vision.recognition.decode import TileRead
+    from vision.table.events import build_round
+    from vision.table.rounds import RoundTracker, build_positions
 
     rid = event.get("round_id")
     tiles = [dict(t) for t in event.get("tiles") or []]

@@ -10,8 +10,8 @@ from decimal import Decimal
 from scoring.errors import InputError
 from scoring.settle import POSITIONS, parse_amount
 
-from .chain import parse_time
-from .store import AuditStore
+from vision.audit.chain import parse_time
+from vision.audit.store import AuditStore
 
 
 def _seat_id(text: str, where: str) -> str:
@@ -75,7 +75,7 @@ def check_payouts(db: "AuditStore | str | os.PathLike", csv_path: str | os.PathL
     """
     import csv
 
-    from .report import stored_rounds
+    from vision.audit.report import stored_rounds
 
     if unknown not in ("error", "report"):
         raise InputError(f"unknown={unknown!r} is not 'error' or 'report'")

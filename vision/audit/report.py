@@ -19,9 +19,9 @@ from decimal import Decimal
 
 from scoring.settle import POSITIONS
 
-from .chain import AuditRecord, parse_time
-from .entries import KIND_ACK, KIND_MANUAL, record_kind
-from .store import AuditStore
+from vision.audit.chain import AuditRecord, parse_time
+from vision.audit.entries import KIND_ACK, KIND_MANUAL, record_kind
+from vision.audit.store import AuditStore
 
 __all__ = ["StoredRound", "stored_rounds", "shift_report", "seat_text", "alert_text",
            "REPORT_FORMATS"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .report import alert_text, seat_text
+from vision.audit.report import alert_text, seat_text
 
 __all__ = ["CSV_COLUMNS", "report_csv"]
 

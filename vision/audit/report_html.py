@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from .report import alert_text, seat_text
+from vision.audit.report import alert_text, seat_text
 
 __all__ = ["report_html"]
 

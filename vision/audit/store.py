@@ -13,10 +13,10 @@ from typing import Iterable, Iterator, Mapping
 
 from scoring.errors import InputError
 
-from ..schema import RoundEvent
-from ..sources import redact_url
-from .backends import _COLUMNS_BY_VERSION, _INSERT_COLUMNS, _TABLES, _open_backend
-from .chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, READ_VERSIONS,
+from vision.schema import RoundEvent
+from vision.io.sources import redact_url
+from vision.audit.backends import _COLUMNS_BY_VERSION, _INSERT_COLUMNS, _TABLES, _open_backend
+from vision.audit.chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, READ_VERSIONS,
                     SCHEMA_VERSION, AuditRecord, VerifyResult, _money, _opt_str,
                     canonical_json, key_id, meta_hash, parse_time, record_hash_v2, record_mac,
                     round_key, round_number)
@@ -137,7 +137,7 @@ class AuditStore:
                              f"{self.schema_version} (written by an older paigow): it can be "
                              "verified but not appended to; start a new store")
         if self.keyed and self.key is None:
-            from .keys import KEY_ENV
+            from vision.audit.keys import KEY_ENV
 
             raise InputError(f"audit store {self.label!r} is keyed (key id "
                              f"{self.meta['key_id']}): set ${KEY_ENV} or give its key file")
@@ -198,7 +198,7 @@ class AuditStore:
                 ``time`` (ISO-8601) and ``positions``; ``table_id`` defaults to the store's.
             frame: the key frame: an image array (HxWx3 uint8 BGR; encoded to JPEG), JPEG bytes,
                 a path to a JPEG file, or None.
-            compute_alerts: merge :func:`vision.alerts.round_alerts` into the event's alerts.
+            compute_alerts: merge :func:`vision.table.alerts.round_alerts` into the event's alerts.
             renumber: give the round the next number of its table (``r<last + 1>``), decided
                 inside the write transaction, so several writers of one table never record one
                 round id twice (``paigow run``; the stored id is in the returned record).
@@ -381,7 +381,7 @@ class AuditStore:
                     _money(p[key], f"round {rid!r} position {pos!r} {key}")
         given = [a for a in (ev.get("alerts") or []) if isinstance(a, dict) and "kind" in a]
         if compute_alerts:
-            from ..alerts import merge_alerts, round_alerts
+            from vision.table.alerts import merge_alerts, round_alerts
 
             ev["alerts"] = merge_alerts(given, round_alerts(ev))
         else:
@@ -470,7 +470,7 @@ class AuditStore:
         """``(anchor_hash, rounds)`` from one snapshot: the hash of every chain's head
         (:func:`vision.audit.chain.anchor_hash`) and the number of records -- an anchor to keep
         outside the store (``paigow audit anchor``; :func:`verify` ``anchor=``)."""
-        from .chain import anchor_hash
+        from vision.audit.chain import anchor_hash
 
         db = self._db
         db.begin_read()
@@ -491,7 +491,7 @@ class AuditStore:
     def verify(self, *, check_frames: bool = True, deep: bool = False,
                anchor=None, allow_after: bool = False) -> VerifyResult:
         """Recompute the whole chain (see :func:`verify`); the MACs with this store's key."""
-        from .verification import verify_chain
+        from vision.audit.verification import verify_chain
 
         return verify_chain(self, check_frames, deep, key=self.key, anchor=anchor,
                             allow_after=allow_after)

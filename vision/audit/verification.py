@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scoring.errors import InputError
 
-from .chain import (CHAIN_PER_TABLE, HASHED_COLUMNS, VerifyResult, anchor_hash,
+from vision.audit.chain import (CHAIN_PER_TABLE, HASHED_COLUMNS, VerifyResult, anchor_hash,
                     canonical_json, key_id, record_hash_v2, record_mac)
 
 __all__ = ["verify_chain", "parse_anchors", "format_anchor"]
@@ -86,7 +86,7 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
     notes: list[str] = []
     keyed = store.keyed
     if keyed and key is None:
-        from .keys import KEY_ENV
+        from vision.audit.keys import KEY_ENV
 
         notes.append(f"the store is keyed (key id {store.meta.get('key_id')}); without its key "
                      f"(${KEY_ENV} or --key-file) the MACs were not checked")

@@ -94,53 +94,24 @@ def add_session_options(p, source_optional: bool = False) -> None:
 
 def run_config(args, *, progress: bool = False, show: bool = False,
                max_frames: int | None = None):
-    """The :class:`vision.config.RunConfig` of parsed session options (validated once).
-
-    Precedence: an option given on the command line, the config file, the layout file, the
-    defaults.
+    """The :class:`vision.config.RunConfig` of parsed session options: the command line's
+    :class:`vision.config.SessionOptions`, built by :func:`vision.config.build_run_config`.
 
     Raises:
-        InputError: a bad value (named); an output folder that is an existing file or cannot
-            be written (:func:`vision.outputs.check_out_dir`).
+        InputError: a bad value (named), as :func:`vision.config.build_run_config`.
     """
-    from vision.config import (CaptureConfig, OutputConfig, PipelineConfig, RunConfig,
-                               load_config_file)
+    from vision.config import SessionOptions, build_run_config
 
-    file = load_config_file(args.config)
-    if args.stable is not None and args.stable < 1:
-        raise InputError(f"--stable must be >= 1, got {args.stable}")
-    if args.min_confidence is not None and not 0.0 <= args.min_confidence <= 1.0:
-        raise InputError(f"--min-confidence must be in [0, 1], got {args.min_confidence}")
-    options: dict = {}
-    for sec in ("recognition", "gate", "cache", "table"):
-        options.update(file.get(sec, {}))
-    given = {"n_stable": args.stable, "banker": args.banker, "table_id": args.table_id,
-             "min_confidence": args.min_confidence,
-             "models_dir": args.models, "backend": args.backend,
-             "scales": parse_scales(args.scales)}
-    options.update({k: v for k, v in given.items() if v is not None})
-    pcfg = PipelineConfig.build(layout=args.layout, source=str(args.source), **options)
-    out = dict(file.get("output", {}))
-    out.update({k: v for k, v in {"out_dir": args.out, "audit": args.audit,
-                                  "audit_frames": getattr(args, "audit_frames", None),
-                                  "audit_key_file": getattr(args, "audit_key_file", None)}.items()
-                if v is not None})
-    if out.get("out_dir") is not None:  # a file or an unwritable place: one line, before work
-        from vision.outputs import check_out_dir
-
-        check_out_dir(out["out_dir"], "--out" if args.out is not None else "output.out_dir")
-    out["json_events"] = bool(args.json) or bool(out.get("json_events", False))
-    out["show"] = show or bool(out.get("show", False))
-    out.setdefault("progress", progress)
-    if max_frames is not None:
-        out["max_frames"] = max_frames
-    capture = dict(file.get("capture", {}))
     reconnect = parse_seconds(getattr(args, "reconnect_max", None), "--reconnect-max", 3600)
-    if reconnect is not None:
-        capture["reconnect_max_s"] = reconnect
-    if getattr(args, "wait_at_start", False):  # serve, a pit worker: a camera down is waited for
-        capture["wait_at_start"] = True
-    return RunConfig(str(args.source), pcfg, OutputConfig(**out), CaptureConfig(**capture))
+    return build_run_config(SessionOptions(
+        source=str(args.source), layout=args.layout, config=args.config, out=args.out,
+        json_events=bool(args.json), show=show, progress=progress, max_frames=max_frames,
+        stable=args.stable, banker=args.banker, table_id=args.table_id, audit=args.audit,
+        audit_frames=getattr(args, "audit_frames", None),
+        audit_key_file=getattr(args, "audit_key_file", None),
+        min_confidence=args.min_confidence, models=args.models, backend=args.backend,
+        scales=parse_scales(args.scales), reconnect_max_s=reconnect,
+        wait_at_start=bool(getattr(args, "wait_at_start", False))))
 
 
 def add_display_options(p) -> None:

@@ -130,14 +130,14 @@ def _run(args) -> int:
         if not args.images:
             raise InputError("no images given (IMAGES... or --results FILE)")
         paths = _images(args.images)
-        from vision.identify import identify  # lazy: loads the models
+        from vision.recognition.identify import identify  # lazy: loads the models
 
         results = identify(paths, progress=not args.json, models_dir=args.models)
     model_version = args.model_version or next(
         (r.get("model_version") for r in results
          if isinstance(r, dict) and r.get("model_version")), None)
     if model_version is None:
-        from vision.models import model_version as models_version
+        from vision.recognition.models import model_version as models_version
 
         model_version = models_version(args.models)
     image_root = args.image_root or default_image_root(

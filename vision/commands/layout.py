@@ -59,7 +59,7 @@ def register(sub) -> None:
 def _propose(args) -> int:
     """Bad input raises InputError: ``paigow`` prints it as one line (and as JSON on stdout
     under ``--json``) and exits with code 2."""
-    from vision.layout_propose import layout_yaml, propose_layout
+    from vision.table.propose import layout_yaml, propose_layout
 
     if args.out is not None and Path(args.out).is_dir():
         raise InputError(f"--out {args.out} is a folder; give a file name (e.g. layout.yaml)")

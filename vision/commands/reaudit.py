@@ -12,7 +12,7 @@ import sys
 
 from scoring.errors import InputError
 
-from .common import add_hidden_alias, add_model_options
+from vision.commands.common import add_hidden_alias, add_model_options
 
 
 def register(sub) -> None:

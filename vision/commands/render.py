@@ -11,7 +11,7 @@ def register(sub) -> None:
     p = sub.add_parser(
         "render", help="render synthetic training data (tile frames and pip crops)",
         description="Writes DIR/tiles/{images,labels}/{train,val}, DIR/pips/..., DIR/tiles.yaml "
-                    "and DIR/pips.yaml (see vision/synth.py). Deterministic by --seed.")
+                    "and DIR/pips.yaml (see vision/synth/render.py). Deterministic by --seed.")
     p.add_argument("--n", type=int, required=True, help="number of tile-model images")
     p.add_argument("--n-pips", type=int, default=None,
                    help="number of pip crops (default 4 x --n)")
@@ -55,7 +55,7 @@ def _run(args) -> int:
     if out.exists() and not out.is_dir():
         raise InputError(f"--out is not a folder: {str(out)!r}")
 
-    from vision.synth_dataset import render_datasets
+    from vision.synth.dataset import render_datasets
 
     stats = render_datasets(out, args.n, n_pips, args.seed, val_fraction=args.val_fraction,
                             progress=not args.no_progress and not args.json,

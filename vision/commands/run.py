@@ -20,7 +20,7 @@ import sys
 
 from scoring.errors import InputError
 
-from .common import add_model_options, add_session_options, parse_scales, run_config
+from vision.commands.common import add_model_options, add_session_options, parse_scales, run_config
 
 
 def register(sub) -> None:
@@ -55,7 +55,7 @@ def register(sub) -> None:
     p.set_defaults(func=_run)
 
     p = sub.add_parser("demo", help="render a table round and run the full pipeline on it",
-                       description="Renders a short held-out table round (vision.synth), runs "
+                       description="Renders a short held-out table round (vision.synth.render), runs "
                                    "detect -> decode -> settle, writes the annotated video and "
                                    "events.jsonl and prints the settlement table.")
     p.add_argument("--out", default="demo_out", metavar="DIR", help="output folder (demo_out)")
@@ -65,7 +65,7 @@ def register(sub) -> None:
 
 
 def _identify(args) -> int:
-    from vision.identify import identify
+    from vision.recognition.identify import identify
 
     if not 0.0 <= args.min_confidence <= 1.0:
         raise InputError(f"--min-confidence must be in [0, 1], got {args.min_confidence}")
@@ -87,7 +87,7 @@ def _identify(args) -> int:
 def report(summary: dict, as_json: bool) -> None:
     """Print a session's rounds (settlement tables, unless they went out as JSON lines) and
     its one-line summary (on stderr under ``--json``)."""
-    from vision.views import settlement_table
+    from vision.io.views import settlement_table
 
     out = sys.stderr if as_json else sys.stdout
     if not as_json:
@@ -132,7 +132,7 @@ def _run(args) -> int:
 
 def _demo(args) -> int:
     from vision.demo import demo
-    from vision.outputs import check_out_dir
+    from vision.io.outputs import check_out_dir
 
     check_out_dir(args.out)
 

@@ -27,7 +27,7 @@ import threading
 
 from scoring.errors import InputError
 
-from .common import add_display_options, add_session_options, run_config, serve_config
+from vision.commands.common import add_display_options, add_session_options, run_config, serve_config
 
 TOKEN_ENV = "PAIGOW_TOKEN"
 
@@ -129,8 +129,8 @@ def _serve(args) -> int:
     if getattr(args, "address", None):
         raise InputError("--address places the workers of --tables FILE on Ray: give "
                          "--tables FILE")
-    from vision.capture import open_source
-    from vision.sources import expand_credentials, is_live
+    from vision.io.capture import open_source
+    from vision.io.sources import expand_credentials, is_live
 
     # cheap checks first: the settings and the source, then the port; the models last.
     # A camera or stream that is down is waited for (the display says so, /healthz 503);
@@ -168,7 +168,7 @@ def _serve(args) -> int:
             feed.stop()
         summary = getattr(feed, "summary", None)
         if summary:
-            from .run import report
+            from vision.commands.run import report
 
             report(summary, args.json)
     finally:

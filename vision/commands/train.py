@@ -29,7 +29,7 @@ def register(sub) -> None:
 
 def _run(args) -> int:
     from scoring.errors import InputError
-    from vision.train import load_config, train
+    from vision.synth.train import load_config, train
 
     if args.epochs is not None and args.epochs < 1:
         raise InputError(f"--epochs must be >= 1, got {args.epochs}")

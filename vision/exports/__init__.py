@@ -1,6 +1,6 @@
 """Pre-annotation exports of identify() results, for labelling tools; one module per format.
 
-Input everywhere: the list that ``vision.identify.identify(paths)`` returns, one dict per image::
+Input everywhere: the list that ``vision.recognition.identify.identify(paths)`` returns, one dict per image::
 
     {"image": "path/to/img.jpg", "width": W, "height": H,          # width/height optional
      "tiles": [{"face": "1-5", "state": "face_up|face_down|unknown", "confidence": 0.99,
@@ -34,7 +34,7 @@ from typing import Iterable, Mapping, Sequence
 
 from scoring.errors import InputError
 
-from .common import (CLASS_NAMES, FORMATS, TILE_BACK_ID, UNKNOWN_ID, class_index, class_name,
+from vision.exports.common import (CLASS_NAMES, FORMATS, TILE_BACK_ID, UNKNOWN_ID, class_index, class_name,
                      default_image_root, image_names, normalise_results, unique_stems)
 
 __all__ = ["CLASS_NAMES", "FORMATS", "class_index", "class_name", "normalise_results", "export",
@@ -67,7 +67,7 @@ def export(results: Iterable[Mapping], out_dir: str | os.PathLike,
         InputError: for an unknown format, bad results (see :func:`normalise_results`), an image
             root that is missing or does not hold every image.
     """
-    from . import coco, cvat, labelstudio, review as review_mod, yolo
+    from vision.exports import coco, cvat, labelstudio, review as review_mod, yolo
 
     bad = [f for f in formats if f not in FORMATS]
     if bad:

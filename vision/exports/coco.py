@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from .common import CLASS_NAMES
+from vision.exports.common import CLASS_NAMES
 
 __all__ = ["write", "dataset", "results"]
 

@@ -81,7 +81,7 @@ def normalise_results(results: Iterable[Mapping]) -> list[dict]:
             raise InputError(f"identify result without 'image': {r!r}")
         w, h = r.get("width"), r.get("height")
         if not w or not h:
-            from vision.capture import image_size
+            from vision.io.capture import image_size
 
             size = image_size(str(r["image"]))  # from the header: nothing decoded
             if size is None:

@@ -33,7 +33,7 @@ from typing import Sequence
 
 from scoring.errors import InputError
 
-from .common import CLASS_NAMES
+from vision.exports.common import CLASS_NAMES
 
 __all__ = ["write", "document"]
 

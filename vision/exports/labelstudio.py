@@ -40,7 +40,7 @@ from xml.sax.saxutils import quoteattr
 
 from scoring.errors import InputError
 
-from .common import CLASS_NAMES
+from vision.exports.common import CLASS_NAMES
 
 __all__ = ["write", "tasks", "label_config", "rotated_rect", "LOCAL_FILES_PREFIX"]
 

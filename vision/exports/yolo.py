@@ -41,7 +41,7 @@ from typing import Sequence
 
 from scoring.errors import InputError
 
-from .common import CLASS_NAMES, unique_stems
+from vision.exports.common import CLASS_NAMES, unique_stems
 
 __all__ = ["write", "format_tile", "parse_line", "read_confidences", "split"]
 

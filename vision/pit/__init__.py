@@ -11,7 +11,7 @@ process), :mod:`~vision.pit.supervisor` (starting, watching and restarting the w
 relay feeds).
 """
 
-from .supervisor import Pit, TableFeed
-from .tables import TableSpec, load_tables
+from vision.pit.supervisor import Pit, TableFeed
+from vision.pit.tables import TableSpec, load_tables
 
 __all__ = ["Pit", "TableFeed", "TableSpec", "load_tables"]

@@ -24,9 +24,9 @@ from typing import Any, Mapping, Sequence
 
 from scoring.errors import InputError
 
-from ..events import utc_now_iso
-from .supervisor import Pit
-from .tables import TableSpec
+from vision.table.events import utc_now_iso
+from vision.pit.supervisor import Pit
+from vision.pit.tables import TableSpec
 
 log = logging.getLogger("vision.pit")
 
@@ -69,7 +69,7 @@ class _TableActor:
                  threads: int) -> None:
         import os
 
-        from .worker import worker_main
+        from vision.pit.worker import worker_main
 
         self.outbox, self.inbox = _Outbox(), _Inbox()
         self.pid = os.getpid()

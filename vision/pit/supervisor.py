@@ -22,12 +22,12 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-from ..views import round_summary
-from ..events import utc_now_iso
-from ..sources import redact_text
-from ..web.hub import LiveFeed
-from .tables import TableSpec
-from .worker import worker_main
+from vision.io.views import round_summary
+from vision.table.events import utc_now_iso
+from vision.io.sources import redact_text
+from vision.web.hub import LiveFeed
+from vision.pit.tables import TableSpec
+from vision.pit.worker import worker_main
 
 log = logging.getLogger("vision.pit")
 
@@ -52,7 +52,7 @@ class TableFeed(LiveFeed):
         self.camera = None
 
     def feed_state(self):
-        """The camera's :class:`vision.frames.FeedState` as the table's worker last reported
+        """The camera's :class:`vision.io.frames.FeedState` as the table's worker last reported
         it (about once a second), or None before any report: the table's ``/healthz``."""
         return self.camera
 
@@ -133,7 +133,7 @@ class Pit:
         """Start the detector service (when shared), every worker and the monitor thread;
         returns self."""
         if self.shared_detector and self.service is None:
-            from ..recognition.service import DetectorService
+            from vision.recognition.service import DetectorService
 
             self.service = DetectorService(len(self.specs), threads=self.machine_threads,
                                            start_method=self.ctx.get_start_method()).start()

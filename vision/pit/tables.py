@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 import re
-from argparse import Namespace
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -81,18 +80,17 @@ class TableSpec:
         Raises:
             InputError: a bad setting, layout or config file (named).
         """
-        from vision.commands.common import run_config
+        from vision.config import SessionOptions, build_run_config
 
         o = self.options
-        args = Namespace(source=self.source, layout=o.get("layout"), config=o.get("config"),
-                         out=o.get("out"), json=False, stable=o.get("stable"),
-                         banker=o.get("banker"), table_id=self.table_id, audit=o.get("audit"),
-                         audit_frames=o.get("audit_frames"),
-                         min_confidence=o.get("min_confidence"), models=o.get("models"),
-                         backend=o.get("backend") or None, scales=None,
-                         wait_at_start=True)
         try:
-            return run_config(args)
+            return build_run_config(SessionOptions(
+                source=self.source, layout=o.get("layout"), config=o.get("config"),
+                out=o.get("out"), stable=o.get("stable"), banker=o.get("banker"),
+                table_id=self.table_id, audit=o.get("audit"),
+                audit_frames=o.get("audit_frames"), min_confidence=o.get("min_confidence"),
+                models=o.get("models"), backend=o.get("backend") or None, progress=False,
+                wait_at_start=True))
         except InputError as exc:
             raise InputError(f"table {self.table_id!r}: {exc}") from None
 
@@ -162,7 +160,7 @@ def load_tables(path: str | os.PathLike) -> list[TableSpec]:
         if _is_file_source(source):
             source = _resolve(base, source)
         if merged.get("password_file") is not None:
-            from vision.sources import with_password
+            from vision.io.sources import with_password
 
             pw_path = Path(_resolve(base, merged["password_file"]))
             try:

@@ -9,10 +9,10 @@ over a pipe, as plain picklable values:
 * ``("frame", {"frame_index", "jpeg" (bytes or None), "positions", "alerts"})`` for every
   processed frame (``jpeg``: the annotated picture, at most ``max_picture_fps`` per second; the
   others carry None and keep the previous picture); ``positions`` is the live view
-  (:func:`vision.views.live_positions_view`);
+  (:func:`vision.io.views.live_positions_view`);
 * ``("round", event dict)`` for every round (docs/round-event.md), after the audit store;
 * ``("feed", FeedState)`` about once a second: the camera's state
-  (:meth:`vision.frames.FrameSource.feed_state`), also while it is down and no frame comes, so
+  (:meth:`vision.io.frames.FrameSource.feed_state`), also while it is down and no frame comes, so
   the table's ``/healthz`` says ``reconnecting`` (503 after the grace);
 * ``("error", text)`` before a failing worker exits (exit code 1);
 * ``("ended", {"frames", "rounds"})`` when the source ended.
@@ -32,9 +32,9 @@ from typing import Any, Mapping
 
 from scoring.errors import InputError
 
-from ..session import Session
-from ..sinks import Sink
-from .tables import TableSpec
+from vision.session import Session
+from vision.io.sinks import Sink
+from vision.pit.tables import TableSpec
 
 log = logging.getLogger("vision.pit")
 
@@ -48,8 +48,8 @@ class _PipeSink(Sink):
         self._last_picture = 0.0
 
     def frame(self, image, frame, result) -> bool:
-        from ..views import live_positions_view
-        from ..web.hub import encode_jpeg
+        from vision.io.views import live_positions_view
+        from vision.web.hub import encode_jpeg
 
         now = time.monotonic()
         jpeg = None
@@ -84,7 +84,7 @@ def _shared_config(cfg, service):
     :mod:`vision.recognition.service`); unchanged for the ultralytics backend."""
     from dataclasses import replace
 
-    from ..recognition.service import use_shared_detector
+    from vision.recognition.service import use_shared_detector
 
     rec = cfg.pipeline.recognition
     if rec.backend == "ultralytics":
@@ -127,7 +127,7 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
     Exits with code 0 when the source ended or the worker was stopped, 1 on an error (sent
     first as ``("error", text)``).
     """
-    from ..sources import install_log_redaction, redact_text
+    from vision.io.sources import install_log_redaction, redact_text
 
     install_log_redaction()  # a fresh (spawned) process: no log line shows a camera password
     if signals:
@@ -145,7 +145,7 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
     conn = _LockedConn(conn)
     try:
         if threads is not None:
-            from ..recognition.backends import THREADS_ENV, configure_threads
+            from vision.recognition.backends import THREADS_ENV, configure_threads
 
             os.environ[THREADS_ENV] = str(threads)
             configure_threads(threads)

@@ -1,8 +1,8 @@
 """Recognition runtime: the inference backends that run the detector graphs
 (:mod:`~vision.recognition.backends`) and the pit's shared detector service
-(:mod:`~vision.recognition.service`). Letterbox, parsing and NMS stay in :mod:`vision.detect`."""
+(:mod:`~vision.recognition.service`). Letterbox, parsing and NMS stay in :mod:`vision.recognition.detect`."""
 
-from .backends import (DEFAULT_BACKEND, THREADS_ENV, DetectorBackend, OnnxRuntimeBackend,
+from vision.recognition.backends import (DEFAULT_BACKEND, THREADS_ENV, DetectorBackend, OnnxRuntimeBackend,
                        OpenVINOBackend, backend_names, configure_threads, default_backend,
                        inference_threads, open_backend, register_backend, unregister_backend)
 

@@ -4,7 +4,7 @@ A :class:`DetectorBackend` runs a detector's graph and nothing else -- modelled 
 ``DetectionApi`` plugins (one small class per runtime, chosen by name): its input is the
 letterboxed float32 blob ``(N, 3, H, W)``, RGB, values 0..1; its output the graph's raw output
 arrays. Letterboxing, parsing the output, NMS and mapping boxes back to the picture stay in
-:class:`vision.detect.Detector`, identical for every backend, so two backends that run the same
+:class:`vision.recognition.detect.Detector`, identical for every backend, so two backends that run the same
 graph read the same tiles.
 
 Backends, chosen by name (``--backend``, ``recognition.backend``):
@@ -288,7 +288,7 @@ def unregister_backend(name: str) -> None:
 
 def backend_names() -> tuple[str, ...]:
     """The graph backends selectable now (``ultralytics``, which runs its own pipeline in
-    :class:`vision.detect.Detector`, is not one of them)."""
+    :class:`vision.recognition.detect.Detector`, is not one of them)."""
     return tuple(_registry)
 
 

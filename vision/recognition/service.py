@@ -13,7 +13,7 @@ for the same cores.
   the slot's block name.
 * :class:`SharedDetectorClient` -- a :class:`vision.recognition.backends.DetectorBackend`
   (backend name ``shared``): ``infer(blob)`` copies the blob into the slot's block, queues a
-  request and waits for the outputs, so :class:`vision.detect.Detector` and the whole pipeline
+  request and waits for the outputs, so :class:`vision.recognition.detect.Detector` and the whole pipeline
   run unchanged on top of it (:func:`use_shared_detector` registers it in the worker).
 
 Batching: requests waiting in the queue for the same model and the same input size (and a model
@@ -42,7 +42,7 @@ import numpy as np
 
 from scoring.errors import InputError
 
-from .backends import THREADS_ENV, configure_threads, open_backend, register_backend
+from vision.recognition.backends import THREADS_ENV, configure_threads, open_backend, register_backend
 
 log = logging.getLogger("vision.recognition")
 

@@ -9,7 +9,7 @@ position's hands, results and alerts, and pushing every round to the browser (do
   the camera has been lost for longer than a grace).
 - :mod:`vision.web.app`: :func:`~vision.web.app.create_app` (FastAPI routers).
 
-The views themselves (the page's and the overlay's) are :mod:`vision.views`. The CLI is
+The views themselves (the page's and the overlay's) are :mod:`vision.io.views`. The CLI is
 ``paigow serve`` (:mod:`vision.commands.serve`).
 """
 
@@ -20,15 +20,15 @@ __all__ = ["create_app", "LiveFeed", "PipelineFeed"]
 
 def __getattr__(name: str):  # lazy: importing the package loads neither FastAPI nor OpenCV
     if name == "create_app":
-        from .app import create_app
+        from vision.web.app import create_app
 
         return create_app
     if name == "LiveFeed":
-        from .hub import LiveFeed
+        from vision.web.hub import LiveFeed
 
         return LiveFeed
     if name == "PipelineFeed":
-        from .feed import PipelineFeed
+        from vision.web.feed import PipelineFeed
 
         return PipelineFeed
     raise AttributeError(name)

@@ -54,8 +54,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scoring.errors import InputError
 
-from .health import health_router
-from .hub import LiveFeed
+from vision.web.health import health_router
+from vision.web.hub import LiveFeed
 
 __all__ = ["create_app", "MJPEG_BOUNDARY", "BodyLimit", "AckRequest", "ManualRequest",
            "MAX_BODY_BYTES"]
@@ -266,7 +266,7 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     app.include_router(picture_router(feed, heartbeat_s, max_fps))
     app.include_router(event_router(feed, heartbeat_s))
     app.include_router(control_router(feed, token))
-    from .layout_editor import layout_router
+    from vision.web.layout_editor import layout_router
 
     app.include_router(layout_router(feed, token, layout_file))
     return app

@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..config import OutputConfig, PipelineConfig, RunConfig
-from ..schema import RoundEvent
-from ..session import Session
-from ..sinks import Sink
-from .hub import LiveFeed
+from vision.config import OutputConfig, PipelineConfig, RunConfig
+from vision.schema import RoundEvent
+from vision.session import Session
+from vision.io.sinks import Sink
+from vision.web.hub import LiveFeed
 
 __all__ = ["PipelineFeed"]
 
@@ -95,7 +95,7 @@ class PipelineFeed(LiveFeed):
         self.last_reads: list | None = None
 
     def feed_state(self):
-        """The session's source's :class:`vision.frames.FeedState` (None before it is open)."""
+        """The session's source's :class:`vision.io.frames.FeedState` (None before it is open)."""
         src = self.session.src
         return src.feed_state() if src is not None else None
 

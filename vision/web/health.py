@@ -1,13 +1,13 @@
 """The dealer display's health: the camera feed's real state for the page and for supervisors.
 
-:func:`feed_view` turns the source's :class:`vision.frames.FeedState` (connected /
+:func:`feed_view` turns the source's :class:`vision.io.frames.FeedState` (connected /
 reconnecting / ended, gaps) into the JSON the page shows (``/api/state``'s ``"feed"``: the
 "camera lost for N s -- reconnecting" banner and the gaps); :func:`health` decides what
 ``GET /healthz`` answers (:func:`health_router`): 200 while the display is usable, 503 once
 the camera has been lost for longer than the grace (``paigow serve --health-grace``,
 :class:`vision.config.ServeConfig`), so a supervisor (systemd, docker, Kubernetes) can act.
 A short outage the capture rides out by itself (it reconnects for as long as the process
-runs, :mod:`vision.live`) is shown on the page but keeps the server healthy.
+runs, :mod:`vision.io.live`) is shown on the page but keeps the server healthy.
 
 ``/healthz`` fails (503) when any of these holds, the body naming it in ``"reason"``:
 
@@ -51,7 +51,7 @@ def feed_view(feed: Any) -> dict | None:
 
     Args:
         feed: a :class:`vision.web.hub.LiveFeed`; its ``feed_state()`` returns the source's
-            :class:`vision.frames.FeedState` or None.
+            :class:`vision.io.frames.FeedState` or None.
 
     Returns:
         ``{"state" ("connected"|"reconnecting"|"ended"), "live", "since" (UTC ISO time the

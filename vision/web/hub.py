@@ -5,7 +5,7 @@ A :class:`LiveFeed` (usually :class:`vision.web.feed.PipelineFeed`) publishes th
 - the latest annotated picture as JPEG bytes (:meth:`LiveFeed.latest_jpeg`; consumers can wait
   for the next one with :meth:`LiveFeed.wait_frame` / :meth:`LiveFeed.next_frame`);
 - the current view (:meth:`LiveFeed.state`): per position the hands, result, net and alerts of
-  the last round, and what the camera shows now (live reads) -- built by :mod:`vision.views`;
+  the last round, and what the camera shows now (live reads) -- built by :mod:`vision.io.views`;
 - every round event (JSON form of :class:`vision.schema.RoundEvent`, docs/round-event.md) to
   each subscriber (:meth:`LiveFeed.subscribe` -> :class:`Subscription`, usable from threads and
   from asyncio).
@@ -28,10 +28,10 @@ import numpy as np
 
 from scoring.errors import InputError
 
-from ..events import utc_now_iso
-from ..schema import RoundEvent
-from ..sources import redact_text, redact_url
-from ..views import DEALING, live_positions_view, plain_reason, positions_view, round_summary
+from vision.table.events import utc_now_iso
+from vision.schema import RoundEvent
+from vision.io.sources import redact_text, redact_url
+from vision.io.views import DEALING, live_positions_view, plain_reason, positions_view, round_summary
 
 __all__ = ["LiveFeed", "Subscription", "encode_jpeg"]
 
@@ -317,7 +317,7 @@ class LiveFeed:
             image: uint8 BGR (H, W, 3) array (encoded here) or JPEG bytes, or None to keep the
                 previous picture.
             frame_index: the source's frame number.
-            positions: position -> :class:`vision.table.PositionState` or view dict
+            positions: position -> :class:`vision.table.rounds.PositionState` or view dict
                 (:func:`live_positions_view`); None keeps the previous live view.
             alerts: live alerts ``[{"kind", "position", "detail"}]``; None keeps the previous.
         """
@@ -408,7 +408,7 @@ class LiveFeed:
         return self.latest_frame()
 
     def feed_state(self):
-        """The source's :class:`vision.frames.FeedState` now (camera connected / reconnecting /
+        """The source's :class:`vision.io.frames.FeedState` now (camera connected / reconnecting /
         ended, gaps), or None when the feed has no source to ask (this base feed; subclasses
         with a source override it). Read by the page and ``/healthz``
         (:mod:`vision.web.health`)."""
@@ -477,7 +477,7 @@ class LiveFeed:
                 "round_count": self._round_count,
                 "rounds": list(self._rounds),
             }
-        from .health import feed_view
+        from vision.web.health import feed_view
 
         st["feed"] = feed_view(self)
         st["positions"] = positions_view(last)
@@ -494,7 +494,7 @@ class LiveFeed:
         st["audit"] = self.audit is not None
         # the face picker: per tile the camera did not read (or a face entered by hand), the
         # faces the set still holds for it (vision.audit.entries.possible_faces)
-        from ..audit.entries import possible_faces
+        from vision.audit.entries import possible_faces
 
         entered = {int(e["tile"]) for e in ((last or {}).get("manual") or {}).get("entries")
                    or []}
@@ -516,7 +516,7 @@ class LiveFeed:
         if self.audit is None:
             raise InputError("no audit store: start the display with --audit DB to record "
                              "acknowledgements and manual entries")
-        from ..audit import AuditStore
+        from vision.audit import AuditStore
 
         return AuditStore(self.audit, create=False)
 
@@ -531,7 +531,7 @@ class LiveFeed:
         Raises:
             InputError: no audit store, a round not shown, an alert the round does not have.
         """
-        from ..audit.entries import append_ack
+        from vision.audit.entries import append_ack
 
         ev = self._stored_event(round_id)
         with self._control_lock, self._store() as st:  # one control write at a time
@@ -561,7 +561,7 @@ class LiveFeed:
         Raises:
             InputError: no audit store, a round not shown, a bad tile or face.
         """
-        from ..audit.entries import append_manual
+        from vision.audit.entries import append_manual
 
         ev = self._stored_event(round_id)
         with self._control_lock, self._store() as st:

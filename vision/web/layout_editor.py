@@ -9,11 +9,11 @@ Routes (every ``/api/layout*`` route needs the control token, like ``/api/contro
 ``GET  /api/layout``           ``{"layout": the layout in use (dict) or null, "file": path or null,
                                "frame_size": [w, h] or null, "proposal": {"layout", "left_out"}
                                or {"error"}}``; ``?dealer_at=X,Y`` for the proposal
-                               (:func:`vision.layout_propose.propose_from_reads` over the
+                               (:func:`vision.table.propose.propose_from_reads` over the
                                newest frame's tiles)
 ``POST /api/layout/check``     body: a layout dict; ``{"ok": true}`` or ``{"ok": false,
-                               "error": "... position '3' ..."}`` (:meth:`vision.table.Layout.
-                               from_dict` and :meth:`~vision.table.Layout.check_frame`)
+                               "error": "... position '3' ..."}`` (:meth:`vision.table.rounds.Layout.
+                               from_dict` and :meth:`~vision.table.rounds.Layout.check_frame`)
 ``POST /api/layout``           body: a layout dict; 400 with the error when it is invalid, 409
                                when serve has no layout file (``--layout FILE``); else the file is
                                written (atomically: a temporary file renamed over it) and the
@@ -73,12 +73,12 @@ async def _body(request: Request) -> dict:
 
 
 def _validate(feed, data: dict, where: str):
-    """The :class:`vision.table.Layout` of ``data`` checked against the picture size.
+    """The :class:`vision.table.rounds.Layout` of ``data`` checked against the picture size.
 
     Raises:
         InputError: naming the position and what is wrong.
     """
-    from vision.table import Layout
+    from vision.table.rounds import Layout
 
     lay = Layout.from_dict(data, where=where)
     size = getattr(feed, "frame_size", None)
@@ -102,7 +102,7 @@ def layout_router(feed: Any, token: str | None, layout_file: str | Path | None) 
 
     @r.get("/api/layout", dependencies=guard)
     async def current(dealer_at: str | None = Query(None, max_length=40)) -> JSONResponse:
-        from vision.layout_propose import propose_from_reads
+        from vision.table.propose import propose_from_reads
 
         pipe = getattr(feed, "pipeline", None)
         lay = getattr(pipe, "layout", None)

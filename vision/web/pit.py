@@ -17,7 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from .app import _CSP, _NO_STORE, STATIC_DIR, create_app
+from vision.web.app import _CSP, _NO_STORE, STATIC_DIR, create_app
 
 __all__ = ["create_pit_app"]
 

@@ -1,0 +1,282 @@
+"""Views of a round for people: the overlay's view, the dealer page's views, the text table.
+
+One function, :func:`live_position`, describes what a position shows now (tiles, hands and
+their names, problems); the overlay's view (:func:`round_view`, drawn by
+:func:`vision.io.overlay.draw_round`) and the dealer page's live view
+(:func:`live_positions_view`) are both built from it. :func:`positions_view` describes a
+settled round event (docs/round-event.md) for the page; :func:`settlement_table` prints one.
+Views are plain JSON-ready dicts; this module draws and serves nothing.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any, Mapping
+
+from scoring.settle import POSITIONS
+
+__all__ = ["live_position", "live_positions_view", "round_view", "positions_view",
+           "round_summary", "settlement_table", "position_order", "plain_reason",
+           "position_name", "DEALING"]
+
+#: Live status of a position whose hand is still being laid out (fewer than four tiles, the
+#: tiles still changing): not an alert.
+DEALING = "dealing"
+
+
+def position_name(pos) -> str:
+    """``"dealer"`` -> ``"Dealer"``, ``"3"`` -> ``"Seat 3"``, None -> ``"Table"``."""
+    if pos is None:
+        return "Table"
+    return "Dealer" if str(pos) == "dealer" else f"Seat {pos}"
+
+
+def plain_reason(pos, text: str | None = None, kind: str | None = None) -> str | None:
+    """What a dealer is told about a problem, in plain words, never the decoder's message.
+
+    Args:
+        pos: the position concerned (or None).
+        text: the machine's reason or alert detail (e.g. ``"1 tile(s) unknown (read A: no
+            face has 0 red and 2 white spots; ...)"``); used only to choose the sentence.
+        kind: the alert kind when known (``unknown_tile``, ``wrong_tile_count``,
+            ``duplicate_face``, ``mis_set``, ``house_way_deviation``, ``face_down``).
+
+    Returns:
+        e.g. ``"Seat 3: a tile cannot be read -- move the hand into view"``; None when there
+        is nothing to say.
+    """
+    if not text and not kind:
+        return None
+    who = position_name(pos)
+    t = (text or "").lower()
+    for prefix in ("table cleared before the round settled: ",
+                   "source ended before the round settled: ",
+                   "still not settled after the manual entry: "):
+        if t.startswith(prefix):
+            t = t[len(prefix):]
+    k = kind or ""
+    if not k and t.startswith("banker "):  # a player waiting on an unreadable bank
+        if "unknown" in t or "unread" in t:
+            return f"{who}: not settled -- the banker's tiles cannot be read"
+        return f"{who}: not settled -- the banker's hand is not settled"
+    if k == "house_way_deviation" or "house way" in t and "dealer set" in t:
+        return f"{who}: not set the house way -- supervisor to check"
+    if k == "mis_set" or "mis-set" in t:
+        return f"{who}: low hand is higher than the high hand (mis-set)"
+    if k == "duplicate_face" or "duplicate" in t or "more often" in t:
+        return f"{who}: the same tile is seen twice -- check the tiles"
+    if k == "wrong_tile_count" or "a position holds 4" in t:
+        import re
+
+        m = re.search(r"(\d+) tiles, a position holds 4", t)
+        n = f"{m.group(1)} tiles" if m else "wrong number of tiles"
+        return f"{who}: {n} -- a hand needs 4 tiles"
+    if k == "face_down" or "face down" in t:
+        return f"{who}: a tile is face down -- turn it face up"
+    if k == "unknown_tile" or "unknown" in t or "unread" in t or "read a" in t:
+        if "banker" in t and pos is None:
+            return "Banker: a tile cannot be read -- move the hand into view"
+        return f"{who}: a tile cannot be read -- move the hand into view"
+    if "co-bank" in t:
+        return f"{who}: co-bank -- the house is half of the bank"
+    if "no other position settled" in t:
+        return f"{who}: no player hand could be settled"
+    if "cleared" in t:
+        return f"{who}: table cleared before the round was settled"
+    if "not stable" in t or "source ended" in t:
+        return f"{who}: hands were not still long enough to settle"
+    return f"{who}: cannot be settled -- call a supervisor"
+
+
+def position_order(pos: str) -> int:
+    """Sort key: table order (dealer, "1".."7"), unknown names last."""
+    return POSITIONS.index(pos) if pos in POSITIONS else len(POSITIONS)
+
+
+def _text(v) -> str | None:
+    return None if v is None else str(v)
+
+
+def live_position(st, rules: str = "pa") -> dict:
+    """What one position shows in the current frame.
+
+    Args:
+        st: a :class:`vision.table.rounds.PositionState`.
+        rules: rule profile for the hand names.
+
+    Returns:
+        ``{"position", "tiles" (faces, None for unknown / face down), "high", "low",
+        "high_hand", "low_hand", "status" ("set" | "problem"), "detail" (the problems as one
+        line), "problems" (their kinds)}``.
+    """
+    view: dict[str, Any] = {"position": st.position,
+                            "tiles": [getattr(r, "face", None) for r in st.tiles],
+                            "high": None, "low": None, "high_hand": None, "low_hand": None,
+                            "status": "set" if st.setting is not None else "problem",
+                            "detail": st.reason, "problems": [k for k, _ in st.problems]}
+    if st.setting is not None:
+        c = st.setting.canonical()
+        view.update(high=[t.face for t in c.high], low=[t.face for t in c.low],
+                    high_hand=st.setting.high_value(rules).name,
+                    low_hand=st.setting.low_value(rules).name)
+    return view
+
+
+def live_positions_view(positions: Mapping[str, Any] | None, rules: str = "pa"
+                        ) -> dict[str, dict]:
+    """:func:`live_position` of every position, table order (already JSON-ready dicts are
+    passed through)."""
+    out: dict[str, dict] = {}
+    for pos in sorted(positions or {}, key=position_order):
+        st = positions[pos]
+        out[pos] = dict(st, position=pos) if isinstance(st, Mapping) else live_position(st, rules)
+    return out
+
+
+def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
+               last_event: Mapping | None = None, round_open: bool = True,
+               is_final=lambda pos: False) -> dict:
+    """The view :func:`vision.io.overlay.draw_round` draws for one frame.
+
+    Args:
+        res: the frame's :class:`vision.pipeline.FrameResult`.
+        rules, banker, table_id: the table's settings.
+        layout: the :class:`vision.table.rounds.Layout` (its polygons are drawn) or None.
+        last_event: the last round event (JSON form) or None; its results are shown while
+            the round is not open again.
+        round_open: the tracker's round is open (no result shown).
+        is_final: position -> whether it is final (stable).
+
+    Returns:
+        ``{"tiles": [tile dicts with "position"], "positions": {pos: {"tiles", "high", "low",
+        "high_hand", "low_hand", "final", "problems", "reason" (in plain words,
+        :func:`plain_reason`), "result", "net"}},
+        "position_polygons", "banker_position", "table_id", "round_id", "event",
+        "settled_now"}``.
+    """
+    from vision.schema import TileRecord
+
+    shown = last_event if (last_event is not None and not round_open) else None
+
+    def same_tiles(pos) -> bool:
+        """The position shows now the faces the shown round settled it with."""
+        e = (shown or {}).get("positions", {}).get(pos)
+        st = res.positions.get(pos)
+        return (e is not None and st is not None
+                and sorted(r.face or "" for r in st.tiles) == sorted(f or "" for f in e["tiles"]))
+
+    if shown is not None and not same_tiles(banker):
+        # the banker shows other tiles (the next round is being dealt, or the table is
+        # cleared): the last round's results are not drawn over them
+        shown = None
+    pos_view: dict[str, dict] = {}
+    for p, st in res.positions.items():
+        live = live_position(st, rules)
+        v = {k: live[k] for k in ("tiles", "high", "low", "high_hand", "low_hand", "problems")}
+        say = plain_reason(p, live["detail"]) if live["detail"] else None
+        # drawn under the position's name: plain words without the name, never the decoder's
+        v.update(final=is_final(p), reason=say.split(": ", 1)[-1] if say else None,
+                 result=None, net=None)
+        if shown is not None and same_tiles(p):
+            e = shown["positions"][p]
+            v["result"], v["net"] = e.get("result"), e.get("net")
+        pos_view[p] = v
+    return {
+        "tiles": [TileRecord.from_read(r, p).to_dict()
+                  for r, p in zip(res.reads, res.tile_positions)],
+        "positions": pos_view,
+        "position_polygons": ({p: v.tolist() for p, v in layout.positions.items()}
+                              if layout is not None else {}),
+        "banker_position": banker,
+        "table_id": table_id,
+        "round_id": shown["round_id"] if shown is not None else None,
+        "event": shown,
+        "settled_now": res.event is not None,
+    }
+
+
+def _banker_result(net: str | None) -> str | None:
+    if net is None:
+        return "in_play"
+    try:
+        d = Decimal(net)
+    except InvalidOperation:
+        return None
+    return "win" if d > 0 else "lose" if d < 0 else "push"
+
+
+def positions_view(event: Mapping | None) -> dict[str, dict]:
+    """Per-position view of a round event (JSON form) for the dealer page.
+
+    Returns:
+        position -> ``{"position", "role" ("banker"|"player"), "tiles", "high", "low",
+        "high_hand", "low_hand", "result" ("win"|"lose"|"push"|"not_settled", or "in_play"
+        while the position has no result yet; for the banker derived from its net), "net",
+        "bet", "commission", "mis_set", "is_house_way", "reason", "say" (the reason in plain
+        words, :func:`plain_reason`), "alerts" (this position's ``{"kind", "detail", "say"}``)}``,
+        in table order. Money values stay exact decimal strings.
+    """
+    if not event:
+        return {}
+    banker = event.get("banker_position", "dealer")
+    alerts: dict[str, list[dict]] = {}
+    for a in event.get("alerts") or []:
+        if isinstance(a, Mapping):
+            alerts.setdefault(str(a.get("position")), []).append(
+                {"kind": str(a.get("kind", "alert")), "detail": a.get("detail"),
+                 "say": plain_reason(a.get("position"), a.get("detail"), a.get("kind"))})
+    out: dict[str, dict] = {}
+    positions = event.get("positions") or {}
+    for pos in sorted(positions, key=position_order):
+        p = positions[pos] or {}
+        role = "banker" if (pos == banker or p.get("role") == "banker") else "player"
+        result = p.get("result")
+        net = _text(p.get("net"))
+        if result is None and role == "banker":
+            result = _banker_result(net)
+        out[pos] = {
+            "position": pos, "role": role, "tiles": list(p.get("tiles") or []),
+            "high": p.get("high"), "low": p.get("low"),
+            "high_hand": p.get("high_hand"), "low_hand": p.get("low_hand"),
+            "result": result or "in_play", "net": net, "bet": _text(p.get("bet")),
+            "commission": _text(p.get("commission")), "mis_set": bool(p.get("mis_set", False)),
+            "is_house_way": p.get("is_house_way"), "reason": p.get("reason"),
+            "say": plain_reason(pos, p.get("reason")) if p.get("reason") else None,
+            "alerts": alerts.get(pos, []),
+        }
+    return out
+
+
+def round_summary(event: Mapping) -> dict:
+    """One line of the page's round list: ``{"round_id", "time", "frame_index", "results"
+    (players' results), "banker_net", "alerts" (count)}``."""
+    view = positions_view(event)
+    return {"round_id": event.get("round_id"), "time": event.get("time"),
+            "frame_index": event.get("frame_index"),
+            "results": {p: v["result"] for p, v in view.items() if v["role"] != "banker"},
+            "banker_net": next((v["net"] for v in view.values() if v["role"] == "banker"), None),
+            "alerts": len(event.get("alerts") or [])}
+
+
+def settlement_table(event: Mapping) -> str:
+    """Readable settlement table of one round event (JSON form): a header, one line per
+    position, the round's reason when it did not settle, its alerts."""
+    lines = [f"round {event['round_id']}  table {event['table_id']}  banker "
+             f"{event['banker_position']}  rules {event['rules']}  commission {event['commission']}"
+             + (f"  source {event['source_file']}" if event.get("source_file") else "")]
+    lines.append(f"{'position':<9}{'high':<12}{'low':<12}{'high hand':<22}{'low hand':<22}"
+                 f"{'result':<12}{'net':>8}")
+    for p, e in event["positions"].items():
+        hi = " ".join(e["high"]) if e.get("high") else "-"
+        lo = " ".join(e["low"]) if e.get("low") else "-"
+        res = "banker" if e.get("role") == "banker" and e.get("result") is None else e.get("result")
+        line = (f"{p:<9}{hi:<12}{lo:<12}{str(e.get('high_hand') or '-'):<22}"
+                f"{str(e.get('low_hand') or '-'):<22}{str(res):<12}{str(e.get('net') or '-'):>8}")
+        if res == "not_settled" and e.get("reason"):
+            line += f"  ({e['reason']})"
+        lines.append(line)
+    if event.get("settled") is False:
+        lines.append(f"NOT SETTLED: {event.get('reason') or 'no reason given'}")
+    for a in event.get("alerts", []):
+        lines.append(f"alert {a['kind']} at {a['position']}: {a['detail']}")
+    return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""A second tile model for the tiles the first one leaves unread on a still image.
+
+Why. Each fine-tune of the tile model on the project's touching-hands frames has outlined
+pale tiles that touch flush better on the project's rendered tables, and read third-party tile
+art worse (models/MODEL_CARD.md, "Training": ``tiles_ft4``). The shipped model
+(``models/tiles.*``) is the one that carries over, so it decides every tile it identifies. The
+touching-hands model (``models/tiles_touch.*``, optional) reads a still image once more, at
+:data:`SECOND_MODEL_SIZE`, and may only *add* a tile where the first model identified nothing.
+A tile it adds passed the same decoder as every other (two independent spot reads that must
+agree, spot shapes, the colour check), and:
+
+* its outline overlaps no tile the first model identified by :data:`DUPLICATE_OVERLAP` or more
+  of either outline's area (it never replaces or contradicts an identified tile);
+* it is not a tile the first model's input sizes read as two different faces (an unknown
+  "input sizes disagree" outline with polygon IoU >= :data:`SAME_TILE_IOU`): a third opinion
+  never breaks a disagreement;
+* no input size of the first model (nor its second look) named another face on that outline
+  (polygon IoU >= :data:`SAME_TILE_IOU`);
+* it is not a face on an outline cut short where the first model counted more spots on a
+  longer outline of that tile (:func:`vision.recognition.zoom.cut_short_faces`, the rule the second look
+  follows).
+
+The second model also has a say where the two models disagree about where the tiles lie
+(:func:`disputed_outlines`): an identified tile of the first model that an identified outline
+of the second lies across -- overlapping it by :data:`DUPLICATE_OVERLAP` or more of either
+outline's area, yet not the same tile (polygon IoU below :data:`SAME_TILE_IOU`) -- becomes
+unknown. Two tiles touching flush with their ends level form a block that outlines can cut
+lengthwise (the tiles as laid) or crosswise (one half of each tile per box); halves of 1, 3,
+4 and 5 look the same turned a quarter, so a crosswise box reads a valid face, and where the
+seam between the tiles does not show, only the models' disagreement gives it away
+(``scripts/eval_composed.py``, models/MODEL_CARD.md, Limitations).
+
+The outlines are then resolved as always (:func:`vision.recognition.overlaps.resolve_overlapping_reads`):
+an unknown box inside the added tile is dropped, two identified outlines that overlap become
+unknown. Video reads one size per frame with the first model only; a still picture in video is
+read by :meth:`vision.pipeline.Pipeline.read_still`, so both get the second model.
+
+Public API: :data:`SECOND_MODEL_SIZE`, :func:`fill_from_second_model`,
+:func:`disputed_outlines`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from vision.recognition.decode import TileRead
+from vision.geometry import inside_fractions, polygon_iou_matrix
+from vision.recognition.overlaps import DUPLICATE_OVERLAP, resolve_overlapping_reads
+from vision.recognition.scales import SAME_TILE_IOU
+from vision.recognition.zoom import cut_short_faces
+
+__all__ = ["SECOND_MODEL_SIZE", "fill_from_second_model", "disputed_outlines"]
+
+#: The second tile model's input size (longer side, px): the middle one of
+#: :data:`vision.recognition.scales.STILL_SCALES`. One pass: each pass costs a tile-model run.
+SECOND_MODEL_SIZE: int = 960
+
+
+def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead],
+                           first: Sequence[TileRead]) -> list[TileRead]:
+    """Add the second model's identified tiles where the first model identified none.
+
+    Args:
+        reads: the first model's fused still reading (image px polygons, float (4, 2)).
+        second: the second model's reads of the same image (image px), already free of
+            overlapping outlines within themselves.
+        first: every read the first model made of the image before fusion (each input size,
+            the second look), to check that none named another face on the added outline.
+
+    Returns:
+        ``reads`` plus the added tiles, resolved for overlapping outlines
+        (:func:`vision.recognition.overlaps.resolve_overlapping_reads`); ``list(reads)`` when nothing is
+        added.
+    """
+    reads = list(reads)
+    cand = [r for r in second if r.face is not None]
+    if not cand:
+        return reads
+    up = [r for r in reads if r.state != "face_down"]
+    named = [r for r in first if r.face is not None]
+    add: list[TileRead] = []
+    for r in cand:
+        poly = np.asarray(r.polygon, np.float32).reshape(1, 4, 2)
+        if up:
+            others = np.stack([np.asarray(u.polygon, np.float32) for u in up])
+            ins = inside_fractions(np.concatenate([poly, others]))
+            iou = polygon_iou_matrix(poly, others)[0]
+            if any(u.face is not None and max(ins[0, k + 1], ins[k + 1, 0]) >= DUPLICATE_OVERLAP
+                   for k, u in enumerate(up)):
+                continue  # on (or across) a tile the first model identified
+            if any(u.face is None and iou[k] >= SAME_TILE_IOU
+                   and "input sizes disagree" in (u.reason or "") for k, u in enumerate(up)):
+                continue  # the first model's sizes read two faces here
+        if named:
+            iou = polygon_iou_matrix(poly, np.stack([np.asarray(n.polygon, np.float32)
+                                                     for n in named]))[0]
+            if any(v >= SAME_TILE_IOU and n.face != r.face for v, n in zip(iou, named)):
+                continue  # a size of the first model named another face here
+        add.append(r)
+    if add:  # spots do not vanish: a face one spot short on a cut outline is not added
+        add = [r for r in cut_short_faces(add, [list(first)], [add]) if r.face is not None]
+    if not add:
+        return reads
+    return resolve_overlapping_reads(reads + add)
+
+
+def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> list[TileRead]:
+    """The first model's identified tiles that an identified outline of the second model lies
+    across made unknown (the models disagree where the tiles are). Every face, a 2 or a 6
+    half included: on scenes_flush a box across a flush 3-3 | 1-6 read 1-2 with its half
+    shapes, so a 2 or a 6 does not prove which way a box was cut.
+
+    Args:
+        reads: the still reading (image px polygons, float (4, 2)).
+        second: the second model's reads of the same image (image px).
+
+    Returns:
+        ``reads`` in the same order; a disputed tile is ``as_unknown`` with the reason, and
+        the face it read in ``reads["disputed"]`` (never reported as its face).
+    """
+    reads = list(reads)
+    other = [r for r in second if r.face is not None]
+    mine = [k for k, r in enumerate(reads) if r.face is not None]
+    if not other or not mine:
+        return reads
+    a = np.stack([np.asarray(reads[k].polygon, np.float32) for k in mine])
+    b = np.stack([np.asarray(r.polygon, np.float32) for r in other])
+    ins = inside_fractions(np.concatenate([a, b]))
+    n = len(a)
+    over = np.maximum(ins[:n, n:], ins[n:, :n].T) >= DUPLICATE_OVERLAP      # (n, m)
+    disputed = over & ~(polygon_iou_matrix(a, b) >= SAME_TILE_IOU)
+    for row, k in enumerate(mine):
+        hit = np.flatnonzero(disputed[row])
+        if len(hit):
+            faces = "/".join(sorted({other[m].face for m in hit}))
+            was = reads[k].face
+            reads[k] = reads[k].as_unknown(
+                f"the second tile model outlines this place otherwise (read {faces} across "
+                f"it; read {was} here): two tiles touching flush may be cut across")
+            # the face this outline read (its halves, with read B's top / bottom): a flush
+            # hand whose two tiles are both disputed is one of two cuts of those four halves
+            # (vision.table.open_tile.block_fills)
+            reads[k].reads["disputed"] = was
+    return reads

@@ -1,0 +1,129 @@
+"""A tile with unread tile surface lying flush beside its long side: its face is not taken.
+
+Why. Two tiles touching flush with their ends level form a square of four halves that an
+outline can cut lengthwise (the tiles as laid) or crosswise (one half of each tile); halves of
+1, 3, 4 and 5 look the same turned a quarter, so a crosswise box reads a valid face that
+neither tile has (docs/rules.md section 5; models/MODEL_CARD.md, Limitations). Where the tile
+model outlines *both* tiles lengthwise, the two outlines cover the square and nothing is in
+doubt; where it finds the crosswise box alone, the other half of the square -- the other
+half of each tile -- lies beside the box's long side with no outline on it, and a box there
+would be the same shape: the picture cannot tell which way the square is cut (the seam between
+flat drawn tiles does not show). The same holds for a lengthwise tile whose flush neighbour
+the model missed. Either way, a face read from one cut of a square whose other half is unread
+is a guess, so it is not taken.
+
+The rule (:func:`flush_beside`): for every identified tile whose halves both look alike turned
+a quarter (:func:`crosswise_alike`: a 2 or a 6 turned fails the half shapes unless spots are
+lost too), the two outlines beside it -- its
+own outline moved by its width across its long sides -- that lie inside the picture and are
+less than :data:`vision.recognition.overlaps.COVERED_UNKNOWN` under other *read* outlines (identified
+tiles and backs; an unknown outline is unread surface) are read for spots (the pip model on
+the rectified crop, as any tile). Where such an outline shows at least :data:`MIN_SPOTS` sure
+spots (confidence >= :data:`SURE`, counted by the decoder's rule, on no read outline), a
+tile surface lies there unread, flush against the tile's long side: the tile becomes unknown. It only ever removes a face; an unknown tile is never settled except
+by :mod:`vision.table.open_tile`, which guesses nothing.
+
+Public API: :func:`beside_outlines`, :func:`crosswise_alike`, :func:`flush_beside`,
+:data:`MIN_SPOTS`, :data:`SURE`, :data:`TURNED_ALIKE`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from vision.recognition.decode import TileRead, _counted_spots
+from vision.geometry import crop_to_image, inside_fractions, order_polygon, points_in_polygon
+from vision.recognition.overlaps import COVERED_UNKNOWN
+
+__all__ = ["beside_outlines", "crosswise_alike", "flush_beside", "MIN_SPOTS", "SURE",
+           "TURNED_ALIKE"]
+
+#: A face shows at least two spots (1-1), so two spots of its own make a tile surface.
+MIN_SPOTS: int = 2
+#: A spot counts at the decoder's floor for an accepted face (``RecognitionConfig``).
+SURE: float = 0.5
+#: Halves that look the same turned a quarter (1: one spot; 3: a diagonal, turned the other
+#: diagonal; 4: a square; 5: a quincunx); a 2 or a 6 turned fails the half-shape rules.
+TURNED_ALIKE: frozenset[int] = frozenset({1, 3, 4, 5})
+
+
+def crosswise_alike(face: str | None) -> bool:
+    """True when a face could plainly have been read from a box cut across two tiles: both
+    halves among :data:`TURNED_ALIKE`. A 2 (a pair across the tile) or a 6 (two columns of
+    three along it) turned a quarter fails the decoder's half shapes
+    (``decode.half_shape_ok``) unless a spot is lost or added as well, so faces with such a
+    half are left to the rules that were there (this is a yield choice, measured: on the
+    cached scenes_flush readings of issue 20 the rule on every face lost 8 more right tiles
+    and 1 more seat for no more wrong face caught; one box across a flush 3-3 | 1-6 did read
+    1-2 with its shapes, caught by the second model, :func:`vision.recognition.fill.disputed_outlines`)."""
+    if not face:
+        return False
+    return all(int(v) in TURNED_ALIKE for v in face.split("-"))
+
+
+def beside_outlines(polygon) -> np.ndarray:
+    """The two outlines lying flush against a tile's long sides: ``polygon`` (float (4, 2)
+    px) moved by its short side's vector one way and the other; float64 (2, 4, 2)."""
+    p = order_polygon(np.asarray(polygon, np.float64)).astype(np.float64)
+    s = p[1] - p[0]  # corners 0 -> 1: a short side (order_polygon), across the tile
+    return np.stack([p + s, p - s])
+
+
+def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
+                 read_outlines: Callable[[np.ndarray], list[TileRead]]) -> list[TileRead]:
+    """Identified tiles with unread tile surface flush beside a long side made unknown.
+
+    Args:
+        reads: a still reading (image px polygons), free of overlapping outlines.
+        image_shape: the picture's (H, W, ...) shape: outlines beside a tile that leave the
+            picture are not read (nothing to see there).
+        read_outlines: decodes float (n, 4, 2) image-px outlines into n :class:`TileRead`
+            (spots in crop px), e.g. ``Pipeline.decode`` on them.
+
+    Returns:
+        ``reads`` in the same order; a tile with unread spots flush beside it is
+        ``as_unknown`` with the reason.
+    """
+    reads = list(reads)
+    known = [k for k, r in enumerate(reads) if r.state == "face_up" and crosswise_alike(r.face)]
+    if not known:
+        return reads
+    h, w = image_shape[:2]
+    # what is read there: identified tiles and backs; an unknown outline is unread surface
+    outlines = [np.asarray(r.polygon, np.float64) for r in reads if r.state != "unknown"]
+    own = {k: next(i for i, m in enumerate(m for m, r in enumerate(reads)
+                                             if r.state != "unknown") if m == k)
+           for k in known}
+    cand: list[tuple[int, np.ndarray]] = []
+    for k in known:
+        for q in beside_outlines(reads[k].polygon):
+            if q.min() < 0 or (q[:, 0] > w).any() or (q[:, 1] > h).any():
+                continue
+            others = [o for m, o in enumerate(outlines) if m != own[k]]
+            if others:
+                frac = inside_fractions(np.stack([q] + others))[0, 1:]
+                if frac.sum() >= COVERED_UNKNOWN:
+                    continue  # a detected tile lies there
+            cand.append((k, q))
+    if not cand:
+        return reads
+    found = read_outlines(np.stack([q for _, q in cand]).astype(np.float32))
+    flagged: set[int] = set()
+    for (k, q), d in zip(cand, found):
+        p = d.pips
+        if k in flagged or len(p) < MIN_SPOTS:
+            continue
+        centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
+        keep = _counted_spots(centres, p.confidence) & (p.confidence >= SURE)
+        if keep.sum() < MIN_SPOTS:
+            continue
+        pts = crop_to_image(centres[keep], q)
+        inside_q = points_in_polygon(pts, q)
+        on_other = np.logical_or.reduce([points_in_polygon(pts, o) for o in outlines])
+        if int((inside_q & ~on_other).sum()) >= MIN_SPOTS:
+            flagged.add(k)
+    return [r.as_unknown(f"unread spots lie flush beside its long side (read {r.face}): two "
+                         "tiles touching flush may be cut across") if k in flagged else r
+            for k, r in enumerate(reads)]

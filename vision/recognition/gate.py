@@ -1,0 +1,96 @@
+"""The motion gate in front of the tile detector: run it only when the picture changed.
+
+Each frame is reduced to a grey thumbnail (:attr:`vision.config.GateConfig.thumb_size`,
+192 x 108, ``cv2.INTER_AREA``) and compared in blocks (6 x 6 px of the thumbnail) with the
+thumbnail of the frame the detector last ran on. When no block's mean absolute difference exceeds
+``motion_threshold`` (8 grey levels) the previous detections are reused; a hand, a moved or
+swapped tile or a camera move changes blocks and the detector runs. It runs at least every
+``redetect_every`` frames anyway. While the picture keeps changing it runs on every
+``motion_detect_every``-th frame; the frames in between are *stale*: drawn with the previous
+detections but not counted by the round tracker, so stability (and settlement) rests only on
+frames the detector saw or that did not change.
+
+:class:`MotionGate` holds no model: it decides, the caller detects (testable with plain arrays).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.config import GateConfig
+
+__all__ = ["MotionGate", "GateDecision", "thumbnail"]
+
+
+def thumbnail(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Grey ``size`` (w, h) thumbnail of a BGR uint8 (H, W, 3) image, int16 (h, w)."""
+    g = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return cv2.resize(g, size, interpolation=cv2.INTER_AREA).astype(np.int16)
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """What to do with one frame.
+
+    Attributes:
+        detect: run the detector on this frame (then call :meth:`MotionGate.ran`).
+        stale: the picture changed but the detector is skipped (motion rate): the previous
+            detections are drawn, the frame is not counted by the round tracker.
+        moved: the picture changed since the reference frame (always True for the first
+            frame and with the gate off); a periodic re-detection of a still picture is not.
+    """
+
+    detect: bool
+    stale: bool = False
+    moved: bool = True
+
+
+class MotionGate:
+    """Decides per frame whether the tile detector must run (module docstring).
+
+    Args:
+        config: :class:`vision.config.GateConfig`.
+    """
+
+    def __init__(self, config: GateConfig = GateConfig()) -> None:
+        self.config = config
+        self._last_thumb: np.ndarray | None = None
+        self._last_frame = -1
+        self._frame = 0
+        self._current = 0
+        self._thumb: np.ndarray | None = None
+
+    def decide(self, image: np.ndarray) -> GateDecision:
+        """Look at the next frame (uint8 (H, W, 3) BGR) and decide."""
+        cfg = self.config
+        self._thumb = None
+        frame, self._frame = self._frame, self._frame + 1
+        self._current = frame
+        if cfg.motion_threshold <= 0:
+            return GateDecision(True)
+        thumb = self._thumb = thumbnail(image, cfg.thumb_size)
+        if self._last_thumb is not None and self._last_thumb.shape == thumb.shape:
+            since = frame - self._last_frame
+            (w, h), (bx, by) = cfg.thumb_size, cfg.blocks
+            diff = np.abs(thumb - self._last_thumb).reshape(by, h // by, bx, w // bx)
+            moved = float(diff.mean((1, 3)).max()) > cfg.motion_threshold
+            if not moved and since < cfg.redetect_every:
+                return GateDecision(False, moved=False)
+            if moved and since < cfg.motion_detect_every:
+                return GateDecision(False, stale=True)
+            return GateDecision(True, moved=moved)
+        return GateDecision(True)
+
+    def ran(self) -> None:
+        """The detector ran on the frame just decided: it becomes the reference."""
+        if self._thumb is not None:
+            self._last_thumb = self._thumb
+        self._last_frame = self._current
+
+    def reset(self) -> None:
+        """Forget the reference frame (the next frame is always detected)."""
+        self._last_thumb = None
+        self._last_frame = -1

@@ -1,0 +1,116 @@
+"""Still images -> tile JSON: ``paigow identify`` (no tracking, no rounds).
+
+Every tile of every image is detected and decoded (no motion gate, no identity cache); a
+close-up of one tile also gets its picture outline as a candidate (:mod:`vision.recognition.closeup`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from scoring.errors import InputError
+
+from vision.recognition.closeup import context_pad, merge_picture_read, picture_candidate, single_tile_outline
+from vision.config import PipelineConfig, RecognitionConfig, TableConfig
+from vision.detections import TILE, Detections
+from vision.geometry import order_polygon
+from vision.recognition.overlaps import resolve_overlapping_reads
+from vision.pipeline import Pipeline
+
+__all__ = ["identify", "progress_bar"]
+
+
+def progress_bar(total: int | None, enabled: bool, desc: str):
+    """A tqdm bar on stderr counting frames, or None when not ``enabled``."""
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total or None, desc=desc, unit="frame", file=sys.stderr, leave=False)
+
+
+def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
+             backend: str | None = None, min_confidence: float = 0.5, tile_detector=None,
+             pip_detector=None, progress: bool = False, with_reads: bool = False,
+             pad: float = 0.0, single: bool = False, closeups: bool = True,
+             scales: Sequence[int] | None = None) -> list[dict]:
+    """Identify the tiles in still images.
+
+    Each image's tiles come from the tile model; a close-up of one tile also gets its picture
+    outline as a candidate (:func:`picture_candidate`, :func:`merge_picture_read`; off with
+    ``closeups=False``). Every candidate is verified by the decoder's two reads.
+
+    Args:
+        paths: image files, folders or globs (each expanded by :func:`vision.io.capture.open_source`).
+        models_dir: the models folder (None: :func:`vision.config.default_models_dir`).
+        with_reads: add each tile's decoder evidence (``"reads"``: read A/B counts, reason).
+        pad: context border for close-ups (:func:`context_pad`), fraction of the longer side;
+            results are in the original image's pixels (clipped to it).
+        single: each image shows exactly one tile (a catalogue close-up): its outline comes
+            from :func:`single_tile_outline` instead of the tile model; spots and the two reads
+            are as always.
+        closeups: propose the picture outline of a one-tile close-up (see above).
+        scales: tile-model input sizes fused per image (:class:`vision.config.RecognitionConfig`).
+
+    Returns:
+        ``[{"image": path, "tiles": [{"face": "1-5" | None, "state": "face_up|face_down|unknown",
+        "confidence": 0.99, "xyxy": [x1, y1, x2, y2], "polygon": [[x, y] * 4]}]}]``.
+
+    Raises:
+        InputError: a path that is missing, not an image, an empty folder; missing models.
+    """
+    from vision.io.capture import open_source
+
+    if not paths:
+        raise InputError("no image given")
+    sources = [open_source(str(p)) for p in paths]  # validate every path first
+    for s in sources:
+        if s.kind not in ("image", "images"):
+            s.close()
+            raise InputError(f"not an image, folder or glob of images: {s.spec}")
+    config = PipelineConfig(RecognitionConfig(models_dir, backend, min_confidence,
+                                              scales=None if scales is None else tuple(scales)),
+                            table=TableConfig(n_stable=1), draw=False)
+    pipe = Pipeline(config, tile_detector=tile_detector, pip_detector=pip_detector)
+    out = []
+    total = sum(s.frame_count or 0 for s in sources)
+    bar = progress_bar(total, progress, "identify")
+    for s in sources:
+        with s:
+            for fr in s:
+                image, border = context_pad(fr.image, pad)
+                if single:
+                    poly = single_tile_outline(image)
+                    dets = Detections.from_polygons(order_polygon(poly)[None], [1.0], [TILE])
+                    reads, _ = pipe.decode(image, dets, use_cache=False)
+                else:
+                    reads, dets = pipe.read_still(image)
+                    if closeups:
+                        cand = picture_candidate(image, dets)
+                        if len(cand):
+                            creads, _ = pipe.decode(image, cand, use_cache=False)
+                            reads = merge_picture_read(reads, creads[0])
+                    reads = resolve_overlapping_reads(reads)
+                h, w = fr.image.shape[:2]
+                tiles = []
+                for r in reads:
+                    if border:
+                        r.polygon = np.asarray(r.polygon, np.float32) - border
+                        r.xyxy = np.clip(np.asarray(r.xyxy, np.float32) - border,
+                                         0, [w, h, w, h]).astype(np.float32)
+                    d = r.to_dict()
+                    if with_reads:
+                        d["reads"] = r.reads
+                        d["reason"] = r.reason
+                    tiles.append(d)
+                out.append({"image": fr.path or fr.source, "tiles": tiles})
+                if bar is not None:
+                    bar.update(1)
+    if bar is not None:
+        bar.close()
+    return out
+

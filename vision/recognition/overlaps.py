@@ -1,0 +1,196 @@
+"""Tile outlines that overlap as two real tiles never do: straddlers and duplicates.
+
+Two face-up tiles on a table share at most an edge. The tile model sometimes adds a box across
+two touching tiles of a hand, or a second box on one tile; these functions remove or neutralise
+them before the table stage, so that a position never looks like five tiles and no face is read
+from the halves of two tiles. Overlap is measured with
+:func:`vision.geometry.inside_fractions` (exact convex polygon intersection).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from vision.recognition.decode import TileRead
+from vision.detections import Detections
+from vision.geometry import crop_to_image, inside_fractions
+from vision.recognition.scales import SAME_TILE_IOU
+
+__all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "ATTACHED_UNKNOWN",
+           "drop_straddlers", "resolve_overlapping_reads"]
+
+#: A tile outline that has at least this fraction of its area inside each of two other tile
+#: outlines is a straddler: the tile model's box across two touching tiles of a hand.
+STRADDLE_OVERLAP: float = 0.25
+
+
+def drop_straddlers(dets: Detections) -> Detections:
+    """Remove tile outlines lying across two other detected tiles.
+
+    Two tiles of a hand lie side by side, touching; a weakly trained tile model sometimes
+    adds one box centred on their shared edge. Such a box reads as unknown (it never gives a
+    wrong face: decode checks the outline's shape and spots), but it makes a position look like
+    five tiles, so nothing there settles. A box is dropped when at least
+    :data:`STRADDLE_OVERLAP` of its area lies inside each of two other boxes
+    (:func:`inside_fractions`).
+
+    Args:
+        dets: tile detections with polygons (n, 4, 2) px.
+
+    Returns:
+        The detections without straddlers (same order).
+    """
+    if len(dets) < 3:
+        return dets
+    keep = (inside_fractions(dets.polygon) >= STRADDLE_OVERLAP).sum(1) < 2
+    return dets[keep] if not keep.all() else dets
+
+
+DUPLICATE_OVERLAP = 0.35  # fraction of an outline inside another tile's: not two real tiles
+#: An unknown outline with at least this fraction of its area inside identified tiles (summed
+#: over them) lies across them: a box over two touching tiles of a hand, not a tile.
+COVERED_UNKNOWN = 0.5
+
+
+#: An unknown outline touching identified tiles by at least this fraction of its area, with no
+#: spot of its own, is a box over the felt or the gap between two hands, not a tile.
+ATTACHED_UNKNOWN: float = 0.05
+
+
+def _iou_from_inside(a_in_b: float, b_in_a: float) -> float:
+    """Polygon IoU from the two inside fractions (area(a & b)/area(a), area(a & b)/area(b))."""
+    if a_in_b <= 0 or b_in_a <= 0:
+        return 0.0
+    return 1.0 / (1.0 / a_in_b + 1.0 / b_in_a - 1.0)
+
+
+def _no_spot_of_its_own(r: TileRead, known: Sequence[TileRead], touch: np.ndarray) -> bool:
+    """True for an unknown outline the decoder found no spot on, or one attached to identified
+    tiles (at least ATTACHED_UNKNOWN of its area inside them) whose every spot lies inside an
+    identified tile's outline: a face-up tile shows at least two spots of its own (1-1), so
+    such a box -- over the felt, the gap between two hands, or a tile's edge -- is not a tile.
+    Only outlines the decoder has read count (spots looked for: ``reads["A"]``)."""
+    n = r.spots_counted
+    if n is None:
+        return False  # not decoded (video: the identity cache's "not decoded yet")
+    if n == 0:
+        return True  # no spot at all: not a face-up tile, wherever it lies
+    if not len(known) or float(np.sum(touch)) < ATTACHED_UNKNOWN:
+        return False
+    import cv2
+
+    pips = r.pips
+    if len(pips):
+        centres = crop_to_image(np.asarray(pips.xyxy, np.float64).reshape(-1, 2, 2).mean(1),
+                                r.polygon)
+        outlines = [np.asarray(k.polygon, np.float32).reshape(-1, 1, 2) for k in known]
+        for x, y in centres:
+            if not any(cv2.pointPolygonTest(o, (float(x), float(y)), False) >= 0
+                       for o in outlines):
+                return False
+    return True
+
+
+def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
+    """Resolve tile outlines that overlap as two real tiles never do.
+
+    Two face-up tiles on a table share at most an edge; an outline with at least
+    DUPLICATE_OVERLAP of its area inside another face-up outline is a second box on one tile,
+    or a box across two touching tiles of a hand (at angles :func:`drop_straddlers` misses).
+    Such a box can read a valid face from the halves of two tiles (seen: the lower halves of
+    a 5-6 and its neighbour read "5-5" on a JPEG frame), so:
+
+    * an unknown outline inside an identified one is dropped (the identified read is the tile;
+      the duplicate would make its position look like five tiles, never settled), and so is
+      one lying at least COVERED_UNKNOWN inside identified tiles taken together (a box across
+      two touching tiles; a real tile is never that much under other real tiles);
+    * an identified outline lying that much inside two or more other face-up outlines is a
+      straddler and is dropped;
+    * two identified outlines naming the same face with polygon IoU >= SAME_TILE_IOU are two
+      boxes on one tile: the more confident one is kept;
+    * two unknown outlines with polygon IoU >= SAME_TILE_IOU are two boxes on one tile: the
+      less confident is dropped (the tile stays unknown);
+    * an unknown outline the decoder found no spot on, or one attached to identified tiles
+      whose every spot lies inside them, is dropped: a face-up tile shows spots of its own
+      (at least two), so it is a box over the felt, the gap between two hands or a tile's
+      edge;
+    * otherwise, two identified outlines that overlap that much both become unknown
+      ("overlapping outlines"): which one is the tile is not known, and nothing is settled
+      from a guess.
+    * an identified outline with at least STRADDLE_OVERLAP of its area inside each of two
+      other face-up outlines that stay (unknown ones included; neither a box on the same
+      tile, polygon IoU < SAME_TILE_IOU) lies across them as the straddlers of
+      :func:`drop_straddlers` do: either it or they are not tiles, so it becomes unknown
+      ("outline across two other tile outlines"). Unknown outlines mostly inside it were
+      dropped above (the identified read is trusted there, as before).
+
+    Face-down tiles (stacks) are left alone. If a real tile were dropped, its position would
+    have three tiles and would not settle.
+
+    Args:
+        reads: decoded reads of one frame (image px polygons).
+
+    Returns:
+        the reads to report (same order; changed reads are new :class:`TileRead` objects).
+    """
+    reads = list(reads)
+    up = [i for i, r in enumerate(reads) if r.state != "face_down"]
+    if len(up) < 2:
+        return reads
+    inside = inside_fractions(np.stack([reads[i].polygon for i in up]))
+    frac = inside >= DUPLICATE_OVERLAP
+    known = [k for k, i in enumerate(up) if reads[i].state == "face_up"]
+    # two boxes on one tile naming the same face (polygon IoU >= SAME_TILE_IOU, the input-size
+    # fusion's criterion): one tile, the more confident box kept. Only overlapping pairs.
+    same = set()
+    kn = np.asarray(known, int)
+    for a, b in zip(*np.nonzero(np.triu(inside[np.ix_(kn, kn)] > 0, 1))):
+        a, b = int(kn[a]), int(kn[b])
+        if (reads[up[a]].face == reads[up[b]].face
+                and _iou_from_inside(inside[a, b], inside[b, a]) >= SAME_TILE_IOU):
+            same.add(min(a, b, key=lambda k: (reads[up[k]].confidence, -k)))
+    known = [k for k in known if k not in same]
+    over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
+    drop = {k for k in over if reads[up[k]].state == "unknown"
+            and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN
+                 or _no_spot_of_its_own(reads[up[k]], [reads[up[m]] for m in known],
+                                        inside[k, known]))}
+    drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
+    drop |= same
+    # two unknown outlines with polygon IoU >= SAME_TILE_IOU are two boxes on one tile (two
+    # real tiles share at most an edge): one unread tile, the more confident box kept -- it
+    # names no face either way, and the position no longer looks like five tiles
+    unread = [k for k in range(len(up)) if k not in drop and k not in known
+              and reads[up[k]].state == "unknown"]
+    for a in sorted(unread, key=lambda k: (reads[up[k]].confidence, -k)):
+        if a not in drop and any(
+                m != a and m not in drop
+                and _iou_from_inside(inside[a, m], inside[m, a]) >= SAME_TILE_IOU
+                for m in unread):
+            drop.add(a)
+    # an identified outline lying across two other face-up outlines that stay, unknown ones
+    # too (the straddler of drop_straddlers, formed after detection: input sizes fused, the
+    # second look, the second model), each holding STRADDLE_OVERLAP of it and neither a box
+    # on the same tile (IoU < SAME_TILE_IOU). Two real tiles never overlap, so either it or
+    # both of them are not tiles; which is not known, so its face is not taken (seen: a box
+    # across the halves of a flush 2-5 | 2-4 read "4-5", a face neither tile has)
+    stay = [m for m in range(len(up)) if m not in drop]
+    across = set()
+    for k in known:
+        if k in drop:
+            continue
+        under = [m for m in stay if m != k and inside[k, m] >= STRADDLE_OVERLAP
+                 and _iou_from_inside(inside[k, m], inside[m, k]) < SAME_TILE_IOU]
+        if len(under) >= 2:
+            across.add(k)
+    conflict = {x for k in known if k not in drop and k not in across
+                for m in over[k] if m not in drop and m not in across for x in (k, m)}
+    gone = {up[k] for k in drop}
+    changed = {up[k] for k in conflict}
+    crossing = {up[k] for k in across}
+    return [r.as_unknown(f"overlapping outlines (read {r.face})") if i in changed
+            else r.as_unknown(f"outline across two other tile outlines (read {r.face})")
+            if i in crossing else r
+            for i, r in enumerate(reads) if i not in gone]

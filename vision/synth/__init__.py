@@ -1,0 +1,1 @@
+"""Synthetic data: the table renderer, training data from it, and model training."""

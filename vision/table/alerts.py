@@ -1,0 +1,221 @@
+"""Integrity alerts of one round, computed from its round event (a
+:class:`vision.schema.RoundEvent` or its JSON form).
+
+Sources: docs/rules.md section 1 (a 32-tile set holds each civil face twice, each military face
+once), PA 621a.8 (d) (the dealer sets by the house way), docs/rules.md section 4 (a hand is mis-set
+when the low hand ranks above the high hand). Event shape: docs/round-event.md.
+
+Kinds written here:
+
+* ``duplicate_face``: a face seen more often in the round than one set holds it (three 6-6, two
+  3-6). ``position`` is the position where the face is seen once too often (positions walked in
+  the order dealer, "1".."7", then any other label, then face-up tiles with no position);
+  ``detail`` names every position holding it.
+* ``house_way_deviation``: the dealer's setting is legal but not the one the house way
+  (``event["house_way"]``, default ``"reference"``) plays for its four tiles.
+* ``mis_set``: a position's low hand ranks above its high hand.
+
+Faces that are missing, ``None`` or ``"unknown"`` are skipped (the pipeline reports those
+itself as ``unknown_tile``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from scoring.errors import InputError
+from scoring.settle import POSITIONS
+from scoring.tiles import TILES_BY_FACE, Tile, parse_tile
+
+from vision.schema import RoundEvent
+
+__all__ = ["round_alerts", "duplicate_faces", "house_way_alerts", "mis_set_alerts",
+           "merge_alerts", "ALERT_KINDS"]
+
+ALERT_KINDS = ("duplicate_face", "house_way_deviation", "mis_set")
+_SKIP = {None, "", "unknown", "?", "none"}
+
+
+def _positions(event: Mapping) -> list[tuple[str, dict]]:
+    pos = event.get("positions") or {}
+    if not isinstance(pos, Mapping):
+        raise InputError(f"round {event.get('round_id')!r}: positions is not an object")
+    keys = sorted(pos, key=lambda k: (POSITIONS.index(str(k)) if str(k) in POSITIONS else 99,
+                                      str(k)))
+    return [(str(k), pos[k]) for k in keys if isinstance(pos[k], Mapping)]
+
+
+def _tile(face, where: str) -> Tile | None:
+    t = TILES_BY_FACE.get(face) if isinstance(face, str) else None
+    if t is not None:  # fast path: the pipeline writes canonical faces
+        return t
+    if isinstance(face, Mapping):
+        face = face.get("face")
+    if face is None or (isinstance(face, str) and face.strip().lower() in _SKIP):
+        return None
+    try:
+        return parse_tile(face)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def duplicate_faces(event: Mapping) -> list[dict]:
+    """``duplicate_face`` alerts: faces seen more often than the 32-tile set holds them
+    (``TILES_BY_FACE[face].copies``: 2 for civil faces, 1 for military ones).
+
+    Counts every position's ``tiles`` plus the face-up entries of ``event["tiles"]`` that have
+    no position (a stray tile on the layout).
+
+    Returns:
+        list of ``{"kind": "duplicate_face", "position": str | None, "detail": str}``, one per
+        face, in rank order of the face.
+
+    Raises:
+        InputError: when a face text is not a pai gow face (names it and the position).
+    """
+    rid = event.get("round_id")
+    seen: list[tuple[Tile, str | None]] = []
+    for pos, p in _positions(event):
+        for face in p.get("tiles") or []:
+            t = _tile(face, f"round {rid!r} position {pos!r}")
+            if t is not None:
+                seen.append((t, pos))
+    for d in event.get("tiles") or []:
+        if isinstance(d, Mapping) and d.get("position") is None and \
+                d.get("state", "face_up") == "face_up":
+            t = _tile(d.get("face"), f"round {rid!r} unplaced tile")
+            if t is not None:
+                seen.append((t, None))
+    count: Counter = Counter()
+    where: dict[Tile, list[str]] = {}
+    excess_at: dict[Tile, str | None] = {}
+    for t, pos in seen:
+        count[t] += 1
+        where.setdefault(t, []).append(pos if pos is not None else "unplaced")
+        if count[t] == t.copies + 1:
+            excess_at[t] = pos
+    out = []
+    for t in sorted(excess_at, key=lambda t: t.index):
+        copies = TILES_BY_FACE[t.face].copies
+        out.append({
+            "kind": "duplicate_face",
+            "position": excess_at[t],
+            "detail": (f"face {t.face} seen {count[t]} times (positions "
+                       f"{', '.join(where[t])}); a set holds {copies}"),
+        })
+    return out
+
+
+def _setting(p: Mapping, pos: str, rid):
+    from scoring.setting import make_setting
+
+    high, low = p.get("high"), p.get("low")
+    if not high or not low:
+        return None
+    where = f"round {rid!r} position {pos!r}"
+    hi = [_tile(f, where) for f in high]
+    lo = [_tile(f, where) for f in low]
+    if None in hi or None in lo:
+        return None
+    return make_setting(hi, lo)
+
+
+def mis_set_alerts(event: Mapping) -> list[dict]:
+    """``mis_set`` alerts: positions whose low hand ranks above the high hand under the event's
+    ``rules`` profile (default ``"pa"``), computed from ``high``/``low``; a position without both
+    hands counts as mis-set when it says ``"mis_set": true``.
+
+    For a seat the pipeline settles the mis-set hand by the rules profile's policy (re-set by
+    the house way or forfeit, scoring.settle); the alert records that it happened.
+    """
+    rid = event.get("round_id")
+    rules = event.get("rules") or "pa"
+    out = []
+    for pos, p in _positions(event):
+        s = _setting(p, pos, rid)
+        if s is not None:
+            mis = s.is_mis_set(rules)
+        else:
+            mis = bool(p.get("mis_set"))
+        if mis:
+            shown = f"{' '.join(p.get('high') or [])} / {' '.join(p.get('low') or [])}".strip()
+            out.append({"kind": "mis_set", "position": pos,
+                        "detail": f"{shown or 'hand'} is mis-set: the low hand ranks above "
+                                  "the high hand"})
+    return out
+
+
+def house_way_alerts(event: Mapping) -> list[dict]:
+    """``house_way_deviation``: the dealer's (legal) setting differs from the house way's
+    setting of the same four tiles, using ``scoring.setting.is_house_way(setting, way, rules)``
+    and ``house_way_setting(tiles, way, rules)`` with ``way = event["house_way"]`` (default
+    ``"reference"``). A mis-set dealer hand is a ``mis_set`` alert, not this one. When the
+    dealer's hands are not known, the position's own ``"is_house_way": false`` flag is used.
+    """
+    rid = event.get("round_id")
+    rules = event.get("rules") or "pa"
+    way = event.get("house_way") or "reference"
+    pos_map = dict(_positions(event))
+    p = pos_map.get("dealer")
+    if p is None:
+        return []
+    s = _setting(p, "dealer", rid)
+    if s is None:
+        if p.get("is_house_way") is False:
+            return [{"kind": "house_way_deviation", "position": "dealer",
+                     "detail": "dealer setting is not the house way (flag from the event)"}]
+        return []
+    if s.is_mis_set(rules):
+        return []
+    from scoring.setting import house_way_setting, is_house_way
+
+    if is_house_way(s, way, rules):
+        return []
+    hw = house_way_setting(list(s.tiles), way, rules)
+    return [{"kind": "house_way_deviation", "position": "dealer",
+             "detail": f"dealer set {s}; the house way {way!r} sets {hw}"}]
+
+
+def round_alerts(event: RoundEvent | Mapping) -> list[dict]:
+    """Every integrity alert of a round event: duplicate faces, then the dealer's house-way
+    deviation, then mis-set hands.
+
+    Args:
+        event: a round event or its JSON form (docs/round-event.md); uses ``positions`` (``tiles``,
+            ``high``, ``low``, ``mis_set``, ``is_house_way``), ``tiles``, ``rules``,
+            ``house_way``.
+
+    Returns:
+        list of ``{"kind", "position", "detail"}`` dicts (kinds in :data:`ALERT_KINDS`).
+
+    Raises:
+        InputError: for a face text that is not a pai gow face or an unknown rules profile.
+    """
+    if isinstance(event, RoundEvent):
+        event = event.to_dict()
+    return duplicate_faces(event) + house_way_alerts(event) + mis_set_alerts(event)
+
+
+def merge_alerts(given: Iterable[Mapping], computed: Iterable[Mapping]) -> list[dict]:
+    """The event's own alerts followed by the computed ones it does not already hold (one
+    alert per ``(kind, position)``; the event's wording wins)."""
+    out: list[dict] = []
+    keys: set = set()
+    for a in list(given) + list(computed):
+        key = (a.get("kind"), a.get("position"))
+        if a.get("kind") == "duplicate_face":  # one per face, wherever it is reported
+            m = _FACE_IN_TEXT.search(str(a.get("detail") or ""))
+            key = (a.get("kind"), m.group(0) if m else a.get("detail"))
+        if key in keys:
+            continue
+        keys.add(key)
+        d = dict(a)
+        d.setdefault("position", None)
+        d.setdefault("detail", None)
+        out.append(d)
+    return out
+
+
+_FACE_IN_TEXT = re.compile(r"\b[1-6]-[1-6]\b")

@@ -1,0 +1,798 @@
+"""Table: tile reads -> positions (two hands each) -> rounds settled by :mod:`scoring.settle`.
+
+Design: docs/architecture.md (the table stage); the rounds it produces become round events
+(docs/round-event.md) in :mod:`vision.table.events`.
+
+Positions
+---------
+With a :class:`Layout` (YAML, polygons per position in image pixels) a tile belongs to the
+position whose polygon holds its centre (:func:`assign_positions`). A layout pins the seats;
+``paigow layout propose FRAME...`` drafts one from frames of any table
+(:mod:`vision.table.propose`).
+
+Without a layout, :func:`group_seats` names the tiles by *where* they lie, never by counting
+groups (a chip taken for a tile or a hand split in two must not shift every seat after it):
+
+1. tiles whose outlines come within ``UNIT_GAP`` tile widths form a group (a hand, or a
+   position whose hands touch);
+2. the table model :data:`SEAT_MODEL` -- the dealer at the top centre, seats "1".."7" evenly
+   along an arc facing the dealer, seat 1 at the image right -- is fitted (scale, shift, a
+   turn of at most ``MAX_ROTATION``) to the groups that look like a position (four touching
+   tiles, or two hands of two). The dealer's group and at least ``MIN_FIT - 1`` others must
+   fit, the dealer's tiles must lie square to the fitted table (``DEALER_SQUARE``), no
+   different assignment of those groups to places may fit about as well, and no
+   position-like group may be left over beyond an end seat; otherwise no position is named
+   (the reason is kept). Along the arc the seats fit their own image shifted by one seat
+   after a turn of about 18 degrees; the dealer's square tiles and the left-over end seat are
+   what keep the names from sliding;
+3. each group goes to the fitted place nearest its centre; a group further than
+   ``STRAY_RADIUS`` seat spacings from every place is left out (a chip, a card, the woodpile);
+   a group about as near a second place (``BETWEEN_RATIO``) lies between two positions and
+   makes both unclear;
+4. a position is a seat candidate only with exactly four tiles that are the group the table
+   was fitted to at that place, lying as two hands of two, with no other tile within
+   ``NEAR_RATIO`` of the gap between their two hands.
+
+Unclear positions carry a ``("seat_unclear", why)`` problem (``build_positions(...,
+problems=)``) and are never settled: the grouping abstains rather than guesses. Callers that
+take only the groups (:func:`auto_group`) get the unclear positions withheld unless their tile
+count already keeps them from settling.
+Either way the *banker* is a position name (``"dealer"`` by default; ``--banker 3``
+when seat 3 banks).
+
+A position's hand is its four face-up tiles; tile backs beside four identified face-up tiles
+are undealt stacks (a seat is dealt exactly four tiles, docs/rules.md sections 4-5) and are set
+aside, while a back among fewer face-up tiles (a hand not yet turned over) stops the position
+from settling. A position's four tiles are two hands laid together: :func:`pair_hands` chooses the pairing of
+the three possible ones with the least summed centre distance; the hand with the higher key
+(:func:`scoring.hands.hand_key`) is the high hand. The vision system cannot tell which hand a
+player meant as high, so it never reports a mis-set from the table; settle does the rest.
+
+Rounds over time
+----------------
+:class:`RoundTracker` keeps, per position, the signature of what it shows (the setting, or the
+problem: unknown tiles, face-down tiles, wrong tile count) and how many consecutive frames it
+has been the same. A position is **final** when it shows a setting of four known tiles, identical
+for ``n_stable`` consecutive frames (any occlusion -- a missing or unknown tile -- breaks the run).
+The round **settles** when the banker's position is final and every other position showing tiles
+is final too, or at the latest ``settle_wait`` frames after the banker became final (positions
+still occluded, face down or unread then are not settled). Settlement uses :func:`scoring.settle.settle_round` with the final positions only;
+every other position is reported ``"not_settled"`` with its reason -- never a guessed result.
+A face read more often than a set holds (a misread somewhere) excludes every position holding it
+(and the whole round when the banker holds it). One event per round: after settling, nothing is
+emitted until the banker's position is stably cleared or stably shows another setting for
+``n_stable`` frames; then a new round opens (an occlusion of the banker's tiles, however long,
+does not open a new round, so the same round is never emitted twice). For still images use ``n_stable=1``.
+
+Every round is accounted for: a round that showed tiles but never settled (the banker's tiles
+unreadable or covered until the table was cleared) is emitted as an unsettled round (``result``
+None, each position's reason) when the table has been empty for ``n_stable`` frames, or by
+:meth:`RoundTracker.flush` when the source ends (or, for still images, before the next image).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from scoring.errors import InputError
+from scoring.hands import hand_key
+from scoring.rules import get_profile
+from scoring.setting import Setting, get_house_way
+from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money, settle_round
+from scoring.tiles import TILES_BY_FACE
+
+from vision.recognition.decode import TileRead
+from vision.geometry import points_in_polygon
+from vision.table.open_tile import settle_open
+from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
+
+__all__ = [
+    "Layout",
+    "PositionState",
+    "SettledRound",
+    "RoundTracker",
+    "load_layout",
+    "assign_positions",
+    "position_of",
+    "auto_group",
+    "group_seats",
+    "SeatGrouping",
+    "SEAT_MODEL",
+    "pair_hands",
+    "build_positions",
+    "point_in_polygon",
+    "points_in_polygon",
+    "check_polygons",
+]
+
+
+# --------------------------------------------------------------------------- layout
+
+
+@dataclass
+class Layout:
+    """A table's geometry and money settings (from a layout YAML).
+
+    Attributes:
+        positions: position id (``"dealer"``, ``"1".."7"``) -> float64 (k, 2) polygon in image
+            pixels (k >= 3).
+        table_id: the table's name in events.
+        rules: rule profile name (``"pa"`` default, ``"nj"``).
+        commission: commission rate as exact decimal text, or None for the profile's.
+        house_way: house way name (``"reference"`` default).
+        banker: the banking position (``"dealer"`` default, or a seat id).
+        bets: position -> wager as exact decimal text (default 1 each).
+        co_bank: the house co-banks with a banking player.
+        path: where the layout came from (for messages).
+
+    YAML form (``rules``, ``commission``, ``table_id``, ``house_way``, ``banker``, ``bets``,
+    ``co_bank`` optional)::
+
+        table_id: table-1
+        rules: pa
+        commission: "0.05"
+        positions:
+          dealer: [[860, 40], [1060, 40], [1060, 240], [860, 240]]
+          "1": [[1500, 700], ...]
+    """
+
+    positions: dict[str, np.ndarray]
+    table_id: str = "table-1"
+    rules: str = "pa"
+    commission: str | None = None
+    house_way: str = "reference"
+    banker: str = "dealer"
+    bets: dict[str, str] = field(default_factory=dict)
+    co_bank: bool = False
+    path: str = "<layout>"
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "layout") -> "Layout":
+        """Validate and build a layout from its dict form (see class docstring).
+
+        Raises:
+            InputError: naming ``where`` and the offending key or value.
+        """
+        if not isinstance(d, Mapping):
+            raise InputError(f"{where}: expected a mapping with 'positions', got {type(d).__name__}")
+        known = {"positions", "table_id", "rules", "commission", "house_way", "banker", "bets",
+                 "co_bank"}
+        extra = sorted(set(map(str, d)) - known)
+        if extra:
+            raise InputError(f"{where}: unknown key(s) {', '.join(extra)} "
+                             f"(allowed: {', '.join(sorted(known))})")
+        raw = d.get("positions")
+        if not isinstance(raw, Mapping) or not raw:
+            raise InputError(f"{where}: 'positions' must map position ids to polygons")
+        positions: dict[str, np.ndarray] = {}
+        for key, poly in raw.items():
+            pos = str(key).strip().lower()
+            if pos not in POSITIONS:
+                raise InputError(f"{where}: position {key!r} is not 'dealer' or a seat id 1..7")
+            try:
+                arr = np.asarray(poly, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise InputError(f"{where}: polygon of position {key!r} is not a list of [x, y] "
+                                 f"points: {poly!r}") from None
+            if arr.ndim != 2 or arr.shape[1] != 2 or len(arr) < 3 or not np.isfinite(arr).all():
+                raise InputError(f"{where}: polygon of position {key!r} needs >= 3 finite [x, y] "
+                                 f"points, got {poly!r}")
+            if pos in positions:
+                raise InputError(f"{where}: position {pos!r} is given twice")
+            positions[pos] = arr
+        check_polygons(positions, where)
+        rules = str(d.get("rules", "pa"))
+        get_profile(rules)  # InputError naming it
+        commission = d.get("commission")
+        if commission is not None:
+            commission = _exact_text(commission)
+            parse_commission(commission)
+        way = str(d.get("house_way", "reference"))
+        get_house_way(way)
+        banker = str(d.get("banker", "dealer")).strip().lower()
+        if banker not in positions:
+            raise InputError(f"{where}: banker {banker!r} is not one of its positions "
+                             f"({', '.join(positions)})")
+        bets_raw = d.get("bets") or {}
+        if not isinstance(bets_raw, Mapping):
+            raise InputError(f"{where}: 'bets' must map positions to amounts, got {bets_raw!r}")
+        bets: dict[str, str] = {}
+        for key, value in bets_raw.items():
+            pos = str(key).strip().lower()
+            if pos not in positions:
+                raise InputError(f"{where}: bet for {key!r}, which is not a position of the layout")
+            text = _exact_text(value)
+            parse_money(text, what=f"{where}: bet for position {pos}")
+            bets[pos] = text
+        co_bank = d.get("co_bank", False)
+        if not isinstance(co_bank, bool):
+            raise InputError(f"{where}: co_bank must be true or false, got {co_bank!r}")
+        table_id = str(d.get("table_id", "table-1"))
+        return cls(positions, table_id, rules, commission, way, banker, bets, co_bank, where)
+
+    def check_frame(self, width: int, height: int) -> None:
+        """Check the polygons against the picture: at least :data:`MIN_INSIDE` of each
+        polygon's area must lie inside the ``width`` x ``height`` px picture.
+
+        Raises:
+            InputError: naming the position (the layout was drawn for another camera or
+                picture size).
+        """
+        from shapely.geometry import box
+
+        frame = box(0, 0, float(width), float(height))
+        for pos, arr in self.positions.items():
+            shp = _shape(arr)
+            inside = shp.intersection(frame).area / shp.area
+            if inside < MIN_INSIDE:
+                raise InputError(f"{self.path}: polygon of position {pos!r} lies "
+                                 f"{'off' if inside == 0 else 'mostly off'} the {width} x "
+                                 f"{height} px picture ({inside:.0%} inside; was the layout "
+                                 "drawn for another camera?)")
+
+    def to_dict(self) -> dict:
+        """The YAML/dict form (polygons as lists)."""
+        out: dict[str, Any] = {"table_id": self.table_id, "rules": self.rules,
+                               "house_way": self.house_way, "banker": self.banker,
+                               "positions": {p: v.tolist() for p, v in self.positions.items()}}
+        if self.commission is not None:
+            out["commission"] = self.commission
+        if self.bets:
+            out["bets"] = dict(self.bets)
+        if self.co_bank:
+            out["co_bank"] = True
+        return out
+
+
+#: Largest absolute polygon coordinate accepted (px): no camera picture is this large, and a
+#: value like 1e308 would overflow the area and distance arithmetic.
+MAX_COORD = 100_000.0
+#: A polygon with less area than this (px^2) holds no tile: zero-area (points on a line).
+MIN_AREA = 1.0
+#: Share of a polygon's area that must lie inside the picture (``Layout.check_frame``): a
+#: position mostly off the picture cannot show its tiles.
+MIN_INSIDE = 0.5
+
+
+def _shape(poly: np.ndarray):
+    from shapely.geometry import Polygon
+
+    return Polygon([tuple(map(float, p)) for p in poly])
+
+
+def check_polygons(positions: Mapping[str, np.ndarray], where: str = "layout") -> None:
+    """Check a layout's polygons: coordinates within :data:`MAX_COORD` px, no polygon whose
+    edges cross (self-intersecting) or with (near) zero area (< :data:`MIN_AREA` px^2), no two
+    polygons overlapping (a tile's centre must belong to one position only). Polygons may
+    touch along an edge. Geometry by shapely (``Polygon.is_valid``, ``intersection``).
+
+    Args:
+        positions: position id -> float64 (k, 2) polygon, image px.
+        where: the layout's name for the message.
+
+    Raises:
+        InputError: naming the position(s) and what is wrong.
+    """
+    from shapely.validation import explain_validity
+
+    shapes = {}
+    for pos, arr in positions.items():
+        big = np.abs(arr).max()
+        if big > MAX_COORD:
+            raise InputError(f"{where}: polygon of position {pos!r} has a coordinate {big:g} "
+                             f"px, beyond any picture (at most {MAX_COORD:g})")
+        shp = _shape(arr)
+        if shp.convex_hull.area < MIN_AREA:
+            raise InputError(f"{where}: polygon of position {pos!r} has zero area "
+                             f"({shp.convex_hull.area:g} px^2): its points lie on a line or "
+                             "coincide")
+        if not shp.is_valid:
+            raise InputError(f"{where}: polygon of position {pos!r} is self-intersecting "
+                             f"(its edges cross: {explain_validity(shp)}); list the corners "
+                             "in order around it")
+        if shp.area < MIN_AREA:
+            raise InputError(f"{where}: polygon of position {pos!r} has zero area "
+                             f"({shp.area:g} px^2): its points lie on a line or coincide")
+        shapes[pos] = shp
+    names = list(shapes)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            over = shapes[a].intersection(shapes[b]).area
+            if over >= MIN_AREA:
+                raise InputError(f"{where}: polygons of positions {a!r} and {b!r} overlap "
+                                 f"({over:.0f} px^2): a tile must belong to one position")
+
+
+def _exact_text(value) -> str:
+    """Money/rate from YAML as text: YAML floats keep the digits the user wrote (repr)."""
+    if isinstance(value, bool):
+        raise InputError(f"amount {value!r} is not a decimal")
+    if isinstance(value, float):
+        return repr(value)
+    return str(value).strip(" \t\r\n")  # ASCII blanks only: the money grammar is ASCII
+
+
+def load_layout(path: str | Path) -> Layout:
+    """Read a layout YAML file.
+
+    Raises:
+        InputError: missing file, invalid YAML, or a bad value (the message names the file).
+    """
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"layout file not found: {p}")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"layout file {p} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    return Layout.from_dict(data, where=f"layout {p}")
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def point_in_polygon(point, polygon) -> bool:
+    """True when ``point`` (x, y) lies inside ``polygon`` (k, 2) px (even-odd rule; points on
+    an edge may go either way)."""
+    return bool(points_in_polygon([point], polygon)[0])
+
+
+def position_of(reads: Sequence[TileRead], layout: Layout) -> list[str | None]:
+    """The layout position holding each tile's centre (None when in no polygon; the first
+    polygon in layout order wins where polygons overlap)."""
+    reads = list(reads)
+    out: list[str | None] = [None] * len(reads)
+    if not reads:
+        return out
+    centres = np.array([r.centre for r in reads])
+    for p, poly in layout.positions.items():
+        inside = points_in_polygon(centres, poly)
+        for i in np.nonzero(inside)[0]:
+            if out[i] is None:
+                out[i] = p
+    return out
+
+
+def assign_positions(reads: Sequence[TileRead], layout: Layout) -> dict[str, list[TileRead]]:
+    """Tiles per layout position (every layout position present, possibly empty); tiles whose
+    centre lies in no polygon are left out (see :func:`position_of`)."""
+    out: dict[str, list[TileRead]] = {p: [] for p in layout.positions}
+    for r, p in zip(reads, position_of(reads, layout)):
+        if p is not None:
+            out[p].append(r)
+    return out
+
+
+def pair_hands(tiles4: Sequence[TileRead], rules="pa") -> tuple[list[TileRead], list[TileRead]]:
+    """Split four tiles into the two hands lying together.
+
+    Of the three pairings, the one with the least summed centre distance (px) is taken. When
+    every tile has a face, the hand with the higher key (:func:`scoring.hands.hand_key` under
+    ``rules``) comes first (the high hand); otherwise the hands are in pairing order.
+
+    Raises:
+        InputError: not exactly four tiles.
+    """
+    t = list(tiles4)
+    if len(t) != 4:
+        raise InputError(f"pair_hands needs four tiles, got {len(t)}")
+    c = [x.centre for x in t]
+
+    def dist(i, j):
+        return float(np.linalg.norm(c[i] - c[j]))
+
+    pairings = [((0, 1), (2, 3)), ((0, 2), (1, 3)), ((0, 3), (1, 2))]
+    best = min(pairings, key=lambda p: dist(*p[0]) + dist(*p[1]))
+    h1 = [t[i] for i in best[0]]
+    h2 = [t[i] for i in best[1]]
+    if all(x.face for x in t):
+        k1 = hand_key(h1[0].face, h1[1].face, rules)
+        k2 = hand_key(h2[0].face, h2[1].face, rules)
+        if k2 > k1:
+            h1, h2 = h2, h1
+    return h1, h2
+
+
+@dataclass
+class PositionState:
+    """What one position shows in one frame.
+
+    Attributes:
+        position: ``"dealer"`` or ``"1".."7"``.
+        tiles: its :class:`TileRead` s (high hand first when set).
+        setting: the :class:`scoring.setting.Setting` laid (high = the higher hand), or None
+            when the position has a problem.
+        problems: list of ``(kind, detail)``: kind ``"wrong_tile_count"``, ``"unknown_tile"``,
+            ``"face_down"`` or ``"seat_unclear"`` (automatic grouping, :func:`group_seats`); a
+            position with problems is never settled.
+        set_aside: tile backs lying beside four identified face-up tiles (undealt stacks: a
+            seat is dealt exactly four tiles); not part of ``tiles`` (the hand), they do not
+            stop the position from settling.
+        open_hands: for a position whose only problem is unknown tiles among four face-up
+            tiles, its two hands as laid (paired by where the tiles lie): it may still settle
+            where every face that tile could be gives the same result (:mod:`vision.table.open_tile`).
+    """
+
+    position: str
+    tiles: list[TileRead]
+    setting: Setting | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    set_aside: list[TileRead] = field(default_factory=list)
+    open_hands: tuple[list[TileRead], list[TileRead]] | None = None
+
+    @property
+    def signature(self) -> tuple:
+        """Hashable summary for stability tracking: the setting's hands, or the problems with
+        the tiles' states and faces."""
+        if self.setting is not None:
+            c = self.setting.canonical()
+            return ("set", tuple(x.face for x in c.high), tuple(x.face for x in c.low))
+        return ("problem", tuple(sorted((r.state, r.face or "") for r in self.tiles)))
+
+    @property
+    def reason(self) -> str | None:
+        """The problems as one line (None when there are none)."""
+        return "; ".join(d for _, d in self.problems) or None
+
+
+def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
+                    problems: Mapping[str, Sequence[tuple[str, str]]] | None = None
+                    ) -> dict[str, PositionState]:
+    """:class:`PositionState` per position that shows at least one tile or has a problem.
+
+    Args:
+        groups: position -> its tiles.
+        rules: rule profile (for which hand is high).
+        problems: position -> ``[(kind, detail)]`` found before (e.g. by :func:`group_seats`:
+            a position whose grouping is unclear); such a position is never settled.
+    """
+    out: dict[str, PositionState] = {}
+    problems = problems or {}
+    for pos in list(groups) + [p for p in problems if p not in groups]:
+        tiles = list(groups.get(pos, ()))
+        if not tiles and not problems.get(pos):
+            continue
+        st = PositionState(pos, tiles)
+        st.problems.extend((str(k), str(d)) for k, d in problems.get(pos, ()))
+        up = [r for r in tiles if r.state != "face_down"]
+        down = [r for r in tiles if r.state == "face_down"]
+        if len(up) == 4 and all(r.state == "face_up" for r in up):
+            # four identified face-up tiles: the hand. A tile back beside them is a stack not
+            # dealt (a seat gets exactly four tiles), set aside -- never part of the hand.
+            st.set_aside = down
+        else:
+            up, down = tiles, []
+        if len(up) != 4:
+            st.problems.append(("wrong_tile_count", f"{len(up)} tiles, a position holds 4"))
+        n_unknown = sum(r.state == "unknown" for r in up)
+        if n_unknown:
+            why = "; ".join(sorted({r.reason or "unread" for r in up if r.state == "unknown"}))
+            st.problems.append(("unknown_tile", f"{n_unknown} tile(s) unknown ({why})"))
+        n_down = sum(r.state == "face_down" for r in up)
+        if n_down:
+            st.problems.append(("face_down", f"{n_down} tile(s) face down"))
+        if (len(up) == 4 and n_unknown >= 1 and not n_down
+                and all(k == "unknown_tile" for k, _ in st.problems)):
+            st.open_hands = pair_hands(up, rules)
+        if not st.problems:
+            h, lo = pair_hands(up, rules)
+            st.tiles = h + lo
+            st.setting = Setting((TILES_BY_FACE[h[0].face], TILES_BY_FACE[h[1].face]),
+                                 (TILES_BY_FACE[lo[0].face], TILES_BY_FACE[lo[1].face]))
+        out[pos] = st
+    return out
+
+
+# --------------------------------------------------------------------------- rounds
+
+
+@dataclass
+class SettledRound:
+    """A round the tracker settled (shaped into an event by :mod:`vision.table.events`).
+
+    Attributes:
+        positions: every position seen in the settling frame (:class:`PositionState`).
+        final: positions settled (final and free of duplicate faces).
+        result: the :class:`scoring.settle.RoundResult`, or None when nothing could be settled.
+        not_settled: position -> reason, for every position seen but not settled.
+        alerts: ``[{"kind", "position", "detail"}]`` from the table and from settlement.
+        banker: the banking position; rules, commission, house_way as used.
+        frame: what the caller passed to :meth:`RoundTracker.update` (index, time, source...)
+            for the round's frame (for an unsettled round: the last frame that showed tiles).
+        reason: why nothing was settled (None when ``result`` is not None).
+        unread: position -> note, for the positions settled with one tile unread (every face
+            it could be gives the same result, :mod:`vision.table.open_tile`); ``result`` holds a
+            stand-in setting for them, which is not theirs and is never reported.
+    """
+
+    positions: dict[str, PositionState]
+    final: list[str]
+    result: RoundResult | None
+    not_settled: dict[str, str]
+    alerts: list[dict]
+    banker: str
+    rules: str
+    commission: str | None
+    house_way: str
+    bets: dict[str, str]
+    frame: dict
+    reason: str | None = None
+    unread: dict[str, str] = field(default_factory=dict)
+
+
+#: Tiles in no position make a round on their own (no position named: no layout fit, or a
+#: layout drawn for another table) from this many on: a round deals at least the dealer's and
+#: one player's four; a stray chip or card taken for a tile is not a round.
+LOOSE_ROUND = 4
+
+
+class RoundTracker:
+    """Per-position stability over frames and one settlement per round (module docstring).
+
+    Args:
+        n_stable: consecutive identical frames for a position to be final (>= 1; 1 for stills).
+        banker: the banking position id.
+        rules, commission, house_way, bets, co_bank: settlement settings (see
+            :func:`scoring.settle.settle_round`); commission None = the profile's rate.
+        settle_wait: frames to wait after the banker is final for the other positions to become
+            final (default ``2 * n_stable``; 0 when ``n_stable`` is 1, for stills).
+
+    Raises:
+        InputError: ``n_stable`` < 1 or a bad setting.
+    """
+
+    def __init__(self, n_stable: int = 10, banker: str = "dealer", rules: str = "pa",
+                 commission: str | None = None, house_way: str = "reference",
+                 bets: Mapping[str, str] | None = None, co_bank: bool = False,
+                 settle_wait: int | None = None) -> None:
+        if not isinstance(n_stable, int) or n_stable < 1:
+            raise InputError(f"stable frame count must be an integer >= 1, got {n_stable!r}")
+        self.n_stable = n_stable
+        self.banker = str(banker).strip().lower()
+        if self.banker not in POSITIONS:
+            raise InputError(f"banker {banker!r} is not 'dealer' or a seat id 1..7")
+        self.rules = get_profile(rules).name if not hasattr(rules, "name") else rules.name
+        self._profile = get_profile(rules)
+        if commission is not None:
+            parse_commission(commission)
+        self.commission = commission
+        get_house_way(house_way)
+        self.house_way = house_way
+        self.bets = dict(bets or {})
+        self.co_bank = co_bank
+        if settle_wait is None:
+            settle_wait = 0 if n_stable == 1 else 2 * n_stable
+        self.settle_wait = int(settle_wait)
+        self._streak: dict[str, tuple[tuple, int]] = {}
+        self._banker_final_for = 0
+        self._settled_sig: tuple | None = None  # banker signature of the last settled round
+        #: (positions, frame, loose tiles, placement) of the last frame that showed tiles
+        #: while the round was open
+        self._pending: tuple[dict, dict, list, str | None] | None = None
+        self._loose: list[TileRead] = []
+        self._placement: str | None = None
+        self._loose_clear = 0  # consecutive frames without a tile in no position
+        self.rounds = 0
+
+    # -- state ---------------------------------------------------------------------------
+    def _observe(self, positions: Mapping[str, PositionState]) -> None:
+        seen = set(positions) | set(self._streak)
+        for pos in seen:
+            sig = positions[pos].signature if pos in positions else ("empty",)
+            old = self._streak.get(pos)
+            self._streak[pos] = (sig, old[1] + 1 if old and old[0] == sig else 1)
+
+    def is_final(self, pos: str) -> bool:
+        """True when ``pos`` has shown the same setting for ``n_stable`` frames."""
+        s = self._streak.get(pos)
+        return bool(s and s[0][0] == "set" and s[1] >= self.n_stable)
+
+    def is_stable(self, pos: str) -> bool:
+        """True when ``pos`` has shown the same setting, or the same problem, for ``n_stable``
+        frames."""
+        s = self._streak.get(pos)
+        return bool(s and s[0][0] in ("set", "problem") and s[1] >= self.n_stable)
+
+    @property
+    def open(self) -> bool:
+        """True while the current round has not been settled."""
+        return self._settled_sig is None
+
+    def update(self, positions: Mapping[str, PositionState], frame: Mapping | None = None,
+               *, loose: Sequence[TileRead] = (), placement: str | None = None
+               ) -> SettledRound | None:
+        """Feed one frame's positions; returns the :class:`SettledRound` on the frame that
+        settles a round, or that finds the table cleared of a round that never settled
+        (``result`` None), else None.
+
+        Args:
+            positions: position -> what it shows this frame.
+            frame: header fields kept with the round (index, timestamp, source, tiles...).
+            loose: face-up or unknown tiles that lie in no position (outside every layout
+                polygon, or not placed by the grouping). They keep the round open like any
+                tile (a round is never lost because its tiles lie outside the positions) and
+                are reported on the round with a ``tiles_outside_positions`` alert.
+            placement: why no position could be named in this frame (no layout and the
+                table model did not fit), or None; an unsettled round says so as its reason.
+        """
+        self._observe(positions)
+        loose = [r for r in loose if r.state != "face_down"]
+        self._loose_clear = 0 if loose else self._loose_clear + 1
+        self._loose, self._placement = loose, placement
+        b = self._streak.get(self.banker)
+        if self._settled_sig is not None:
+            changed = b is None or (b[1] >= self.n_stable and b[0] != self._settled_sig
+                                    and b[0][0] in ("empty", "set"))
+            if changed:
+                self._settled_sig = None  # the table changed: a new round
+                self._banker_final_for = 0
+            else:
+                return None
+        if positions or len(loose) >= LOOSE_ROUND:
+            self._pending = (dict(positions), dict(frame or {}), list(loose), placement)
+        elif self._pending is not None and (self._pending[0] or self._loose_clear >= self.n_stable
+                                            ) and all(sig == ("empty",) and n >= self.n_stable
+                                                      for sig, n in self._streak.values()):
+            # cleared: every position stably empty (a tile lying outside them, say a chip
+            # taken for one, does not hold a round of positions open); a round made only of
+            # tiles in no position ends when those are gone too
+            return self._unsettled("table cleared before the round settled")
+        if not self.is_final(self.banker):
+            self._banker_final_for = 0
+            return None
+        self._banker_final_for += 1
+        ready = all(self.is_final(p) for p in positions)
+        if not ready and self._banker_final_for <= self.settle_wait:
+            return None
+        self._settled_sig = self._streak[self.banker][0]
+        self.rounds += 1
+        self._pending = None
+        return self._settle(dict(positions), dict(frame or {}), list(loose), placement)
+
+    def flush(self) -> SettledRound | None:
+        """End of the source (or of one still image): the open round that showed tiles but
+        did not settle, as an unsettled :class:`SettledRound` (None when there is none)."""
+        if self._pending is None or self._settled_sig is not None:
+            return None
+        return self._unsettled("source ended before the round settled")
+
+    def _unsettled(self, why: str) -> SettledRound:
+        positions, frame, loose, placement = self._pending
+        self._pending = None
+        self.rounds += 1
+        rnd = self._settle(positions, frame, loose, placement)
+        if rnd.result is not None:  # settleable after all (flush right on the settling frame)
+            return rnd
+        rnd.reason = f"{why}: {rnd.reason}" if rnd.reason else why
+        return rnd
+
+    # -- settlement ----------------------------------------------------------------------
+    def _settle(self, positions: dict[str, PositionState], frame: dict,
+                loose: Sequence[TileRead] = (), placement: str | None = None) -> SettledRound:
+        """The round of ``positions`` (``loose``: tiles in no position, reported with a
+        ``tiles_outside_positions`` alert; ``placement``: why they could not be placed). Any
+        exception raised while settling what the camera read (a misread the checks did not
+        foresee) becomes a round not settled, with the reason and a ``settle_error`` alert: no
+        reading of a picture ends a run, a feed or a pit worker (docs/round-event.md, alerts)."""
+        try:
+            return self._settle_reads(positions, frame, loose, placement)
+        except Exception as e:  # noqa: BLE001 -- a reading is never bad input
+            why = str(e) or type(e).__name__
+            reason = f"settlement failed: {why}"
+            return SettledRound(positions, [], None, {p: reason for p in positions},
+                                [{"kind": "settle_error", "position": None,
+                                  "detail": f"the round could not be settled from what the "
+                                            f"camera read: {why}"}],
+                                self.banker, self.rules, self.commission, self.house_way,
+                                dict(self.bets), frame, reason)
+
+    def _settle_reads(self, positions: dict[str, PositionState], frame: dict,
+                      loose: Sequence[TileRead] = (), placement: str | None = None
+                      ) -> SettledRound:
+        alerts: list[dict] = []
+        not_settled: dict[str, str] = {}
+        if loose:
+            faces = ", ".join(sorted(r.face or "unknown" for r in loose))
+            alerts.append({"kind": "tiles_outside_positions", "position": None,
+                           "detail": f"{len(loose)} tile(s) in no position ({faces})"
+                                     + (f": {placement}" if placement else "")})
+        for pos, st in positions.items():
+            for kind, detail in st.problems:
+                if kind != "face_down":
+                    alerts.append({"kind": kind, "position": pos, "detail": detail})
+        final = [p for p in positions if self.is_final(p) and positions[p].setting is not None]
+        for p in positions:
+            if p not in final:
+                not_settled[p] = positions[p].reason or "not stable"
+        # faces read more often than a set holds: somebody's read is wrong
+        count: Counter = Counter()
+        holders: dict[str, set[str]] = {}
+        for p in positions:
+            for r in positions[p].tiles:
+                if r.face:
+                    count[r.face] += 1
+                    holders.setdefault(r.face, set()).add(p)
+        for face, n in count.items():
+            if n > TILES_BY_FACE[face].copies:
+                hs = sorted(holders[face], key=POSITIONS.index)
+                alerts.append({"kind": "duplicate_face", "position": hs[0],
+                               "detail": f"{face} read {n} times (at {', '.join(hs)}), a set "
+                                         f"holds {TILES_BY_FACE[face].copies}"})
+                for p in hs:
+                    if p in final:
+                        final.remove(p)
+                        not_settled[p] = f"duplicate face {face}"
+        # unread tiles: settled only where every face they could be gives the same result
+        stand_in: dict[str, tuple[Setting, tuple[str, ...]]] = {}
+        unread: dict[str, str] = {}
+        # (a banker with an unread tile never starts the settling: in video the tile may
+        # be read a moment later; the round is settled so when it ends unsettled)
+        opened = [p for p in positions if p not in final and self.is_stable(p)
+                  and positions[p].open_hands is not None]
+        if opened and not self.co_bank and all(n <= TILES_BY_FACE[f].copies
+                                               for f, n in count.items()):
+            stand_in, unread, refused = settle_open(
+                positions, final, opened, count, banker=self.banker, rules=self._profile,
+                way=self.house_way, commission=self.commission, bets=self.bets)
+            for p, why in refused.items():
+                final.remove(p)
+                not_settled[p] = why
+            for p in stand_in:
+                final.append(p)
+                not_settled.pop(p, None)
+        result = None
+        reason = None
+        if self.banker not in final and placement and not positions:
+            reason = placement  # no position named at all: say why, not "banker empty"
+            final = []
+        elif self.banker not in final:
+            why = not_settled.get(self.banker, "banker position empty")
+            if self.banker not in positions and loose:
+                why += f"; {len(loose)} tile(s) in no position"
+            not_settled.setdefault(self.banker, why)
+            reason = f"banker {self.banker} not settled ({why})"
+            for p in final:
+                not_settled[p] = reason
+            final = []
+        else:
+            others = [p for p in final if p != self.banker]
+            if not others:
+                final = []
+                reason = "no other position settled"
+                not_settled.setdefault(self.banker, reason)
+            else:
+                bets = {p: v for p, v in self.bets.items() if p in final}
+                if self.banker == "dealer":
+                    bets.pop("dealer", None)
+                # a stand-in face is no tile of the set: kept out of the set check
+                result = settle_round({p: stand_in[p][0] if p in stand_in
+                                       else positions[p].setting for p in final}, bets=bets,
+                                      banker=self.banker, rules=self._profile,
+                                      way=self.house_way, co_bank=self.co_bank,
+                                      commission=self.commission,
+                                      stand_in={p: f for p, (_, f) in stand_in.items()})
+                # a stand-in setting is not the position's: no alert about its hands
+                alerts.extend(a.to_dict() for a in result.alerts
+                              if a.to_dict().get("position") not in stand_in)
+                alerts.extend({"kind": "unread_tile", "position": p, "detail": note}
+                              for p, note in unread.items())
+        order = {p: i for i, p in enumerate(POSITIONS)}
+        final.sort(key=order.get)
+        return SettledRound(positions, final, result, not_settled, alerts, self.banker,
+                            self.rules, self.commission, self.house_way, dict(self.bets), frame,
+                            reason, unread if result is not None else {})
+
+    def reset(self) -> None:
+        """Forget all state (a new source); call :meth:`flush` first to keep an open round."""
+        self._streak.clear()
+        self._banker_final_for = 0
+        self._settled_sig = None
+        self._pending = None
+        self._loose, self._placement, self._loose_clear = [], None, 0
