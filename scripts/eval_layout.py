@@ -123,6 +123,7 @@ def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache
     from scoring.errors import InputError
     from vision.table.propose import DealerUnknown, propose_from_reads
     from vision.pipeline import Pipeline
+    from vision.recognition.engine import Reads
     from vision.table.rounds import Layout
 
     img = cv2.imread(str(folder / rec["image"]), cv2.IMREAD_COLOR)
@@ -133,17 +134,17 @@ def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache
         if f.is_file():
             reads = pickle.loads(f.read_bytes())
         else:
-            reads, _ = pipe.read_still(img)
+            reads = list(pipe.engine.read(img, "still"))
             cache.mkdir(parents=True, exist_ok=True)
             f.write_bytes(pickle.dumps(reads))
     if reads is None:
-        reads, _ = pipe.read_still(img)
+        reads = list(pipe.engine.read(img, "still"))
     size = (img.shape[1], img.shape[0])
     if dealer_at is None:  # `paigow run SCENE` without a layout, the same reading
-        bare = Pipeline(tile_detector=pipe.tile_detector, pip_detector=pipe.pip_detector,
-                        n_stable=1, draw=False)
+        bare = Pipeline(tile_detector=pipe.engine.tile_detector,
+                        pip_detector=pipe.engine.pip_detector, n_stable=1, draw=False)
         bare.still_images = True
-        bare.read_still = lambda image: (list(reads), None)
+        bare.engine.read = lambda image, mode: Reads(tuple(reads))
         _, res = bare.process(img)
         fl = bare.flush()
         bare_event = res.event or (fl.event if fl is not None else None)
@@ -155,10 +156,11 @@ def _in_process(folder: Path, rec: dict, pipe, dealer_at=None, reads=None, cache
         return None, str(exc), None, reads, bare_event
     except InputError as exc:
         return None, f"failed: {exc}", None, reads, bare_event
-    run = Pipeline(tile_detector=pipe.tile_detector, pip_detector=pipe.pip_detector,
-                   layout=Layout.from_dict(layout), n_stable=1, draw=False)
+    run = Pipeline(tile_detector=pipe.engine.tile_detector,
+                   pip_detector=pipe.engine.pip_detector, layout=Layout.from_dict(layout),
+                   n_stable=1, draw=False)
     run.still_images = True
-    run.read_still = lambda image: (list(reads), None)
+    run.engine.read = lambda image, mode: Reads(tuple(reads))
     _, res = run.process(img)
     ev = res.event
     if ev is None:

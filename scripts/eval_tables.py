@@ -76,7 +76,7 @@ def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = 
         if video:
             reads = video_reads(scene.image, models_dir, backend, scales)
         else:
-            reads, _ = pipe.read_still(scene.image)
+            reads = list(pipe.engine.read(scene.image, "still"))
         truth = [t for t in scene.tiles if t.labelled and t.state == "face_up"]
         boxes = [np.r_[t.polygon.min(0), t.polygon.max(0)] for t in truth]
         used: set[int] = set()

@@ -148,10 +148,14 @@ class GroundTruthDetectors:
         a, b = image[y0:y1, x0:x1][inside], truth[y0:y1, x0:x1][inside]
         return bool(len(a)) and bool((a == b).all(1).mean() >= 0.99)
 
-    def detect(self, image: np.ndarray) -> Detections:
-        """Tile detections (polygons, class 0 face up / 1 back) for one BGR frame."""
+    def detect(self, image: np.ndarray, imgsz: int | None = None) -> Detections:
+        """Tile detections (polygons, class 0 face up / 1 back) for one BGR frame; ``imgsz``
+        (the model's input size) changes nothing: the truth is the same at every size. A
+        picture of another size than the scenes (a window of one) shows no scene."""
         if self.delay:
             time.sleep(self.delay)
+        if self.lossy and not any(image.shape == f[0].shape for f in self.frames):
+            return Detections.empty()
         if self.lossy:
             th = _grey(image, THUMB)
             k = int(np.argmin([np.abs(th - v).mean() for v, _ in self.views]))

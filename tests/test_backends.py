@@ -133,7 +133,7 @@ def test_a_registered_backend_runs_the_production_strategies():
     try:
         pipe = Pipeline(models_dir=MODELS, backend="fake", n_stable=1, draw=False)
         image = np.full((1080, 1920, 3), 60, np.uint8)
-        pipe.read_still(image)
+        pipe.engine.read(image, "still")
         assert sorted(made) == ["pips", "tiles", "tiles_touch"]
         assert [s[0][3] for s in made["tiles"].blobs] == list(STILL_SCALES)
         assert [s[0][3] for s in made["tiles_touch"].blobs] == [SECOND_MODEL_SIZE]
@@ -150,7 +150,8 @@ def test_a_registered_backend_runs_the_production_strategies():
 def test_a_still_table_is_read_once_not_per_frame():
     """Video of a still picture: one pass at the model's size, the fused still reading once
     after VET_AFTER_STILL frames, then no graph runs and no decode while nothing moves."""
-    from vision.pipeline import VET_AFTER_STILL, Pipeline
+    from vision.pipeline import Pipeline
+    from vision.recognition.engine import VET_AFTER_STILL
 
     made: dict[str, ScriptedBackend] = {}
     pip_meta = {"names": "{0: 'pip_red', 1: 'pip_white'}", "task": "detect",
@@ -180,7 +181,7 @@ def test_a_still_table_is_read_once_not_per_frame():
     assert counts[0][0] == 1
     assert counts[VET_AFTER_STILL][0] == 1 + 3
     assert counts[-1] == counts[VET_AFTER_STILL]
-    assert pipe.still_reuses == len(counts) - 1 - VET_AFTER_STILL
+    assert pipe.engine.still_reuses == len(counts) - 1 - VET_AFTER_STILL
     assert res.decoded == 0  # the standing reading, no decode
 
 

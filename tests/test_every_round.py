@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from scoring.errors import InputError
+from vision.recognition.engine import Reads as EngineReads
 from vision.recognition.decode import TileRead
 from vision.table.propose import propose_from_reads
 from vision.pipeline import Pipeline
@@ -64,8 +65,8 @@ class Reads:
     def __init__(self, *frames):
         self.frames = list(frames)
 
-    def __call__(self, image):
-        return self.frames.pop(0), None
+    def __call__(self, image, mode):
+        return EngineReads(tuple(self.frames.pop(0)))
 
 
 def pipeline(reads, layout=None, still=True, n_stable=1):
@@ -73,8 +74,8 @@ def pipeline(reads, layout=None, still=True, n_stable=1):
     if layout is not None:
         opts["layout"] = Layout.from_dict(layout)
     pipe = Pipeline(tile_detector=object(), pip_detector=object(), **opts)
-    pipe.still_images = True  # read_still is the stand-in for every frame
-    pipe.read_still = reads
+    pipe.still_images = True  # reads is the stand-in for the engine's every reading
+    pipe.engine.read = reads
     return pipe
 
 

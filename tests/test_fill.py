@@ -91,7 +91,7 @@ def test_a_held_out_table_with_pale_touching_tiles_reads_more_and_none_wrong():
     truth = [t for t in scene.tiles if t.labelled and t.state == "face_up"]
 
     def score(pipe):
-        reads, _ = pipe.read_still(scene.image)
+        reads = list(pipe.engine.read(scene.image, "still"))
         right = wrong = 0
         for t in truth:  # matched as scripts/eval_tables.py does: box IoU >= 0.5
             b = np.r_[t.polygon.min(0), t.polygon.max(0)]
@@ -107,7 +107,7 @@ def test_a_held_out_table_with_pale_touching_tiles_reads_more_and_none_wrong():
 
     with_second = Pipeline(n_stable=1, draw=False)
     without = Pipeline(n_stable=1, draw=False, second_model=False)
-    assert with_second.second_detector is not None and without.second_detector is None
+    assert with_second.engine.second_detector is not None and without.engine.second_detector is None
     (r1, w1), (r0, w0) = score(with_second), score(without)
     assert w1 == 0 and w0 == 0
     # the second model adds tiles (30 vs 27 before vision.recognition.flush; with it 28 vs 26: a 1-3 and

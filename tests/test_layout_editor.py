@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import yaml
 
+from vision.recognition.engine import Reads
 from vision.recognition.decode import TileRead
 from vision.pipeline import Pipeline
 from vision.table.rounds import load_layout, points_in_polygon
@@ -62,9 +63,9 @@ class _Reading:
     """The reading stage: the same hand-made reads for every picture, a little slowly (the
     replayed picture is one round per pass; this paces the rounds)."""
 
-    def __call__(self, image):
+    def __call__(self, image, mode):
         time.sleep(0.05)
-        return _reads(), None
+        return Reads(tuple(_reads()))
 
 
 @pytest.fixture
@@ -79,7 +80,7 @@ def feed(tmp_path):
     pipe = Pipeline(tile_detector=object(), pip_detector=object(), n_stable=1, draw=True,
                     layout=load_layout(lay_file))
     pipe.still_images = True
-    pipe.read_still = _Reading()
+    pipe.engine.read = _Reading()
     f = PipelineFeed(str(img), pipeline=pipe, loop=True, realtime=False)
     f.layout_file = lay_file
     assert isinstance(pipe.layout, Layout)

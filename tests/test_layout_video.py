@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 import pytest
 
+from vision.recognition.engine import Reads
 from vision.recognition.decode import TileRead
 from vision.table.propose import DealerUnknown, propose_from_reads
 from vision.pipeline import Pipeline
@@ -92,8 +93,8 @@ class Feed:
     def __init__(self, frames):
         self.frames = list(frames)
 
-    def __call__(self, image):
-        return self.frames.pop(0), None
+    def __call__(self, image, mode):
+        return Reads(tuple(self.frames.pop(0)))
 
 
 def test_rounds_of_a_turned_table_each_reported_once_no_stale_overlay():
@@ -120,7 +121,7 @@ def test_rounds_of_a_turned_table_each_reported_once_no_stale_overlay():
     pipe = Pipeline(tile_detector=object(), pip_detector=object(), n_stable=n, draw=False,
                     layout=lay)
     pipe.still_images = True
-    pipe.read_still = Feed(frames)
+    pipe.engine.read = Feed(frames)
     image = np.zeros((FRAME[1], FRAME[0], 3), np.uint8)
     events, round_of = [], {}
     for k in range(len(frames)):
@@ -211,7 +212,7 @@ def test_composed_videos_of_shared_tables():
         empty, rounds = compose_rounds(rec)
         pipe = Pipeline(models_dir=MODELS_DIR, n_stable=n_stable, draw=False)
         pipe.still_images = True
-        first_reads, _ = pipe.read_still(rounds[0][0])
+        first_reads = list(pipe.engine.read(rounds[0][0], "still"))
         d = next(s for s in rec["seats"] if str(s["seat"]) == "dealer")
         try:
             layout, _, _ = propose_from_reads(first_reads, (rec["width"], rec["height"]))

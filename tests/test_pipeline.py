@@ -92,9 +92,11 @@ def test_missing_spot_makes_that_position_not_settled():
 def test_identity_cache_skips_unmoved_tiles_and_reverifies():
     scene = scene_of(SEEDS[1])  # every tile readable: the round settles at n_stable
     fake = GroundTruthDetectors([scene])
+    # one input size: no vet (the still reading would stand for the still frames and no
+    # tile would be re-verified) -- the configuration's choice, whatever the detectors
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=3, tile_detector=fake,
                     pip_detector=fake, draw=False, reverify_every=4, reverify_budget=3,
-                    decode_budget=32)
+                    decode_budget=32, scales=())
     decoded = []
     events = []
     for _ in range(7):
@@ -105,7 +107,7 @@ def test_identity_cache_skips_unmoved_tiles_and_reverifies():
     assert all(r.state == "face_up" for r in res.reads)
     assert decoded == [n_up, 0, 0, 0, 3, 3, 3]  # re-verified 3 per frame, oldest first
     assert events == [False, False, True, False, False, False, False]  # one event per round
-    assert pipe.detector_runs == 1  # still frames: the motion gate reused the detections
+    assert pipe.engine.detector_runs == 1  # still frames: the motion gate reused the detections
 
 
 def test_decode_budget_spreads_a_new_table_over_frames():
@@ -138,9 +140,9 @@ def test_motion_gate_runs_the_detector_when_the_picture_changes():
     frames = [scene.image] * 3 + [moved] + [scene.image] * 8
     runs = []
     for f in frames:
-        before = pipe.detector_runs
+        before = pipe.engine.detector_runs
         pipe.process(f)
-        runs.append(pipe.detector_runs - before)
+        runs.append(pipe.engine.detector_runs - before)
     # first frame, the change, the change back, then every 5 frames
     assert runs == [1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0]
     # while the picture keeps changing, the detector runs every 2nd frame; the frames between
@@ -154,9 +156,9 @@ def test_motion_gate_runs_the_detector_when_the_picture_changes():
         shifts.append(f)
     ran, ev = [], []
     for f in shifts:
-        before = rate.detector_runs
+        before = rate.engine.detector_runs
         _, res = rate.process(f)
-        ran.append(rate.detector_runs - before)
+        ran.append(rate.engine.detector_runs - before)
         ev.append(res.event is not None)
     assert ran == [1, 0, 1, 0, 1, 0]
     assert ev.index(True) == 2  # frames 0 and 2 counted (n_stable 2); stale frame 1 skipped
@@ -164,7 +166,7 @@ def test_motion_gate_runs_the_detector_when_the_picture_changes():
                    draw=False, motion_threshold=0)
     for f in frames[:3]:
         off.process(f)
-    assert off.detector_runs == 3
+    assert off.engine.detector_runs == 3
 
 
 def test_auto_grouping_without_layout_matches_layout_positions():
@@ -295,8 +297,8 @@ def test_a_tile_that_changes_in_place_is_decoded_again():
     t = next(t for t in scene.tiles if t.position == "4")
     cv2.fillConvexPoly(changed, np.round(t.polygon).astype(np.int32), (200, 200, 200))
     fake_changed = GroundTruthDetectors([scene])  # same detections (the box did not move)
-    pipe.tile_detector = fake_changed
-    fake_changed.detect = lambda image: fake.detect(scene.image)
+    pipe.engine.tile_detector = fake_changed
+    fake_changed.detect = lambda image, imgsz=None: fake.detect(scene.image)
     _, res = pipe.process(changed)
     assert res.decoded == 1  # only the changed tile
     # its spots are gone: read again, not cached -- and a tile showing no spot at all is no
@@ -440,7 +442,7 @@ def test_a_still_tile_taken_for_a_back_is_read_and_a_real_back_stays_face_down()
     backs = Detections(dets.xyxy, dets.confidence, flipped, dets.polygon)
     truth = [t for t in scene.tiles if t.labelled]
     pipe = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1)
-    reads, _ = pipe.decode(scene.image, backs, use_cache=False)
+    reads, _ = pipe.engine.decode(scene.image, backs, use_cache=False)
     assert reads[up[0]].state == "face_up" and reads[up[0]].face == truth[up[0]].face
     for i in range(len(dets)):
         if dets.class_id[i] == 1:  # real backs: no spots, no face
@@ -449,14 +451,14 @@ def test_a_still_tile_taken_for_a_back_is_read_and_a_real_back_stays_face_down()
     # face-up tile not read -- unknown, never a face-down stack to set aside beside a hand
     strict = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1,
                       min_confidence=0.999)
-    reads_s, _ = strict.decode(scene.image, backs, use_cache=False)
+    reads_s, _ = strict.engine.decode(scene.image, backs, use_cache=False)
     assert reads_s[up[0]].state == "unknown" and "taken for a back" in reads_s[up[0]].reason
     for i in range(len(dets)):
         if dets.class_id[i] == 1:
             assert reads_s[i].state == "face_down"
     # video frames keep the tile model's call (the identity cache decides what is decoded)
     pipe2 = Pipeline(tile_detector=fake, pip_detector=fake, draw=False, n_stable=1)
-    reads2, _ = pipe2.decode(scene.image, backs, use_cache=True)
+    reads2, _ = pipe2.engine.decode(scene.image, backs, use_cache=True)
     assert reads2[up[0]].state == "face_down"
 
 

@@ -181,12 +181,12 @@ def test_full_run_then_verify_and_check_payouts_cli(small_video, tmp_path, capsy
                                                    monkeypatch):
     """``paigow run --audit DB --json`` (the CLI in-process; only the model loader is patched
     to return the fake detectors), then ``paigow audit verify`` / ``check-payouts``."""
-    import vision.pipeline
+    import vision.recognition.engine
 
     with open(small_video["fake"], "rb") as f:
         fake = pickle.load(f)
     fake.delay = 0.0
-    monkeypatch.setattr(vision.pipeline, "load_detectors", lambda *a, **k: (fake, fake))
+    monkeypatch.setattr(vision.recognition.engine, "load_detectors", lambda *a, **k: (fake, fake))
     db, out = tmp_path / "audit.db", tmp_path / "out"
     assert main(["run", str(small_video["path"]), "--audit", str(db), "--json", "--stable",
                  str(N_STABLE), "--no-progress", "--out", str(out)]) == 0
@@ -237,9 +237,9 @@ def test_bad_or_foreign_audit_store_refused_before_any_frame(small_video, tmp_pa
             self.__dict__.update(other.__dict__)
             self.calls = 0
 
-        def detect(self, image):
+        def detect(self, image, imgsz=None):
             self.calls += 1
-            return super().detect(image)
+            return super().detect(image, imgsz)
 
     with open(small_video["fake"], "rb") as f:
         fake = Counting(pickle.load(f))

@@ -88,14 +88,14 @@ def test_video_faces_are_vetted_by_the_fused_still_reading():
         return [r for r in reads if polygon_iou_matrix(r.polygon[None], p)[0, 0] >= 0.5]
 
     one = Pipeline(n_stable=1, draw=False, scales=())
-    one_pass = at_the_tile(one.decode(img, one.detect(img), use_cache=False)[0])
+    one_pass = at_the_tile(one.engine.decode(img, one.engine.detect(img), use_cache=False)[0])
     video = Pipeline(n_stable=3, draw=False, decode_budget=64)
     for _ in range(6):  # the vet runs after VET_AFTER_STILL frames without motion
         _, res = video.process(img)
     vetted = at_the_tile(res.reads)
     assert vetted and all(r.face in (None, "5-5") for r in vetted)
     # the still picture is read as a still image: the frame's reads are that reading
-    still = Pipeline(n_stable=1, draw=False).read_still(img)[0]
+    still = list(Pipeline(n_stable=1, draw=False).engine.read(img, "still"))
     assert [(r.face, r.state) for r in res.reads] == [(r.face, r.state) for r in still]
     if any(r.face == "5-6" for r in one_pass):  # the wrong read the vet is for
         assert any(f == "5-6" for _, f, _ in video._vetoed)

@@ -42,7 +42,7 @@ def _dealer_unreadable(scene):
 @pytest.fixture
 def fake_models(monkeypatch):
     """Make the commands' model loading return the given detectors."""
-    import vision.pipeline as pipeline_mod
+    import vision.recognition.engine as pipeline_mod
 
     class AnySize:
         """The ground-truth detector behind the trained models' interface (an input size for

@@ -90,9 +90,9 @@ def test_a_pit_worker_on_the_service_reads_a_still_as_in_process():
     with DetectorService(1, threads=1) as svc:
         shared_cfg = _shared_config(cfg, svc.handle(0))
         pipe = Pipeline(shared_cfg.pipeline)
-        assert pipe.tile_detector.backend == pipe.pip_detector.backend == "shared"
-        assert pipe.second_detector is None or pipe.second_detector.backend == "shared"
-        got = pipe.read_still(image)[0]
+        assert pipe.engine.tile_detector.backend == pipe.engine.pip_detector.backend == "shared"
+        assert pipe.engine.second_detector is None or pipe.engine.second_detector.backend == "shared"
+        got = list(pipe.engine.read(image, "still"))
     assert len(own) >= 8
     assert [(r.face, r.state) for r in got] == [(r.face, r.state) for r in own]
     np.testing.assert_allclose([r.xyxy for r in got], [r.xyxy for r in own], atol=0.05)

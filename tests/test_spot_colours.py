@@ -94,7 +94,7 @@ def test_a_held_out_table_with_pink_whites_reads_its_tiles():
     from vision.synth.render import render_table
 
     scene = render_table(1_000_016)
-    reads, _ = Pipeline(n_stable=1, draw=False).read_still(scene.image)
+    reads = list(Pipeline(n_stable=1, draw=False).engine.read(scene.image, "still"))
     truth = [t for t in scene.tiles if t.labelled and t.state == "face_up"]
     right = wrong = 0
     recoloured = 0

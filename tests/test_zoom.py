@@ -95,9 +95,9 @@ def test_second_look_reads_a_tile_the_whole_image_readings_leave_unknown():
                next(s for s in rec["seats"] if t in s["tiles"])["seat"] == 7)
     zoomed = Pipeline(n_stable=1, draw=False)
     plain = Pipeline(n_stable=1, draw=False, zoom=False)
-    assert zoomed.zoom and not plain.zoom
-    with_look = faces(zoomed.read_still(img)[0])
-    without = faces(plain.read_still(img)[0])
+    assert zoomed.engine.zoom and not plain.engine.zoom
+    with_look = faces(list(zoomed.engine.read(img, "still")))
+    without = faces(list(plain.engine.read(img, "still")))
     assert with_look.get(two) == "2-5"
     assert set(without) <= set(with_look)
 

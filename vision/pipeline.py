@@ -11,8 +11,8 @@ both safe because anything that changes the picture of a tile invalidates them: 
 in front of the tile detector (:mod:`vision.recognition.gate`) and the identity cache in front of the pip
 model (:mod:`vision.recognition.identity`). On a still table the per-frame cost is then the thumbnail
 comparison, the table logic and the drawing. Independent still images use neither cache; each
-is read at several detector input sizes and the reads fused (:meth:`Pipeline.read_still`,
-:mod:`vision.recognition.scales`).
+is read at several detector input sizes and the reads fused (``ReadMode.STILL`` of
+:class:`vision.recognition.engine.RecognitionEngine`, :mod:`vision.recognition.scales`).
 
 Measured (2-core machine, no other job; ``scripts/bench_run.py --deal 60 --still 60``:
 ``paigow run`` on a 1080p mp4 of a rendered round, 32 face-up tiles, ONNX Runtime): 17.5 fps
@@ -35,31 +35,18 @@ import numpy as np
 from scoring.errors import InputError
 
 from vision.config import PipelineConfig
-from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
-from vision.detections import TILE, TILE_BACK, Detections
-from vision.table.events import build_round
-from vision.recognition.gate import MotionGate
-from vision.geometry import iou_matrix, rectify
-from vision.recognition.identity import IdentityCache
-from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
-from vision.recognition.flush import flush_beside
-from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
-from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
-from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
-from vision.schema import RoundEvent, TileRecord
-from vision.table.seats import group_seats
 from vision.io.sources import redact_url
-from vision.recognition.spot_colours import recolour_unknowns
-from vision.table.rounds import PositionState, RoundTracker, SettledRound, build_positions, position_of
 from vision.io.views import round_view
-from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window, tile_sized,
-                   zoom_windows)
+from vision.recognition.decode import TileRead
+from vision.recognition.engine import Detectors, ReadMode, RecognitionEngine
+from vision.schema import RoundEvent, TileRecord
+from vision.table.events import build_round
+from vision.table.rounds import (PositionState, RoundTracker, SettledRound, build_positions,
+                                 position_of)
+from vision.table.seats import group_seats
 
 __all__ = ["Pipeline", "FrameResult", "STAGES"]
 
-#: Video: new faces are vetted by the fused still reading after this many consecutive frames
-#: without motion (dealing is over; one fused reading per new set of faces, not one per card).
-VET_AFTER_STILL = 3
 STAGES = ("capture", "detect", "decode", "score", "draw")
 
 
@@ -110,21 +97,16 @@ class FrameResult:
                 for p, st in self.positions.items() for k, d in st.problems if k != "face_down"]
 
 
-def _run_tile_detector(detector, image: np.ndarray, imgsz: int | None = None) -> Detections:
-    fn = getattr(detector, "detect", None) or detector
-    out = fn(image) if imgsz is None else fn(image, imgsz=imgsz)
-    if not isinstance(out, Detections):
-        raise TypeError(f"tile detector returned {type(out).__name__}, expected Detections")
-    return out
-
-
 class Pipeline:
     """Detect, decode, group, track and settle, frame by frame.
 
     Args:
         config: a :class:`vision.config.PipelineConfig` (validated); None builds one from
             ``options``.
-        tile_detector, pip_detector: inject detectors (tests); then no model files are read.
+        tile_detector, pip_detector, second_detector: inject detectors (tests; a
+            :class:`vision.recognition.engine.Detectors` as ``tile_detector`` also does):
+            then no model files are read, and every strategy of the configuration runs on
+            them as on the models (:class:`vision.recognition.engine.RecognitionEngine`).
         options: flat settings for :meth:`vision.config.PipelineConfig.build` when no config
             is given (``layout``, ``n_stable``, ``banker``, ``motion_threshold``, ``draw``...).
 
@@ -133,36 +115,22 @@ class Pipeline:
     """
 
     def __init__(self, config: PipelineConfig | None = None, *, tile_detector=None,
-                 pip_detector=None, **options: Any) -> None:
+                 pip_detector=None, second_detector=None, **options: Any) -> None:
         if config is None:
             config = PipelineConfig.build(**options)
         elif options:
             raise InputError(f"give a PipelineConfig or settings, not both: {sorted(options)}")
         self.config = cfg = config
-        rec, tab = cfg.recognition, cfg.table
-        scales = rec.scales
-        if scales is None:  # injected detectors (tests) take no input size: one pass
-            scales = STILL_SCALES if tile_detector is None else ()
-        #: tile-model input sizes at which a still image is read and fused (vision.recognition.scales)
-        self.scales = tuple(scales)
-        #: window sides (tile lengths) of the second look at a still's unknown tiles
-        #: (vision.recognition.zoom); none with injected detectors (they read whole frames only)
-        self.zoom = ZOOM_WINDOWS if self.scales and rec.zoom else ()
-        own_tiles = tile_detector is None  # the tile model comes from the models folder
-        if tile_detector is None or pip_detector is None:
-            t, p = load_detectors(rec.models, rec.backend, rec.tile_conf, rec.pip_conf)
-            tile_detector = tile_detector or t
-            pip_detector = pip_detector or p
-            self.model_version = model_version(rec.models, rec.backend)
-        else:
-            self.model_version = getattr(tile_detector, "version", "injected")
-        self.tile_detector = tile_detector
-        self.pip_detector = pip_detector
-        #: the optional second tile model for a still image's unread tiles (vision.recognition.fill);
-        #: none with an injected tile detector, without still-image sizes, or switched off
-        self.second_detector = (
-            load_second_tile_detector(rec.models, rec.backend, rec.tile_conf)
-            if own_tiles and self.scales and rec.second_model else None)
+        tab = cfg.table
+        injected = (None if tile_detector is None and pip_detector is None else
+                    tile_detector if isinstance(tile_detector, Detectors) else
+                    Detectors(tile_detector, pip_detector, second_detector))
+        if injected is not None and (injected.tile is None or injected.pip is None):
+            raise InputError("inject both a tile and a pip detector, or neither")
+        #: recognition (:class:`vision.recognition.engine.RecognitionEngine`): what it does is
+        #: the configuration's, whatever detectors it was given
+        self.engine = RecognitionEngine(cfg.recognition, cfg.gate, cfg.cache, injected)
+        self.model_version = self.engine.model_version
         self.layout = cfg.layout
         self._checked_size: tuple | None = None  # picture size the layout was checked against
         self.banker, self.rules, self.table_id = tab.banker, tab.rules, tab.table_id
@@ -170,20 +138,9 @@ class Pipeline:
         self.tracker = RoundTracker(n_stable=self.n_stable, banker=tab.banker, rules=tab.rules,
                                     commission=tab.commission, house_way=tab.house_way,
                                     bets=dict(tab.bets), co_bank=tab.co_bank)
-        self.gate = MotionGate(cfg.gate)
-        self.cache = IdentityCache(cfg.cache)
         #: independent still images: no motion gate, no identity cache, no decode budget
         self.still_images = False
-        #: video: (xyxy, face) already checked against the fused still reading, and those it
-        #: contradicted (xyxy, face, what the fused reading says): see :meth:`_vet`
-        self._vetted: list[tuple[np.ndarray, str]] = []
-        self._vetoed: list[tuple[np.ndarray, str, str]] = []
-        self._still_frames = 0  # consecutive video frames without motion
-        self._moved = True  # the gate saw motion on the last frame
-        #: video: the fused still reading of the picture since it stopped moving (:meth:`_vet`)
-        self._still_reading: list[TileRead] | None = None
         self.source = redact_url(cfg.source) if cfg.source is not None else cfg.source
-        self._last_dets: Detections | None = None
         self._pending_picture: np.ndarray | None = None
         self.round_no = 0
         #: round ids continue from here (``r{round_base + round_no:06d}``); the session sets
@@ -192,157 +149,8 @@ class Pipeline:
         self.last_event: dict | None = None
         self.totals = {s: 0.0 for s in STAGES}
         self.frames = 0
-        self.detector_runs = 0
-        #: video frames answered by the standing fused still reading (no decode, no vet)
-        self.still_reuses = 0
         self.decoded_total = 0
         self.tiles_total = 0
-
-    # ------------------------------------------------------------------ stages
-    def detect(self, image: np.ndarray, imgsz: int | None = None, detector=None) -> Detections:
-        """Tile detections (classes 0/1) of one image, image px (no motion gate), without
-        outlines that straddle two neighbouring tiles (:func:`vision.recognition.overlaps.drop_straddlers`);
-        ``imgsz``: the tile model's input size (None: its own); ``detector``: another tile
-        model (the second model, :mod:`vision.recognition.fill`) instead of :attr:`tile_detector`."""
-        d = _run_tile_detector(detector or self.tile_detector, image, imgsz)
-        d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
-        return drop_straddlers(d)
-
-    def read_still(self, image: np.ndarray) -> tuple[list[TileRead], Detections]:
-        """Read an independent still image at every size of :attr:`scales` and fuse the reads
-        (:func:`vision.recognition.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
-        image's longer side are skipped (upscaling adds no detail; a small close-up is read
-        once at the model's own size).
-
-        Tiles left unknown get a second look (:meth:`second_look`, :mod:`vision.recognition.zoom`) whose
-        readings are fused with the others. With a second tile model (:mod:`vision.recognition.fill`) the
-        image is read once more: it adds tiles only where none was identified, and a tile it
-        outlines otherwise (an outline across it) is made unknown
-        (:func:`vision.recognition.fill.disputed_outlines`). Last, a tile with unread spots flush beside
-        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`).
-
-        Returns:
-            ``(reads, detections of the first size)``; the reads are free of overlapping
-            outlines (:func:`vision.recognition.overlaps.resolve_overlapping_reads`).
-        """
-        longer = max(image.shape[:2])
-        sizes = tuple(v for v in self.scales if v <= longer) or (None,)
-        per_scale, looks, first = [], [], None
-        for size in sizes:
-            dets = self.detect(image, size)
-            first = dets if first is None else first
-            reads, _ = self.decode(image, dets, use_cache=False)
-            per_scale.append(resolve_overlapping_reads(reads))
-        if len(per_scale) == 1:
-            reads = resolve_overlapping_reads(per_scale[0])
-        else:
-            reads = resolve_overlapping_reads(
-                cut_short_faces(fuse_scale_reads(per_scale), per_scale))
-        if self.zoom and any(r.state == "unknown" for r in reads):
-            looks = self.second_look(image, reads)
-            if any(looks):
-                fused = fuse_scale_reads(per_scale + looks)
-                reads = resolve_overlapping_reads(cut_short_faces(fused, per_scale, looks))
-        if self.second_detector is not None and sizes != (None,) \
-                and SECOND_MODEL_SIZE <= longer:
-            dets = self.detect(image, SECOND_MODEL_SIZE, self.second_detector)
-            self.detector_runs += 1
-            second, _ = self.decode(image, dets, use_cache=False)
-            first_reads = [r for rs in per_scale + looks for r in rs]
-            second = resolve_overlapping_reads(second)
-            reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second)
-        # a face read from one cut of a flush square whose other half is unread is a guess
-        reads = flush_beside(reads, image.shape, lambda polys: self.decode(
-            image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
-                                            np.full(len(polys), TILE, np.int64)),
-            use_cache=False)[0])
-        return reads, first
-
-    def second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
-        """Read windows around the unknown tiles of a still reading magnified
-        (:mod:`vision.recognition.zoom`): one list per window size of its identified, tile-sized reads
-        (image px), free of overlapping outlines, to be fused with the whole-image readings."""
-        looks = []
-        for wins in zoom_windows(reads, image.shape, self.zoom):
-            parts = []
-            for x0, y0, x1, y1 in wins:
-                d = self.detect(np.ascontiguousarray(image[y0:y1, x0:x1]), ZOOM_INPUT)
-                self.detector_runs += 1
-                if not len(d):
-                    continue
-                off = np.array([x0, y0], np.float32)
-                d = Detections(d.xyxy + np.tile(off, 2), d.confidence, d.class_id,
-                               d.polygon + off)
-                parts.append(d[inside_window(d.polygon, (x0, y0, x1, y1), image.shape)])
-            dets = Detections.merge(parts)
-            if len(dets):
-                found, _ = self.decode(image, dets, use_cache=False)
-                found = [r for r in resolve_overlapping_reads(found) if r.state == "face_up"]
-                looks.append([r for r, ok in zip(found, tile_sized(found, reads)) if ok])
-        return looks
-
-    def detect_gated(self, image: np.ndarray) -> tuple[Detections, bool, bool]:
-        """Detections of this frame through the motion gate (:mod:`vision.recognition.gate`).
-
-        Returns:
-            ``(detections, detector_ran, stale)``.
-        """
-        decision = self.gate.decide(image)
-        self._moved = decision.moved
-        if not decision.detect and self._last_dets is not None:
-            return self._last_dets, False, decision.stale
-        self._last_dets = self.detect(image)
-        self.gate.ran()
-        self.detector_runs += 1
-        return self._last_dets, True, False
-
-    def decode(self, image: np.ndarray, dets: Detections, use_cache: bool = True
-               ) -> tuple[list[TileRead], int]:
-        """Reads for every detection; returns ``(reads, number decoded afresh)``.
-
-        With ``use_cache`` (video) identities are reused and decoding is budgeted by the
-        identity cache (:mod:`vision.recognition.identity`); without it (still images) every face-up tile
-        is decoded.
-        """
-        n = len(dets)
-        reads: list[TileRead | None] = [None] * n
-        for i in range(n):
-            if int(dets.class_id[i]) == TILE_BACK:
-                c = float(dets.confidence[i])
-                reads[i] = TileRead(None, "face_down", c, dets.polygon[i].copy(),
-                                    dets.xyxy[i].copy(), tile_confidence=c)
-        backs: set[int] = set()
-        if use_cache:
-            todo = self.cache.plan(image, dets, reads)
-        else:
-            todo = [i for i in range(n) if int(dets.class_id[i]) == TILE]
-            # a still's tile backs are read too: a near-blank face (1-1: two red spots on a
-            # dark face) is taken for a back by the tile model; a back has no spots, so its
-            # reads name no face and it stays face down
-            backs = {i for i in range(n) if int(dets.class_id[i]) == TILE_BACK}
-            todo += sorted(backs)
-        rec = self.config.recognition
-        crops = [rectify(image, dets.polygon[i])[0] for i in todo]
-        pips = run_pip_detector(self.pip_detector, crops)
-        for i, p, crop in zip(todo, pips, crops):
-            r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
-                               rec.min_confidence, rec.allow_diagonal_two, crop=crop)
-            if i in backs and r.state != "face_up":
-                n = r.spots_counted or 0
-                if n < 2:
-                    continue  # no spots: stays the face-down read
-                # spots on a "back" (the fewest a face shows is two, 1-1): a face-up tile
-                # not read, never a stack to set aside beside a seat's hand
-                r = r.as_unknown(f"{r.reason} (taken for a back, shows {n} spots)")
-            reads[i] = r
-        if use_cache:
-            self.cache.commit(image, dets, {i: reads[i] for i in todo})
-            return [r for r in reads if r is not None], len(todo)
-        # a still reading: spots the pip model was unsure of take the colours of the set's
-        # spots on this picture's identified tiles (vision.recognition.spot_colours)
-        out = recolour_unknowns([r for r in reads if r is not None], rec.min_confidence,
-                                rec.allow_diagonal_two)
-        return out, len(todo)
 
     def group(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
         """``(position per read, groups)`` from the layout or, without one, seats named by
@@ -395,32 +203,10 @@ class Pipeline:
             self.layout.check_frame(image.shape[1], image.shape[0])  # InputError: bad layout
             self._checked_size = image.shape[:2]
         t0 = time.perf_counter()
-        if self.still_images:
-            reads, _ = self.read_still(image)
-            stale, n_dec = False, sum(r.state != "face_down" for r in reads)
-            self.detector_runs += max(len(self.scales), 1)
-            t1 = time.perf_counter()
-        else:
-            dets, ran, stale = self.detect_gated(image)
-            t1 = time.perf_counter()
-            if not ran and not stale and not self._moved and self._still_reading is not None \
-                    and self._still_frames >= VET_AFTER_STILL:
-                # a still table whose fused reading is made (once per still picture): it
-                # stands for this unchanged frame as for the last -- no single pass decoded
-                # and vetted again (the identity cache is left as it was; a tile that changes
-                # moves the gate first, and then everything runs as before)
-                self._still_frames += 1
-                reads, n_dec = list(self._still_reading), 0
-                self.still_reuses += 1
-            else:
-                reads, n_dec = self.decode(image, dets, use_cache=True)
-                reads = resolve_overlapping_reads(reads)
-                self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
-                if not self._still_frames:
-                    self._still_reading = None  # the picture moved: read it again once still
-                if not stale:  # new faces are vetted once the picture has been still a moment
-                    reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
+        got = self.engine.read(image, ReadMode.STILL if self.still_images else ReadMode.VIDEO)
+        reads, n_dec, stale = list(got.tiles), got.decoded, got.stale
         t2 = time.perf_counter()
+        t1 = t0 + got.timings.get("detect", t2 - t0)
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules, problems=self.seat_problems)
         settled = None
@@ -451,7 +237,7 @@ class Pipeline:
         self.frames += 1
         self.decoded_total += n_dec
         self.tiles_total += sum(r.state != "face_down" for r in reads)
-        self.cache.tick()
+        self.engine.tick()
         return out, res
 
     def _round(self, settled: SettledRound) -> RoundEvent:
@@ -499,77 +285,11 @@ class Pipeline:
 
         return draw_round(image, self.round_view(res))
 
-    def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
-             ) -> list[TileRead]:
-        """Video: the fused still reading (:meth:`read_still`: every input size of
-        :attr:`scales`, the second look) stands for a picture that has stopped moving, and
-        vetoes faces the single pass named wrongly.
-
-        A video frame is read once at the model's own size, where a tile model has named a
-        wrong face from an outline reaching onto a touching tile, and leaves more tiles
-        unknown than a still reading. Once ``look`` (the process passes it after
-        :data:`VET_AFTER_STILL` frames without motion), the picture is read once as a still
-        image; until the gate sees motion again that reading is the frame's reads. A face
-        the single pass names at a place (a face and an xyxy box) that the fused reading
-        contradicts there (another face, or sizes that disagree) is unknown from then on, also
-        in later moving frames, while the tile stays put. A face not yet vetted stands
-        meanwhile (a round is final only after its positions are stable for several frames,
-        by then the picture is still). Nothing happens with one input size or injected
-        detectors.
-        """
-        if len(self.scales) < 2:
-            return reads
-        def matches(entries) -> np.ndarray:
-            """bool (len(reads), len(entries)): same face on (nearly) the same box."""
-            if not reads or not entries:
-                return np.zeros((len(reads), len(entries)), bool)
-            boxes = np.stack([np.asarray(r.xyxy, np.float32) for r in reads])
-            iou = iou_matrix(boxes, np.stack([e[0] for e in entries]))
-            return (iou > 0.9) & np.array([[r.face is not None and r.face == e[1]
-                                             for e in entries] for r in reads])
-
-        seen = matches(self._vetted)
-        new = [i for i, r in enumerate(reads) if r.face and not seen[i].any()]
-        if look and self._still_reading is None:
-            self._still_reading = self.read_still(image)[0]
-        if new and look:
-            fused = [f for f in self._still_reading if f.state != "face_down"]
-            over = (iou_matrix(np.stack([reads[i].xyxy for i in new]),
-                               np.stack([f.xyxy for f in fused])) if fused
-                    else np.zeros((len(new), 0)))
-            for row, i in enumerate(new):
-                r = reads[i]
-                against = [f for f, v in zip(fused, over[row]) if v >= 0.5 and (
-                    (f.face and f.face != r.face)
-                    or (f.face is None and "input sizes disagree" in (f.reason or "")))]
-                self._vetted.append((np.asarray(r.xyxy, np.float32).copy(), r.face))
-                if against:
-                    self._vetoed.append((np.asarray(r.xyxy, np.float32).copy(), r.face,
-                                         against[0].face or "unknown"))
-            seen = matches(self._vetted)
-        hits = matches(self._vetoed)
-        out = [r.as_unknown(f"read {r.face} once, the reading at every input size says "
-                            f"{self._vetoed[int(np.argmax(hits[k]))][2]}") if hits[k].any() else r
-               for k, r in enumerate(reads)]
-        # keep only what is still on the table (a long session does not grow the lists)
-        self._vetted = [v for j, v in enumerate(self._vetted) if seen[:, j].any()]
-        self._vetoed = [v for j, v in enumerate(self._vetoed) if hits[:, j].any()]
-        if look and self._still_reading is not None:
-            # the picture is still: the fused reading (every input size, the second look)
-            # stands for it until something moves -- it adds the faces the single pass left
-            # unknown and the outlines it merged; the vetoes above outlast the next motion
-            return list(self._still_reading)
-        return out
-
     def reset(self) -> None:
         """Forget tracking state and the caches (a new, unrelated source or image); call
         :meth:`flush` first to keep an open round."""
-        self._vetted, self._vetoed = [], []
-        self._still_reading, self._still_frames, self._moved = None, 0, True
+        self.engine.reset()
         self.tracker.reset()
-        self.cache.clear()
-        self.gate.reset()
-        self._last_dets = None
         self._pending_picture = None
 
     def summary(self, capture_s: float = 0.0, wall_s: float | None = None) -> dict:
@@ -583,7 +303,7 @@ class Pipeline:
             "ms_per_frame": {s: round(1000 * totals[s] / n, 2) for s in STAGES},
             "fps_pipeline": round(self.frames / proc, 2) if proc > 0 else None,
             "tiles_decoded": self.decoded_total,
-            "detector_runs": self.detector_runs,
+            "detector_runs": self.engine.detector_runs,
             "tiles_seen": self.tiles_total,
         }
         if wall_s is not None:

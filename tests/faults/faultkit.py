@@ -32,10 +32,10 @@ CLI_CHILD = textwrap.dedent("""
     import pickle, sys
     sys.path.insert(0, {tests!r})
     import fakes  # noqa: F401  (the pickled GroundTruthDetectors)
-    import vision.pipeline
+    import vision.recognition.engine
     with open({fake!r}, "rb") as f:
         fake = pickle.load(f)
-    vision.pipeline.load_detectors = lambda *a, **k: (fake, fake)
+    vision.recognition.engine.load_detectors = lambda *a, **k: (fake, fake)
     from vision.cli import main
     sys.exit(main({argv!r}))
 """)

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from faultkit import N_STABLE, cli_child, make_video
 
-import vision.pipeline
+import vision.recognition.engine
 from vision.audit import AuditStore, verify
 from vision.cli import main
 
@@ -73,7 +73,7 @@ def _run_in_process(video, tmp_path, monkeypatch, capsys):
         import pickle
 
         fake = pickle.load(f)
-    monkeypatch.setattr(vision.pipeline, "load_detectors", lambda *a, **k: (fake, fake))
+    monkeypatch.setattr(vision.recognition.engine, "load_detectors", lambda *a, **k: (fake, fake))
     db, out = tmp_path / "audit.db", tmp_path / "out"
     rc = main(["run", str(video["path"]), "--audit", str(db), "--out", str(out), "--json",
                "--stable", str(N_STABLE), "--no-progress"])

@@ -128,7 +128,7 @@ def test_no_shared_scene_ends_a_run_early(tmp_path, monkeypatch, capsys):
     event (settled or not, with the reason) -- no reading ends the run."""
     import yaml
 
-    import vision.pipeline as pipeline
+    import vision.recognition.engine as pipeline
     from vision.cli import main
 
     monkeypatch.setenv("YOLO_OFFLINE", "1")

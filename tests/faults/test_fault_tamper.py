@@ -266,13 +266,13 @@ def test_keyed_run_through_the_cli(tmp_path, monkeypatch, capsys):
     environment; a run without the key, or with another, is refused in one line."""
     import pickle
 
-    import vision.pipeline
+    import vision.recognition.engine
     from faultkit import N_STABLE, make_video
 
     video = make_video(tmp_path)
     with open(video["fake"], "rb") as f:
         fake = pickle.load(f)
-    monkeypatch.setattr(vision.pipeline, "load_detectors", lambda *a, **k: (fake, fake))
+    monkeypatch.setattr(vision.recognition.engine, "load_detectors", lambda *a, **k: (fake, fake))
     monkeypatch.delenv("PAIGOW_AUDIT_KEY", raising=False)
     keyf = tmp_path / "audit.key"
     keyf.write_bytes(KEY + b"\n")

@@ -12,7 +12,7 @@ import pickle
 import pytest
 from faultkit import N_STABLE, make_video
 
-import vision.pipeline
+import vision.recognition.engine
 import vision.io.sinks
 from vision.audit import AuditStore, verify
 from vision.cli import main
@@ -28,7 +28,7 @@ def video(tmp_path_factory):
 def _run(video, tmp_path, monkeypatch, capsys, *extra):
     with open(video["fake"], "rb") as f:
         fake = pickle.load(f)
-    monkeypatch.setattr(vision.pipeline, "load_detectors", lambda *a, **k: (fake, fake))
+    monkeypatch.setattr(vision.recognition.engine, "load_detectors", lambda *a, **k: (fake, fake))
     db, out = tmp_path / "audit.db", tmp_path / "out"
     rc = main(["run", str(video["path"]), "--audit", str(db), "--out", str(out), "--json",
                "--stable", str(N_STABLE), "--no-progress", *extra])

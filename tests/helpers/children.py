@@ -13,7 +13,7 @@ CLI_WITH_FAKE_MODELS = textwrap.dedent("""
     import pickle, sys
     sys.path.insert(0, {tests!r})
     import fakes  # noqa: F401  (the pickled GroundTruthDetectors)
-    import vision.pipeline as pipeline
+    import vision.recognition.engine as pipeline
     with open({fake!r}, "rb") as f:
         fake = pickle.load(f)
     # the trained models replaced by the renderer's ground truth; everything else is the CLI

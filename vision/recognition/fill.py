@@ -33,7 +33,7 @@ seam between the tiles does not show, only the models' disagreement gives it awa
 The outlines are then resolved as always (:func:`vision.recognition.overlaps.resolve_overlapping_reads`):
 an unknown box inside the added tile is dropped, two identified outlines that overlap become
 unknown. Video reads one size per frame with the first model only; a still picture in video is
-read by :meth:`vision.pipeline.Pipeline.read_still`, so both get the second model.
+read by the still reading of :class:`vision.recognition.engine.RecognitionEngine`, so both get the second model.
 
 Public API: :data:`SECOND_MODEL_SIZE`, :func:`fill_from_second_model`,
 :func:`disputed_outlines`.

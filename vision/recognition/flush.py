@@ -80,7 +80,7 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         image_shape: the picture's (H, W, ...) shape: outlines beside a tile that leave the
             picture are not read (nothing to see there).
         read_outlines: decodes float (n, 4, 2) image-px outlines into n :class:`TileRead`
-            (spots in crop px), e.g. ``Pipeline.decode`` on them.
+            (spots in crop px), e.g. ``RecognitionEngine.decode`` on them.
 
     Returns:
         ``reads`` in the same order; a tile with unread spots flush beside it is

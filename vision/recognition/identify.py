@@ -15,11 +15,11 @@ import numpy as np
 from scoring.errors import InputError
 
 from vision.recognition.closeup import context_pad, merge_picture_read, picture_candidate, single_tile_outline
-from vision.config import PipelineConfig, RecognitionConfig, TableConfig
+from vision.config import RecognitionConfig
 from vision.detections import TILE, Detections
 from vision.geometry import order_polygon
 from vision.recognition.overlaps import resolve_overlapping_reads
-from vision.pipeline import Pipeline
+from vision.recognition.engine import Detectors, ReadMode, RecognitionEngine
 
 __all__ = ["identify", "progress_bar"]
 
@@ -72,10 +72,11 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
         if s.kind not in ("image", "images"):
             s.close()
             raise InputError(f"not an image, folder or glob of images: {s.spec}")
-    config = PipelineConfig(RecognitionConfig(models_dir, backend, min_confidence,
-                                              scales=None if scales is None else tuple(scales)),
-                            table=TableConfig(n_stable=1), draw=False)
-    pipe = Pipeline(config, tile_detector=tile_detector, pip_detector=pip_detector)
+    engine = RecognitionEngine(
+        RecognitionConfig(models_dir, backend, min_confidence,
+                          scales=None if scales is None else tuple(scales)),
+        detectors=(None if tile_detector is None and pip_detector is None
+                   else Detectors(tile_detector, pip_detector)))
     out = []
     total = sum(s.frame_count or 0 for s in sources)
     bar = progress_bar(total, progress, "identify")
@@ -86,13 +87,14 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
                 if single:
                     poly = single_tile_outline(image)
                     dets = Detections.from_polygons(order_polygon(poly)[None], [1.0], [TILE])
-                    reads, _ = pipe.decode(image, dets, use_cache=False)
+                    reads, _ = engine.decode(image, dets, use_cache=False)
                 else:
-                    reads, dets = pipe.read_still(image)
+                    got = engine.read(image, ReadMode.STILL)
+                    reads, dets = list(got), got.detections
                     if closeups:
                         cand = picture_candidate(image, dets)
                         if len(cand):
-                            creads, _ = pipe.decode(image, cand, use_cache=False)
+                            creads, _ = engine.decode(image, cand, use_cache=False)
                             reads = merge_picture_read(reads, creads[0])
                     reads = resolve_overlapping_reads(reads)
                 h, w = fr.image.shape[:2]

@@ -485,7 +485,8 @@ def propose_layout(sources, models_dir=None, backend: str | None = None,
             or no position found. DealerUnknown (an InputError): the dealer must be given.
     """
     from vision import MODELS_DIR
-    from vision.pipeline import Pipeline
+    from vision.config import RecognitionConfig
+    from vision.recognition.engine import ReadMode, RecognitionEngine
 
     if isinstance(sources, (str, Path)):
         sources = [sources]
@@ -498,10 +499,10 @@ def propose_layout(sources, models_dir=None, backend: str | None = None,
             raise InputError(f"{name}: {frame.shape[1]} x {frame.shape[0]} px, the first frame "
                              f"is {first.shape[1]} x {first.shape[0]}: one camera's frames only")
         if pipe is None:
-            pipe = Pipeline(models_dir=models_dir or MODELS_DIR, backend=backend, n_stable=1,
-                            draw=False, min_confidence=min_confidence, source=str(name))
-            pipe.still_images = True
-        r, _ = pipe.read_still(frame)
+            pipe = RecognitionEngine(RecognitionConfig(models_dir=models_dir or MODELS_DIR,
+                                                       backend=backend,
+                                                       min_confidence=min_confidence))
+        r = list(pipe.read(frame, ReadMode.STILL))
         names.append(name)
         reads.append(r)
     size = (int(first.shape[1]), int(first.shape[0]))

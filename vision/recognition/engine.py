@@ -1,0 +1,467 @@
+"""The recognition engine: one picture in, its tile reads out (docs/architecture.md).
+
+:class:`RecognitionEngine` is the one entry point of recognition: ``read(image, mode)`` returns
+:class:`Reads`. What it does is chosen by configuration (:class:`vision.config.RecognitionConfig`
+with the gate and identity-cache settings), never by what detectors it was given:
+
+* ``ReadMode.STILL`` (an independent picture): the tile model at every input size of
+  ``scales`` with the reads fused (:mod:`vision.recognition.scales`; one size: a single pass),
+  a magnified second look at the tiles left unknown (``zoom``, :mod:`vision.recognition.zoom`),
+  the second tile model for the tiles the first leaves unread (``second_model``,
+  :mod:`vision.recognition.fill`), and last the flush-hand check
+  (:mod:`vision.recognition.flush`).
+* ``ReadMode.VIDEO`` (a frame of a stream): the motion gate in front of the tile model
+  (:mod:`vision.recognition.gate`), one pass at the model's size, the identity cache in front of
+  the pip model (:mod:`vision.recognition.identity`), and -- with two or more ``scales`` --
+  the vet: once the picture has been still for :data:`VET_AFTER_STILL` frames it is read once
+  as a still picture, that reading stands for it until something moves, and faces it
+  contradicts stay unknown while their tile stays put.
+
+Detectors come from the models folder (:func:`vision.recognition.models.load_detectors`, any
+backend of :mod:`vision.recognition.backends`, the pit's shared detector service included) or
+are handed in as :class:`Detectors` (tests): every strategy runs on them the same way, so a
+tile detector takes ``detect(image, imgsz=None) -> Detections`` and a pip detector
+``detect_batch(crops) -> list[Detections]``.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from vision.config import CacheConfig, GateConfig, RecognitionConfig
+from vision.detections import TILE, TILE_BACK, Detections
+from vision.geometry import iou_matrix, rectify
+from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
+from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
+from vision.recognition.flush import flush_beside
+from vision.recognition.gate import MotionGate
+from vision.recognition.identity import IdentityCache
+from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
+from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
+from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
+from vision.recognition.spot_colours import recolour_unknowns
+from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window,
+                                     tile_sized, zoom_windows)
+
+__all__ = ["RecognitionEngine", "ReadMode", "Reads", "Detectors", "VET_AFTER_STILL"]
+
+#: Video: new faces are vetted by the fused still reading after this many consecutive frames
+#: without motion (dealing is over; one fused reading per new set of faces, not one per card).
+VET_AFTER_STILL = 3
+
+
+class ReadMode(str, enum.Enum):
+    """How a picture is read: ``still`` (an independent picture, every still strategy) or
+    ``video`` (a frame of a stream: gate, identity cache, vet)."""
+
+    STILL = "still"
+    VIDEO = "video"
+
+
+@dataclass(frozen=True)
+class Detectors:
+    """Detectors handed to the engine instead of the models folder's (tests, a re-audit's
+    picklable fakes).
+
+    Attributes:
+        tile: ``detect(image uint8 (H, W, 3) BGR, imgsz: int | None = None) -> Detections``
+            (image px; ``imgsz`` the input size, None: the model's own).
+        pip: ``detect_batch(crops: list of uint8 (96, 192, 3)) -> list[Detections]`` (crop px).
+        second: the second tile model (same interface as ``tile``), or None: none (as when
+            ``tiles_touch.*`` is not in the models folder).
+        version: the model version recorded in round events (None: the tile detector's
+            ``version`` attribute, else ``"injected"``).
+    """
+
+    tile: Any
+    pip: Any
+    second: Any = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class Reads:
+    """The reads of one picture, column-wise over its tiles (supervision's ``Detections``
+    style), with the rows (:class:`vision.recognition.decode.TileRead`) kept for the table.
+
+    Attributes:
+        tiles: the n :class:`TileRead` (face up, face down or unknown), free of overlapping
+            outlines.
+        detections: the tile detections they came from (still: of the first input size; video:
+            this frame's, or the last ones when the gate skipped the detector).
+        decoded: tiles decoded afresh by the pip model (the rest came from the identity cache).
+        detector_ran: the tile model ran on this picture.
+        stale: video: the gate skipped the detector while the picture moves (the reads are the
+            previous frame's; they do not count for stability).
+        timings: seconds spent on ``detect`` (the tile model and, still, everything) and
+            ``decode`` (spots, cache, vet).
+    """
+
+    tiles: tuple[TileRead, ...]
+    detections: Detections = field(default_factory=Detections.empty)
+    decoded: int = 0
+    detector_ran: bool = True
+    stale: bool = False
+    timings: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.tiles)
+
+    def __iter__(self) -> Iterator[TileRead]:
+        return iter(self.tiles)
+
+    @property
+    def polygons(self) -> np.ndarray:
+        """float32 (n, 4, 2) tile corners, image px."""
+        return (np.stack([r.polygon for r in self.tiles]).astype(np.float32) if self.tiles
+                else np.zeros((0, 4, 2), np.float32))
+
+    @property
+    def xyxy(self) -> np.ndarray:
+        """float32 (n, 4) boxes ``x1, y1, x2, y2``, image px."""
+        return (np.stack([r.xyxy for r in self.tiles]).astype(np.float32) if self.tiles
+                else np.zeros((0, 4), np.float32))
+
+    @property
+    def faces(self) -> np.ndarray:
+        """object (n,): the face (``"1-5"``) or None."""
+        return np.array([r.face for r in self.tiles] + [None], dtype=object)[:-1]
+
+    @property
+    def confidences(self) -> np.ndarray:
+        """float32 (n,) read confidences in [0, 1]."""
+        return np.array([r.confidence for r in self.tiles], np.float32)
+
+    @property
+    def states(self) -> np.ndarray:
+        """str (n,): ``face_up``, ``face_down`` or ``unknown``."""
+        return np.array([r.state for r in self.tiles], dtype="<U9")
+
+    @property
+    def reasons(self) -> np.ndarray:
+        """object (n,): why a face is unknown, or None."""
+        return np.array([r.reason for r in self.tiles] + [None], dtype=object)[:-1]
+
+
+def _run_tile_detector(detector, image: np.ndarray, imgsz: int | None = None) -> Detections:
+    fn = getattr(detector, "detect", None) or detector
+    out = fn(image) if imgsz is None else fn(image, imgsz=imgsz)
+    if not isinstance(out, Detections):
+        raise TypeError(f"tile detector returned {type(out).__name__}, expected Detections")
+    return out
+
+
+
+class RecognitionEngine:
+    """Recognition of one table's pictures (module docstring): ``read(image, mode)``.
+
+    Args:
+        recognition: :class:`vision.config.RecognitionConfig` (models, backend, thresholds and
+            the still strategies: ``scales``, ``zoom``, ``second_model``).
+        gate, cache: the video mode's motion gate and identity cache settings.
+        detectors: :class:`Detectors` to use instead of the models folder's (tests).
+
+    Raises:
+        InputError: missing or corrupt model files (named).
+    """
+
+    def __init__(self, recognition: RecognitionConfig | None = None,
+                 gate: GateConfig | None = None, cache: CacheConfig | None = None,
+                 detectors: Detectors | None = None) -> None:
+        self.config = rec = recognition or RecognitionConfig()
+        #: tile-model input sizes at which a still picture is read and fused
+        self.scales = tuple(STILL_SCALES if rec.scales is None else rec.scales)
+        #: window sides (tile lengths) of the second look at a still's unknown tiles
+        self.zoom = ZOOM_WINDOWS if self.scales and rec.zoom else ()
+        if detectors is None:
+            self.tile_detector, self.pip_detector = load_detectors(
+                rec.models, rec.backend, rec.tile_conf, rec.pip_conf)
+            self.model_version = model_version(rec.models, rec.backend)
+            #: the optional second tile model for a still picture's unread tiles
+            self.second_detector = (load_second_tile_detector(rec.models, rec.backend,
+                                                              rec.tile_conf)
+                                    if self.scales and rec.second_model else None)
+        else:
+            self.tile_detector, self.pip_detector = detectors.tile, detectors.pip
+            self.model_version = detectors.version or getattr(detectors.tile, "version",
+                                                              "injected")
+            self.second_detector = (detectors.second if self.scales and rec.second_model
+                                    else None)
+        self.gate = MotionGate(gate or GateConfig())
+        self.cache = IdentityCache(cache or CacheConfig())
+        #: video: (xyxy, face) already checked against the fused still reading, and those it
+        #: contradicted (xyxy, face, what the fused reading says): see :meth:`_vet`
+        self._vetted: list[tuple[np.ndarray, str]] = []
+        self._vetoed: list[tuple[np.ndarray, str, str]] = []
+        self._still_frames = 0  # consecutive video frames without motion
+        self._moved = True  # the gate saw motion on the last frame
+        #: video: the fused still reading of the picture since it stopped moving (:meth:`_vet`)
+        self._still_reading: list[TileRead] | None = None
+        self._last_dets: Detections | None = None
+        self.detector_runs = 0
+        #: video frames answered by the standing fused still reading (no decode, no vet)
+        self.still_reuses = 0
+
+    def read(self, image: np.ndarray, mode: ReadMode | str = ReadMode.VIDEO) -> Reads:
+        """The reads of one picture.
+
+        Args:
+            image: uint8 (H, W, 3) BGR.
+            mode: :class:`ReadMode` (or its value): ``still`` or ``video`` (module docstring).
+
+        Returns:
+            :class:`Reads`.
+        """
+        t0 = time.perf_counter()
+        if ReadMode(mode) is ReadMode.STILL:
+            reads, first = self._read_still(image)
+            self.detector_runs += max(len(self.scales), 1)
+            return Reads(tuple(reads), first, sum(r.state != "face_down" for r in reads),
+                         timings={"detect": time.perf_counter() - t0, "decode": 0.0})
+        dets, ran, stale = self._detect_gated(image)
+        t1 = time.perf_counter()
+        if not ran and not stale and not self._moved and self._still_reading is not None \
+                and self._still_frames >= VET_AFTER_STILL:
+            # a still table whose fused reading is made (once per still picture): it stands
+            # for this unchanged frame as for the last -- no single pass decoded and vetted
+            # again (the identity cache is left as it was; a tile that changes moves the gate
+            # first, and then everything runs as before)
+            self._still_frames += 1
+            self.still_reuses += 1
+            return Reads(tuple(self._still_reading), dets, 0, ran, stale,
+                         {"detect": t1 - t0, "decode": time.perf_counter() - t1})
+        reads, n_dec = self.decode(image, dets, use_cache=True)
+        reads = resolve_overlapping_reads(reads)
+        self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
+        if not self._still_frames:
+            self._still_reading = None  # the picture moved: read it again once still
+        if not stale:  # new faces are vetted once the picture has been still a moment
+            reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
+        return Reads(tuple(reads), dets, n_dec, ran, stale,
+                     {"detect": t1 - t0, "decode": time.perf_counter() - t1})
+
+    def tick(self) -> None:
+        """One frame has been handled (the identity cache's clock)."""
+        self.cache.tick()
+
+    def reset(self) -> None:
+        """Forget the video state (vet, standing still reading, caches): a new, unrelated
+        source or picture."""
+        self._vetted, self._vetoed = [], []
+        self._still_reading, self._still_frames, self._moved = None, 0, True
+        self.cache.clear()
+        self.gate.reset()
+        self._last_dets = None
+
+    # ------------------------------------------------------------------ strategies
+    def detect(self, image: np.ndarray, imgsz: int | None = None, detector=None) -> Detections:
+        """Tile detections (classes 0/1) of one image, image px (no motion gate), without
+        outlines that straddle two neighbouring tiles (:func:`vision.recognition.overlaps.drop_straddlers`);
+        ``imgsz``: the tile model's input size (None: its own); ``detector``: another tile
+        model (the second model, :mod:`vision.recognition.fill`) instead of :attr:`tile_detector`."""
+        d = _run_tile_detector(detector or self.tile_detector, image, imgsz)
+        d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
+        return drop_straddlers(d)
+
+    def _read_still(self, image: np.ndarray) -> tuple[list[TileRead], Detections]:
+        """Read an independent still image at every size of :attr:`scales` and fuse the reads
+        (:func:`vision.recognition.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
+        image's longer side are skipped (upscaling adds no detail; a small close-up is read
+        once at the model's own size).
+
+        Tiles left unknown get a second look (:meth:`_second_look`, :mod:`vision.recognition.zoom`) whose
+        readings are fused with the others. With a second tile model (:mod:`vision.recognition.fill`) the
+        image is read once more: it adds tiles only where none was identified, and a tile it
+        outlines otherwise (an outline across it) is made unknown
+        (:func:`vision.recognition.fill.disputed_outlines`). Last, a tile with unread spots flush beside
+        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`).
+
+        Returns:
+            ``(reads, detections of the first size)``; the reads are free of overlapping
+            outlines (:func:`vision.recognition.overlaps.resolve_overlapping_reads`).
+        """
+        longer = max(image.shape[:2])
+        sizes = tuple(v for v in self.scales if v <= longer) or (None,)
+        per_scale, looks, first = [], [], None
+        for size in sizes:
+            dets = self.detect(image, size)
+            first = dets if first is None else first
+            reads, _ = self.decode(image, dets, use_cache=False)
+            per_scale.append(resolve_overlapping_reads(reads))
+        if len(per_scale) == 1:
+            reads = resolve_overlapping_reads(per_scale[0])
+        else:
+            reads = resolve_overlapping_reads(
+                cut_short_faces(fuse_scale_reads(per_scale), per_scale))
+        if self.zoom and any(r.state == "unknown" for r in reads):
+            looks = self._second_look(image, reads)
+            if any(looks):
+                fused = fuse_scale_reads(per_scale + looks)
+                reads = resolve_overlapping_reads(cut_short_faces(fused, per_scale, looks))
+        if self.second_detector is not None and sizes != (None,) \
+                and SECOND_MODEL_SIZE <= longer:
+            dets = self.detect(image, SECOND_MODEL_SIZE, self.second_detector)
+            self.detector_runs += 1
+            second, _ = self.decode(image, dets, use_cache=False)
+            first_reads = [r for rs in per_scale + looks for r in rs]
+            second = resolve_overlapping_reads(second)
+            reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second)
+        # a face read from one cut of a flush square whose other half is unread is a guess
+        reads = flush_beside(reads, image.shape, lambda polys: self.decode(
+            image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
+                                            np.full(len(polys), TILE, np.int64)),
+            use_cache=False)[0])
+        return reads, first
+
+    def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
+        """Read windows around the unknown tiles of a still reading magnified
+        (:mod:`vision.recognition.zoom`): one list per window size of its identified, tile-sized reads
+        (image px), free of overlapping outlines, to be fused with the whole-image readings."""
+        looks = []
+        for wins in zoom_windows(reads, image.shape, self.zoom):
+            parts = []
+            for x0, y0, x1, y1 in wins:
+                d = self.detect(np.ascontiguousarray(image[y0:y1, x0:x1]), ZOOM_INPUT)
+                self.detector_runs += 1
+                if not len(d):
+                    continue
+                off = np.array([x0, y0], np.float32)
+                d = Detections(d.xyxy + np.tile(off, 2), d.confidence, d.class_id,
+                               d.polygon + off)
+                parts.append(d[inside_window(d.polygon, (x0, y0, x1, y1), image.shape)])
+            dets = Detections.merge(parts)
+            if len(dets):
+                found, _ = self.decode(image, dets, use_cache=False)
+                found = [r for r in resolve_overlapping_reads(found) if r.state == "face_up"]
+                looks.append([r for r, ok in zip(found, tile_sized(found, reads)) if ok])
+        return looks
+
+    def _detect_gated(self, image: np.ndarray) -> tuple[Detections, bool, bool]:
+        """Detections of this frame through the motion gate (:mod:`vision.recognition.gate`).
+
+        Returns:
+            ``(detections, detector_ran, stale)``.
+        """
+        decision = self.gate.decide(image)
+        self._moved = decision.moved
+        if not decision.detect and self._last_dets is not None:
+            return self._last_dets, False, decision.stale
+        self._last_dets = self.detect(image)
+        self.gate.ran()
+        self.detector_runs += 1
+        return self._last_dets, True, False
+
+    def decode(self, image: np.ndarray, dets: Detections, use_cache: bool = True
+               ) -> tuple[list[TileRead], int]:
+        """Reads for every detection; returns ``(reads, number decoded afresh)``.
+
+        With ``use_cache`` (video) identities are reused and decoding is budgeted by the
+        identity cache (:mod:`vision.recognition.identity`); without it (still images) every face-up tile
+        is decoded.
+        """
+        n = len(dets)
+        reads: list[TileRead | None] = [None] * n
+        for i in range(n):
+            if int(dets.class_id[i]) == TILE_BACK:
+                c = float(dets.confidence[i])
+                reads[i] = TileRead(None, "face_down", c, dets.polygon[i].copy(),
+                                    dets.xyxy[i].copy(), tile_confidence=c)
+        backs: set[int] = set()
+        if use_cache:
+            todo = self.cache.plan(image, dets, reads)
+        else:
+            todo = [i for i in range(n) if int(dets.class_id[i]) == TILE]
+            # a still's tile backs are read too: a near-blank face (1-1: two red spots on a
+            # dark face) is taken for a back by the tile model; a back has no spots, so its
+            # reads name no face and it stays face down
+            backs = {i for i in range(n) if int(dets.class_id[i]) == TILE_BACK}
+            todo += sorted(backs)
+        rec = self.config
+        crops = [rectify(image, dets.polygon[i])[0] for i in todo]
+        pips = run_pip_detector(self.pip_detector, crops)
+        for i, p, crop in zip(todo, pips, crops):
+            r = read_from_pips(p, dets.polygon[i], dets.xyxy[i], float(dets.confidence[i]),
+                               rec.min_confidence, rec.allow_diagonal_two, crop=crop)
+            if i in backs and r.state != "face_up":
+                n = r.spots_counted or 0
+                if n < 2:
+                    continue  # no spots: stays the face-down read
+                # spots on a "back" (the fewest a face shows is two, 1-1): a face-up tile
+                # not read, never a stack to set aside beside a seat's hand
+                r = r.as_unknown(f"{r.reason} (taken for a back, shows {n} spots)")
+            reads[i] = r
+        if use_cache:
+            self.cache.commit(image, dets, {i: reads[i] for i in todo})
+            return [r for r in reads if r is not None], len(todo)
+        # a still reading: spots the pip model was unsure of take the colours of the set's
+        # spots on this picture's identified tiles (vision.recognition.spot_colours)
+        out = recolour_unknowns([r for r in reads if r is not None], rec.min_confidence,
+                                rec.allow_diagonal_two)
+        return out, len(todo)
+
+    def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
+             ) -> list[TileRead]:
+        """Video: the fused still reading (:meth:`_read_still`: every input size of
+        :attr:`scales`, the second look) stands for a picture that has stopped moving, and
+        vetoes faces the single pass named wrongly.
+
+        A video frame is read once at the model's own size, where a tile model has named a
+        wrong face from an outline reaching onto a touching tile, and leaves more tiles
+        unknown than a still reading. Once ``look`` (:meth:`read` passes it after
+        :data:`VET_AFTER_STILL` frames without motion), the picture is read once as a still
+        image; until the gate sees motion again that reading is the frame's reads. A face
+        the single pass names at a place (a face and an xyxy box) that the fused reading
+        contradicts there (another face, or sizes that disagree) is unknown from then on, also
+        in later moving frames, while the tile stays put. A face not yet vetted stands
+        meanwhile (a round is final only after its positions are stable for several frames,
+        by then the picture is still). Nothing happens with one input size (the strategy is
+        the configuration's, :attr:`scales`).
+        """
+        if len(self.scales) < 2:
+            return reads
+        def matches(entries) -> np.ndarray:
+            """bool (len(reads), len(entries)): same face on (nearly) the same box."""
+            if not reads or not entries:
+                return np.zeros((len(reads), len(entries)), bool)
+            boxes = np.stack([np.asarray(r.xyxy, np.float32) for r in reads])
+            iou = iou_matrix(boxes, np.stack([e[0] for e in entries]))
+            return (iou > 0.9) & np.array([[r.face is not None and r.face == e[1]
+                                             for e in entries] for r in reads])
+
+        seen = matches(self._vetted)
+        new = [i for i, r in enumerate(reads) if r.face and not seen[i].any()]
+        if look and self._still_reading is None:
+            self._still_reading = self._read_still(image)[0]
+        if new and look:
+            fused = [f for f in self._still_reading if f.state != "face_down"]
+            over = (iou_matrix(np.stack([reads[i].xyxy for i in new]),
+                               np.stack([f.xyxy for f in fused])) if fused
+                    else np.zeros((len(new), 0)))
+            for row, i in enumerate(new):
+                r = reads[i]
+                against = [f for f, v in zip(fused, over[row]) if v >= 0.5 and (
+                    (f.face and f.face != r.face)
+                    or (f.face is None and "input sizes disagree" in (f.reason or "")))]
+                self._vetted.append((np.asarray(r.xyxy, np.float32).copy(), r.face))
+                if against:
+                    self._vetoed.append((np.asarray(r.xyxy, np.float32).copy(), r.face,
+                                         against[0].face or "unknown"))
+            seen = matches(self._vetted)
+        hits = matches(self._vetoed)
+        out = [r.as_unknown(f"read {r.face} once, the reading at every input size says "
+                            f"{self._vetoed[int(np.argmax(hits[k]))][2]}") if hits[k].any() else r
+               for k, r in enumerate(reads)]
+        # keep only what is still on the table (a long session does not grow the lists)
+        self._vetted = [v for j, v in enumerate(self._vetted) if seen[:, j].any()]
+        self._vetoed = [v for j, v in enumerate(self._vetoed) if hits[:, j].any()]
+        if look and self._still_reading is not None:
+            # the picture is still: the fused reading (every input size, the second look)
+            # stands for it until something moves -- it adds the faces the single pass left
+            # unknown and the outlines it merged; the vetoes above outlast the next motion
+            return list(self._still_reading)
+        return out
