@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fail(command: str, message: str, as_json: bool, hint: str = "") -> int:
-    from vision.io.sources import redact_text
+    from vision.sources import redact_text
 
     # one line, whatever the message holds; a camera URL in it shown without its credentials
     msg = redact_text(" ".join(str(message).split()))
@@ -78,7 +78,7 @@ def _fail(command: str, message: str, as_json: bool, hint: str = "") -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point. Returns the exit code: 0 ok, 1 a check found differences, 2 bad input."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    from vision.io.sources import install_log_redaction
+    from vision.sources import install_log_redaction
 
     install_log_redaction()  # no log line shows a camera password
     as_json = "--json" in argv

@@ -35,7 +35,7 @@ import numpy as np
 from scoring.errors import InputError
 
 from vision.config import PipelineConfig
-from vision.io.sources import redact_url
+from vision.sources import redact_url
 from vision.io.views import round_view
 from vision.recognition.decode import TileRead
 from vision.recognition.engine import Detectors, ReadMode, RecognitionEngine

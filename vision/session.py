@@ -42,7 +42,7 @@ from vision.recognition.identify import progress_bar
 from vision.pipeline import Pipeline
 from vision.schema import RoundEvent
 from vision.io.sinks import AnnotatedOutput, AuditSink, EventsFile, EventStream, Sink, Window
-from vision.io.sources import redact_url
+from vision.sources import redact_url
 
 __all__ = ["Session", "run"]
 

@@ -32,7 +32,7 @@ synth = pytest.importorskip("vision.synth.render")
 
 from fakes import GroundTruthDetectors  # noqa: E402
 
-from vision.io.sources import (expand_credentials, redact_text, redact_url,  # noqa: E402
+from vision.sources import (expand_credentials, redact_text, redact_url,  # noqa: E402
                             source_id, with_password)
 
 ROOT = Path(__file__).resolve().parents[2]

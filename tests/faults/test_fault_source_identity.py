@@ -2,7 +2,7 @@
 The store's round key took the typed path: ``run v.mp4`` then ``run /abs/v.mp4`` stored every
 round twice (the shift report doubled the house net). Now a round's source is its
 ``source_id`` -- the file's resolved path, size and modification time
-(:func:`vision.io.sources.source_id`) -- so one video named four ways stores its rounds once."""
+(:func:`vision.sources.source_id`) -- so one video named four ways stores its rounds once."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator, Mapping
 from scoring.errors import InputError
 
 from vision.schema import RoundEvent
-from vision.io.sources import redact_url
+from vision.sources import redact_url
 from vision.audit.backends import _COLUMNS_BY_VERSION, _INSERT_COLUMNS, _TABLES, _open_backend
 from vision.audit.chain import (CHAIN_PER_TABLE, CHAIN_STORE, GENESIS_HASH, MAGIC, READ_VERSIONS,
                     SCHEMA_VERSION, AuditRecord, VerifyResult, _money, _opt_str,

@@ -130,7 +130,7 @@ def _serve(args) -> int:
         raise InputError("--address places the workers of --tables FILE on Ray: give "
                          "--tables FILE")
     from vision.io.capture import open_source
-    from vision.io.sources import expand_credentials, is_live
+    from vision.sources import expand_credentials, is_live
 
     # cheap checks first: the settings and the source, then the port; the models last.
     # A camera or stream that is down is waited for (the display says so, /healthz 503);

@@ -245,7 +245,7 @@ def open_source(spec: str | os.PathLike, *, live: bool | None = None,
         InputError: missing path, unreadable file, empty folder, glob matching nothing,
             unreachable camera or stream (after the policy's attempts); the message names it.
     """
-    from vision.io.sources import expand_credentials
+    from vision.sources import expand_credentials
 
     spec = expand_credentials(str(spec))  # ${NAME}: a password from the environment
     if not spec:

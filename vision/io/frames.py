@@ -128,9 +128,9 @@ class FrameSource:
     frame_count: int | None = None
 
     def __init__(self, spec: str) -> None:
-        from vision.io.sources import redact_url
+        from vision.sources import redact_url
 
-        #: the spec as shown, logged and stored: its credentials masked (vision.io.sources)
+        #: the spec as shown, logged and stored: its credentials masked (vision.sources)
         self.spec = redact_url(spec)
         #: the spec the source is opened with (may hold credentials: never shown)
         self.open_spec = str(spec)
@@ -198,7 +198,7 @@ class FrameSource:
             if self._state != "ended":
                 self._set_state("ended")
             if error is not None and self._end_error is None:
-                from vision.io.sources import redact_text
+                from vision.sources import redact_text
 
                 self._end_error = redact_text(error)
 

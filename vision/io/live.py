@@ -26,7 +26,7 @@ from scoring.errors import InputError
 
 from vision.io.frames import Frame, FrameSource
 from vision.io.images import to_bgr
-from vision.io.sources import redact_text
+from vision.sources import redact_text
 
 __all__ = ["ReconnectPolicy", "Capture", "LiveSource", "SequentialLive", "default_opener"]
 

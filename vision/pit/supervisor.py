@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from vision.io.views import round_summary
 from vision.table.events import utc_now_iso
-from vision.io.sources import redact_text
+from vision.sources import redact_text
 from vision.web.hub import LiveFeed
 from vision.pit.tables import TableSpec
 from vision.pit.worker import worker_main

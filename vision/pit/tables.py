@@ -160,7 +160,7 @@ def load_tables(path: str | os.PathLike) -> list[TableSpec]:
         if _is_file_source(source):
             source = _resolve(base, source)
         if merged.get("password_file") is not None:
-            from vision.io.sources import with_password
+            from vision.sources import with_password
 
             pw_path = Path(_resolve(base, merged["password_file"]))
             try:

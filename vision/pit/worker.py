@@ -127,7 +127,7 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
     Exits with code 0 when the source ended or the worker was stopped, 1 on an error (sent
     first as ``("error", text)``).
     """
-    from vision.io.sources import install_log_redaction, redact_text
+    from vision.sources import install_log_redaction, redact_text
 
     install_log_redaction()  # a fresh (spawned) process: no log line shows a camera password
     if signals:

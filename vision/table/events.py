@@ -20,7 +20,7 @@ from scoring.settle import POSITIONS
 
 from vision.recognition.decode import TileRead
 from vision.schema import Alert, BankTotals, PositionOutcome, RoundEvent, TileRecord
-from vision.io.sources import redact_url, source_id as _source_id
+from vision.sources import redact_url, source_id as _source_id
 from vision.table.rounds import SettledRound
 
 __all__ = ["build_round", "round_event", "tile_dict", "EventWriter", "utc_now_iso",
@@ -96,7 +96,7 @@ def build_round(rnd: SettledRound, round_id: str, table_id: str = "table-1",
             (``time`` defaults to now, UTC).
         tiles: the frame's tiles as :class:`vision.schema.TileRecord` s or their dicts
             (default: the positions' tiles).
-        source_id: the stable source id (default: :func:`vision.io.sources.source_id` of
+        source_id: the stable source id (default: :func:`vision.sources.source_id` of
             ``source`` / ``source_file``, which also names the source by its redacted URL).
 
     Returns:

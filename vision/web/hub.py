@@ -30,7 +30,7 @@ from scoring.errors import InputError
 
 from vision.table.events import utc_now_iso
 from vision.schema import RoundEvent
-from vision.io.sources import redact_text, redact_url
+from vision.sources import redact_text, redact_url
 from vision.io.views import DEALING, live_positions_view, plain_reason, positions_view, round_summary
 
 __all__ = ["LiveFeed", "Subscription", "encode_jpeg"]
