@@ -12,7 +12,7 @@ from scoring.setting import make_setting
 from scoring.settle import settle_round
 from vision.table.events import EventWriter, round_event
 from vision.table.rounds import (SEAT_MODEL, Layout, RoundTracker, assign_positions, auto_group,
-                          build_positions, load_layout, pair_hands, point_in_polygon)
+                          build_positions, load_layout, pair_hands)
 
 from helpers.table_reads import LAYOUT, TH, TW, box, position_tiles, tile  # noqa: E402,F401
 
@@ -85,11 +85,13 @@ def test_layout_from_dict_and_errors(tmp_path):
     assert again.table_id == "t9" and np.allclose(again.positions["1"], LAYOUT.positions["1"])
 
 
-def test_point_in_polygon():
+def test_points_in_polygon():
+    from vision.geometry import points_in_polygon
+
     sq = box(0, 0, 10, 10)
-    assert point_in_polygon((5, 5), sq) and not point_in_polygon((15, 5), sq)
+    assert points_in_polygon([(5, 5), (15, 5)], sq).tolist() == [True, False]
     tri = [[0, 0], [10, 0], [0, 10]]
-    assert point_in_polygon((2, 2), tri) and not point_in_polygon((8, 8), tri)
+    assert points_in_polygon([(2, 2), (8, 8)], tri).tolist() == [True, False]
 
 
 def test_assign_positions_by_polygon():

@@ -105,7 +105,6 @@ __all__ = [
     "SEAT_MODEL",
     "pair_hands",
     "build_positions",
-    "point_in_polygon",
     "points_in_polygon",
     "check_polygons",
 ]
@@ -336,12 +335,6 @@ def load_layout(path: str | Path) -> Layout:
 
 
 # --------------------------------------------------------------------------- positions
-
-
-def point_in_polygon(point, polygon) -> bool:
-    """True when ``point`` (x, y) lies inside ``polygon`` (k, 2) px (even-odd rule; points on
-    an edge may go either way)."""
-    return bool(points_in_polygon([point], polygon)[0])
 
 
 def position_of(reads: Sequence[TileRead], layout: Layout) -> list[str | None]:
