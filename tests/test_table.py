@@ -246,6 +246,16 @@ def test_duplicate_face_excludes_its_holders():
     assert "duplicate_face" in kinds
     assert rnd.result is None and rnd.final == []  # the banker holds a 6-6 too
     assert all("duplicate" in r or "banker" in r for r in rnd.not_settled.values())
+    # one check with the round event's alerts: the same alert, held once after merging
+    from vision.table.alerts import duplicate_faces, merge_alerts
+
+    (dup,) = [a for a in rnd.alerts if a["kind"] == "duplicate_face"]
+    assert dup == {"kind": "duplicate_face", "position": "3",  # dealer, 1, then the third
+                   "detail": "face 6-6 seen 3 times (positions dealer, 1, 3); a set holds 2"}
+    ev = round_event(rnd, "r1")
+    assert duplicate_faces(ev) == [dup]
+    merged = merge_alerts(ev["alerts"], duplicate_faces(ev))
+    assert [a for a in merged if a["kind"] == "duplicate_face"] == [dup]
 
 
 def test_player_bank_and_bets_from_layout():
