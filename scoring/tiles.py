@@ -35,6 +35,8 @@ __all__ = [
     "PAIR_CLASS_NAMES",
     "parse_tile",
     "parse_tiles",
+    "FaceOverSet",
+    "faces_over_set",
 ]
 
 
@@ -215,3 +217,49 @@ def parse_tiles(texts: str | Iterable[str]) -> list[Tile]:
     if isinstance(texts, str):
         texts = [p for p in re.split(r"[\s,]+", texts.strip()) if p]
     return [parse_tile(t) for t in texts]
+
+
+@dataclass(frozen=True)
+class FaceOverSet:
+    """A face seen more often than one 32-tile set holds it (docs/rules.md section 1): some
+    read of it is wrong.
+
+    Attributes:
+        tile: the face.
+        count: how many times it was seen (> ``tile.copies``).
+        where: who showed it, once per sighting in the order seen (a position label, or
+            None for a tile in no position).
+        excess_at: who showed the sighting one beyond the set's copies.
+    """
+
+    tile: Tile
+    count: int
+    where: tuple[str | None, ...]
+    excess_at: str | None
+
+    @property
+    def holders(self) -> tuple[str | None, ...]:
+        """The distinct entries of ``where``, in the order first seen."""
+        return tuple(dict.fromkeys(self.where))
+
+
+def faces_over_set(sightings: Iterable[tuple[Tile | str, str | None]]) -> list[FaceOverSet]:
+    """The faces seen more often than a set holds them (``Tile.copies``: 2 for civil faces,
+    1 for military ones; docs/rules.md section 1).
+
+    Args:
+        sightings: ``(tile or face text, who showed it)`` pairs, in the order to walk them
+            (the order decides :attr:`FaceOverSet.excess_at`).
+
+    Returns:
+        one :class:`FaceOverSet` per face over the set, in the order of :data:`FACES`.
+
+    Raises:
+        TileParseError: a face text that is not a tile (see :func:`parse_tile`).
+    """
+    where: dict[Tile, list[str | None]] = {}
+    for tile, who in sightings:
+        t = tile if isinstance(tile, Tile) else parse_tile(tile)
+        where.setdefault(t, []).append(who)
+    return [FaceOverSet(t, len(w), tuple(w), w[t.copies])
+            for t, w in sorted(where.items(), key=lambda kv: kv[0].index) if len(w) > t.copies]

@@ -98,13 +98,13 @@ def true_position_sets(scene) -> dict[str, set[int]]:
 def match_reads(scene, reads) -> list[int | None]:
     """For each read, the index of the true tile whose polygon holds the read's centre (None:
     no true tile there -- a chip, a card or a woodpile stack taken for a tile)."""
-    from vision.table.rounds import point_in_polygon
+    from vision.geometry import points_in_polygon
 
     out: list[int | None] = []
     for r in reads:
         hit = None
         for i, t in enumerate(scene.tiles):
-            if t.position is not None and point_in_polygon(r.centre, t.polygon):
+            if t.position is not None and points_in_polygon([r.centre], t.polygon)[0]:
                 hit = i
                 break
         out.append(hit)

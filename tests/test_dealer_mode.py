@@ -14,7 +14,7 @@ import pytest
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, verify
-from vision.table.events import event_from_deal
+from fakes import event_from_deal
 
 TOKEN = "s3cret-token"
 DEAL_1 = {"dealer": ["6-6", "1-3", "4-5", "2-2"], "1": ["1-1", "5-6", "3-4", "2-6"],
@@ -106,7 +106,7 @@ def test_the_picture_labels_use_plain_words_too():
     st = PositionState("3", [TileRead(None, "unknown", 0.2, poly, np.array([0, 0, 50, 100]))],
                        problems=[("unknown_tile", "1 tile(s) unknown (read A: no face has 0 "
                                                   "red and 2 white spots; reads disagree)")])
-    res = SimpleNamespace(positions={"3": st}, reads=[], tile_positions=[], event=None)
+    res = SimpleNamespace(positions={"3": st}, reads=[], tile_positions=[], round=None)
     view = round_view(res, rules="pa", banker="dealer", table_id="t")
     entry = dict(view["positions"]["3"], result="not_settled")
     assert entry["reason"] == "a tile cannot be read -- move the hand into view"

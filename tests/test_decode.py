@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from scoring.tiles import FACES
-from vision.recognition.decode import TileRead, decode_face, decode_tiles, half_shape_ok
+from vision.recognition.decode import TileRead, decode_face, half_shape_ok, run_pip_detector
 from vision.detections import PIP_RED, PIP_WHITE, TILE, TILE_BACK, Detections
 from vision.geometry import CROP_H, CROP_MARGIN, CROP_W
 
@@ -207,7 +207,8 @@ def test_a_five_with_a_stray_corner_spot_is_not_a_six():
 
 
 class FakePips:
-    """Returns canned spot detections per crop, in call order."""
+    """The pip model's interface (``detect_batch``): canned spot detections per crop, in call
+    order; crops beyond the canned faces get none."""
 
     def __init__(self, faces):
         self.faces = list(faces)
@@ -216,8 +217,9 @@ class FakePips:
     def detect_batch(self, crops):
         self.calls += 1
         out = []
-        for crop, face in zip(crops, self.faces):
+        for k, crop in enumerate(crops):
             assert crop.shape == (CROP_H, CROP_W, 3)
+            face = self.faces[k] if k < len(self.faces) else None
             if face is None:
                 out.append(Detections.empty())
                 continue
@@ -227,7 +229,11 @@ class FakePips:
         return out
 
 
-def test_decode_tiles_states_and_threshold():
+def test_still_decode_states_and_threshold():
+    """The pipeline's still decoding (what production runs): one batch for the pip model,
+    face-down tiles stay face down, a tile below the confidence is unknown."""
+    from vision.pipeline import Pipeline
+
     frame = np.zeros((300, 400, 3), np.uint8)
     polys = np.array([
         [[10, 10], [60, 10], [60, 110], [10, 110]],
@@ -237,8 +243,9 @@ def test_decode_tiles_states_and_threshold():
     ], np.float32)
     dets = Detections.from_polygons(polys, [0.95, 0.9, 0.3, 0.9], [TILE, TILE_BACK, TILE, TILE])
     pips = FakePips(["5-6", "3-5", None])
-    reads = decode_tiles(frame, dets, pips, min_confidence=0.5)
-    assert pips.calls == 1  # one batch
+    pipe = Pipeline(tile_detector=object(), pip_detector=pips, draw=False)
+    reads, n = pipe.decode(frame, dets, use_cache=False)
+    assert pips.calls == 1 and n == 4  # one batch: the three face-up tiles and the back
     assert [r.state for r in reads] == ["face_up", "face_down", "unknown", "unknown"]
     assert reads[0].face == "5-6" and reads[0].confidence == pytest.approx(0.9)
     assert "below" in reads[2].reason  # 3-5 read, but the tile itself is unsure
@@ -246,6 +253,22 @@ def test_decode_tiles_states_and_threshold():
     d = reads[0].to_dict()
     assert d["face"] == "5-6" and d["xyxy"] == [10.0, 10.0, 60.0, 110.0]
     assert isinstance(reads[1], TileRead) and reads[1].face is None
+
+
+def test_run_pip_detector_takes_only_the_pip_model_interface():
+    crops = [np.zeros((CROP_H, CROP_W, 3), np.uint8)] * 2
+    assert run_pip_detector(FakePips([]), []) == []
+    got = run_pip_detector(FakePips(["5-6"]), crops)
+    assert [len(d) for d in got] == [11, 0]
+    with pytest.raises(AttributeError):  # a bare callable is not a pip model
+        run_pip_detector(lambda cs: [Detections.empty()] * len(cs), crops)
+
+    class Short:
+        def detect_batch(self, crops):
+            return [Detections.empty()]
+
+    with pytest.raises(ValueError, match="1 results for 2 crops"):
+        run_pip_detector(Short(), crops)
 
 
 def _synth_tile_pips(a, b, st, rng, long33=False):

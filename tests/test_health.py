@@ -216,7 +216,7 @@ class _Inverting:
     def process(self, frame):
         from types import SimpleNamespace
 
-        return 255 - frame.image, SimpleNamespace(positions={}, event=None)
+        return 255 - frame.image, SimpleNamespace(positions={}, round=None)
 
     def reset(self):
         pass

@@ -8,7 +8,7 @@ import pytest
 from fakes import event_errors
 
 from scoring.errors import InputError
-from vision.table.events import event_from_deal
+from fakes import event_from_deal
 from vision.schema import RoundEvent
 
 DEAL = {"dealer": ["6-6", "4-5", "1-3", "2-2"], "1": ["1-1", "5-6", "3-4", "2-6"],

@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from vision.cli import main  # noqa: E402
 from vision.web.app import MJPEG_BOUNDARY, create_app  # noqa: E402
 from fakes import FakeFeed  # noqa: E402
-from vision.table.events import event_from_deal  # noqa: E402
+from fakes import event_from_deal, round_from_deal  # noqa: E402
 from vision.io.views import positions_view  # noqa: E402
 from vision.web.feed import PipelineFeed  # noqa: E402
 
@@ -297,9 +297,9 @@ class _ScriptedPipeline:
     def process(self, frame):
         from types import SimpleNamespace
 
-        ev = event_from_deal(DEAL_1, "r000001", frame_index=frame.index) \
+        rnd = round_from_deal(DEAL_1, "r000001", frame_index=frame.index) \
             if frame.index == 2 else None
-        return 255 - frame.image, SimpleNamespace(positions={}, event=ev)
+        return 255 - frame.image, SimpleNamespace(positions={}, round=rnd)
 
     def reset(self):
         self.resets += 1

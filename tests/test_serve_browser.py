@@ -35,7 +35,7 @@ from fakes import GroundTruthDetectors  # noqa: E402
 from vision.commands.serve import bind_socket  # noqa: E402
 from vision.web.app import create_app  # noqa: E402
 from fakes import FakeFeed  # noqa: E402
-from vision.table.events import event_from_deal  # noqa: E402
+from fakes import event_from_deal  # noqa: E402
 from vision.web.feed import PipelineFeed  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",

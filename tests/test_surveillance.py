@@ -17,7 +17,7 @@ from vision.audit.report import shift_report
 from vision.audit.report_csv import report_csv
 from vision.audit.report_html import report_html
 from vision.cli import main
-from vision.table.events import event_from_deal
+from fakes import event_from_deal
 
 from helpers.audit_events import DEALS, _event, _unread_round  # noqa: E402,F401
 

@@ -12,7 +12,7 @@ from scoring.setting import make_setting
 from scoring.settle import settle_round
 from vision.table.events import EventWriter, round_event
 from vision.table.rounds import (SEAT_MODEL, Layout, RoundTracker, assign_positions, auto_group,
-                          build_positions, load_layout, pair_hands, point_in_polygon)
+                          build_positions, load_layout, pair_hands)
 
 from helpers.table_reads import LAYOUT, TH, TW, box, position_tiles, tile  # noqa: E402,F401
 
@@ -85,11 +85,13 @@ def test_layout_from_dict_and_errors(tmp_path):
     assert again.table_id == "t9" and np.allclose(again.positions["1"], LAYOUT.positions["1"])
 
 
-def test_point_in_polygon():
+def test_points_in_polygon():
+    from vision.geometry import points_in_polygon
+
     sq = box(0, 0, 10, 10)
-    assert point_in_polygon((5, 5), sq) and not point_in_polygon((15, 5), sq)
+    assert points_in_polygon([(5, 5), (15, 5)], sq).tolist() == [True, False]
     tri = [[0, 0], [10, 0], [0, 10]]
-    assert point_in_polygon((2, 2), tri) and not point_in_polygon((8, 8), tri)
+    assert points_in_polygon([(2, 2), (8, 8)], tri).tolist() == [True, False]
 
 
 def test_assign_positions_by_polygon():
@@ -244,6 +246,16 @@ def test_duplicate_face_excludes_its_holders():
     assert "duplicate_face" in kinds
     assert rnd.result is None and rnd.final == []  # the banker holds a 6-6 too
     assert all("duplicate" in r or "banker" in r for r in rnd.not_settled.values())
+    # one check with the round event's alerts: the same alert, held once after merging
+    from vision.table.alerts import duplicate_faces, merge_alerts
+
+    (dup,) = [a for a in rnd.alerts if a["kind"] == "duplicate_face"]
+    assert dup == {"kind": "duplicate_face", "position": "3",  # dealer, 1, then the third
+                   "detail": "face 6-6 seen 3 times (positions dealer, 1, 3); a set holds 2"}
+    ev = round_event(rnd, "r1")
+    assert duplicate_faces(ev) == [dup]
+    merged = merge_alerts(ev["alerts"], duplicate_faces(ev))
+    assert [a for a in merged if a["kind"] == "duplicate_face"] == [dup]
 
 
 def test_player_bank_and_bets_from_layout():

@@ -10,7 +10,8 @@ import pytest
 
 from scoring.errors import InputError
 from scoring.hands import PHYSICAL_HANDS
-from scoring.tiles import FACES, STANDARD_SET, TILES_BY_FACE, TileParseError, parse_tile, parse_tiles
+from scoring.tiles import (FACES, STANDARD_SET, TILES_BY_FACE, TileParseError, faces_over_set,
+                           parse_tile, parse_tiles)
 
 # NJ 13:69F-10.2 (g) / PA 621a.3 (h): face -> (rank, copies), typed from rules.md section 1.
 SINGLE_RANKS = {
@@ -99,3 +100,20 @@ def test_parse_tiles_splits_text():
     assert [t.face for t in parse_tiles("6-6, 1-2 teen")] == ["6-6", "1-2", "6-6"]
     with pytest.raises(TileParseError, match="7-7"):
         parse_tiles(["1-1", "7-7"])
+
+
+def test_faces_over_set_counts_against_the_copies_a_set_holds():
+    seen = [("6-6", "dealer"), ("3-6", "dealer"), ("6-6", "1"), ("1-1", "1"), ("1-1", "2"),
+            ("3-6", "2"), ("6-6", "3"), ("3-6", None), ("6-6", "3")]
+    over = faces_over_set(seen)
+    # civil 6-6 (two in a set) four times, military 3-6 (one) three times; 1-1 twice is a set
+    assert [(f.tile.face, f.count) for f in over] == [("6-6", 4), ("3-6", 3)]
+    teen, gow = over
+    assert teen.where == ("dealer", "1", "3", "3") and teen.holders == ("dealer", "1", "3")
+    assert teen.excess_at == "3"  # the third 6-6
+    assert gow.where == ("dealer", "2", None) and gow.excess_at == "2"  # the second 3-6
+    assert faces_over_set([(TILES_BY_FACE["1-2"], "1"), ("2-4", "2")]) == []  # Gee Joon: two faces
+    assert faces_over_set([]) == []
+    with pytest.raises(TileParseError, match="7-7"):
+        faces_over_set([("7-7", "1")])
+

@@ -244,7 +244,7 @@ class Session:
     def _step(self, fr) -> bool:
         annotated, res = self.pipeline.process(fr)
         self.frames += 1
-        event = _round_of(res)
+        event = res.round
         if event is not None:
             self._emit(event, getattr(res, "key_frame", None)
                        if getattr(res, "key_frame", None) is not None else annotated)
@@ -333,16 +333,6 @@ def _disk_full(exc: BaseException) -> bool:
     """True for "no space left" / "quota exceeded" errors (the audit store turns SQLite's
     "disk is full" into ``ENOSPC``)."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
-
-
-def _round_of(res) -> RoundEvent | None:
-    """The round of a frame's result: a FrameResult's ``round``, or (scripted pipelines) an
-    ``event`` dict."""
-    rnd = getattr(res, "round", None)
-    if isinstance(rnd, RoundEvent):
-        return rnd
-    ev = getattr(res, "event", None)
-    return RoundEvent.from_dict(ev) if ev else None
 
 
 def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool = False,

@@ -17,11 +17,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakes import FakeFeed
+from fakes import FakeFeed, event_from_deal
 
 from vision.audit import AuditStore, verify
 from vision.audit.report import shift_report
-from vision.table.events import event_from_deal
 
 TOKEN = "tok-23"
 H = {"X-Token": TOKEN}

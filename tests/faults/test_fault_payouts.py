@@ -14,7 +14,7 @@ from scoring.errors import InputError
 from scoring.settle import parse_amount
 from vision.audit import AuditStore
 from vision.cli import main
-from vision.table.events import event_from_deal
+from fakes import event_from_deal
 
 DEAL = {"dealer": ["6-6", "4-5", "1-3", "2-2"], "1": ["1-1", "3-6", "2-2", "5-5"]}
 BAD = ["1E+999999999", "1" * 47, "9" * 13, "NaN", "-Infinity", "1e3", "0x10", "5_000",

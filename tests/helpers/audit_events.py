@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vision.table.events import event_from_deal
+from fakes import event_from_deal
 
 
 def make_event(i: int, *, net1="0.95", net2="-1", table="table-1", dealer=None, **kw):

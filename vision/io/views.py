@@ -191,7 +191,7 @@ def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
         "table_id": table_id,
         "round_id": shown["round_id"] if shown is not None else None,
         "event": shown,
-        "settled_now": res.event is not None,
+        "settled_now": res.round is not None,
     }
 
 

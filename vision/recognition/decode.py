@@ -51,16 +51,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from scoring.errors import InputError
 from scoring.tiles import FACES, TILES_BY_FACE
 
-from vision.detections import PIP_RED, PIP_WHITE, TILE, TILE_BACK, Detections
-from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, rectify, side_pairs
+from vision.detections import PIP_RED, PIP_WHITE, Detections
+from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, side_pairs
 
 __all__ = [
     "TileRead",
     "decode_face",
-    "decode_tiles",
     "run_pip_detector",
     "half_shape_ok",
     "read_from_pips",
@@ -498,76 +496,25 @@ def _crowds_midline(c: np.ndarray, h: float, margin: float) -> str | None:
 def run_pip_detector(pip_detector, crops: Sequence[np.ndarray]) -> list[Detections]:
     """Run ``pip_detector`` on a batch of crops; one :class:`Detections` per crop (crop px).
 
-    Accepts the :class:`vision.recognition.detect.PipDetector` interface (``detect_batch(crops)`` or
-    ``detect(crops)`` returning a list, or ``detect(crop)`` per crop) and any object or callable
-    with the same shape (test fakes).
+    Args:
+        pip_detector: a :class:`vision.recognition.detect.PipDetector` or any object with its
+            interface, ``detect_batch(crops) -> list[Detections]`` (one per crop, same order).
+        crops: uint8 (CROP_H, CROP_W, 3) BGR rectified tile crops.
+
+    Returns:
+        list of :class:`Detections`, one per crop, in crop pixels.
+
+    Raises:
+        AttributeError: ``pip_detector`` has no ``detect_batch``.
+        ValueError: it returned a number of results other than the number of crops.
     """
     crops = list(crops)
     if not crops:
         return []
-    for name in ("detect_batch", "detect_crops"):
-        fn = getattr(pip_detector, name, None)
-        if fn is not None:
-            return list(fn(crops))
-    fn = getattr(pip_detector, "detect", None) or pip_detector
-    try:
-        out = fn(crops)
-        if isinstance(out, (list, tuple)) and len(out) == len(crops):
-            return list(out)
-    except (TypeError, AttributeError, ValueError):
-        pass
-    return [fn(c) for c in crops]
-
-
-def decode_tiles(frame: np.ndarray, tile_dets: Detections, pip_detector,
-                 min_confidence: float = 0.5, allow_diagonal_two: bool = False
-                 ) -> list[TileRead]:
-    """Read every detected tile of one frame.
-
-    Args:
-        frame: uint8 (H, W, 3) BGR image the detections refer to.
-        tile_dets: :class:`Detections` of class 0 (tile, face up) and 1 (tile_back) in frame
-            pixels, with polygons; other classes are ignored.
-        pip_detector: the pip model (see :func:`run_pip_detector`); run once on the batch of
-            face-up crops.
-        min_confidence: a face below this confidence (fraction) is reported as unknown.
-        allow_diagonal_two: see :func:`half_shape_ok`.
-
-    Returns:
-        list of :class:`TileRead`, one per tile detection, in detection order.
-
-    Raises:
-        InputError: ``min_confidence`` outside [0, 1] or a frame that is not an image.
-    """
-    if not 0.0 <= float(min_confidence) <= 1.0:
-        raise InputError(f"min_confidence must be a fraction in [0, 1], got {min_confidence!r}")
-    if len(tile_dets) and (not isinstance(frame, np.ndarray) or frame.ndim != 3):
-        raise InputError(f"frame must be an (H, W, 3) image, got {getattr(frame, 'shape', frame)!r}")
-    reads: list[TileRead | None] = []
-    up_idx: list[int] = []
-    crops: list[np.ndarray] = []
-    for i in range(len(tile_dets)):
-        cid = int(tile_dets.class_id[i])
-        poly = tile_dets.polygon[i]
-        conf = float(tile_dets.confidence[i])
-        if cid == TILE_BACK:
-            reads.append(TileRead(None, "face_down", conf, poly.copy(), tile_dets.xyxy[i].copy(),
-                                  tile_confidence=conf))
-        elif cid == TILE:
-            crop, _ = rectify(frame, poly)
-            up_idx.append(len(reads))
-            crops.append(crop)
-            reads.append(None)
-        else:
-            continue
-    all_pips = run_pip_detector(pip_detector, crops)
-    det_rows = [i for i in range(len(tile_dets)) if int(tile_dets.class_id[i]) in (TILE, TILE_BACK)]
-    for k, slot in enumerate(up_idx):
-        i = det_rows[slot]
-        reads[slot] = read_from_pips(all_pips[k], tile_dets.polygon[i], tile_dets.xyxy[i],
-                                     float(tile_dets.confidence[i]), min_confidence,
-                                     allow_diagonal_two, crop=crops[k])
-    return [r for r in reads if r is not None]
+    out = list(pip_detector.detect_batch(crops))
+    if len(out) != len(crops):
+        raise ValueError(f"pip detector returned {len(out)} results for {len(crops)} crops")
+    return out
 
 
 #: Long side / short side a tile outline must have to be read (pai gow tiles are about 2:1;

@@ -22,17 +22,16 @@ itself as ``unknown_tile``).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from scoring.errors import InputError
 from scoring.settle import POSITIONS
-from scoring.tiles import TILES_BY_FACE, Tile, parse_tile
+from scoring.tiles import TILES_BY_FACE, FaceOverSet, Tile, faces_over_set, parse_tile
 
 from vision.schema import RoundEvent
 
-__all__ = ["round_alerts", "duplicate_faces", "house_way_alerts", "mis_set_alerts",
-           "merge_alerts", "ALERT_KINDS"]
+__all__ = ["round_alerts", "duplicate_faces", "duplicate_face_alert", "house_way_alerts",
+           "mis_set_alerts", "merge_alerts", "ALERT_KINDS"]
 
 ALERT_KINDS = ("duplicate_face", "house_way_deviation", "mis_set")
 _SKIP = {None, "", "unknown", "?", "none"}
@@ -88,24 +87,17 @@ def duplicate_faces(event: Mapping) -> list[dict]:
             t = _tile(d.get("face"), f"round {rid!r} unplaced tile")
             if t is not None:
                 seen.append((t, None))
-    count: Counter = Counter()
-    where: dict[Tile, list[str]] = {}
-    excess_at: dict[Tile, str | None] = {}
-    for t, pos in seen:
-        count[t] += 1
-        where.setdefault(t, []).append(pos if pos is not None else "unplaced")
-        if count[t] == t.copies + 1:
-            excess_at[t] = pos
-    out = []
-    for t in sorted(excess_at, key=lambda t: t.index):
-        copies = TILES_BY_FACE[t.face].copies
-        out.append({
-            "kind": "duplicate_face",
-            "position": excess_at[t],
-            "detail": (f"face {t.face} seen {count[t]} times (positions "
-                       f"{', '.join(where[t])}); a set holds {copies}"),
-        })
-    return out
+    return [duplicate_face_alert(f) for f in faces_over_set(seen)]
+
+
+def duplicate_face_alert(found: FaceOverSet) -> dict:
+    """The ``duplicate_face`` alert of one face over the set (the one wording, used by the
+    round tracker and by :func:`duplicate_faces`): ``position`` where it is seen once too
+    often, ``detail`` naming every holder (``"unplaced"`` for a tile in no position)."""
+    where = ", ".join(w if w is not None else "unplaced" for w in found.where)
+    return {"kind": "duplicate_face", "position": found.excess_at,
+            "detail": (f"face {found.tile.face} seen {found.count} times (positions {where}); "
+                       f"a set holds {found.tile.copies}")}
 
 
 def _setting(p: Mapping, pos: str, rid):

@@ -23,8 +23,7 @@ from vision.schema import Alert, BankTotals, PositionOutcome, RoundEvent, TileRe
 from vision.sources import redact_url, source_id as _source_id
 from vision.table.rounds import SettledRound
 
-__all__ = ["build_round", "round_event", "tile_dict", "EventWriter", "utc_now_iso",
-           "event_from_deal"]
+__all__ = ["build_round", "round_event", "tile_dict", "EventWriter", "utc_now_iso"]
 
 
 def utc_now_iso() -> str:
@@ -183,54 +182,3 @@ class EventWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def event_from_deal(deal: Mapping[str, Sequence[str]], round_id: str = "r000001", *,
-                    table_id: str = "table-1", bets: Mapping[str, str] | None = None,
-                    rules: str = "pa", frame_index: int = 0, source: str = "scripted") -> dict:
-    """A real settled round event for a deal, computed by the scoring engine (no vision):
-    the tiles are taken as read exactly, each position's first two faces one hand and the last
-    two the other (like :func:`vision.synth.render.render_table`'s ``deal``).
-
-    Args:
-        deal: position (``"dealer"``, ``"1".."7"``) -> 4 faces (``"low-high"``).
-        round_id, table_id, frame_index, source: event header fields.
-        bets: position -> wager (exact decimal text; default 1).
-        rules: rule profile.
-
-    Returns:
-        The round event's JSON form (via :func:`round_event`), with the integrity
-        alerts of :func:`vision.table.alerts.round_alerts` merged in.
-
-    Raises:
-        InputError: a bad face or position.
-    """
-    import numpy as np
-
-    from scoring.errors import InputError
-    from scoring.tiles import TILES_BY_FACE
-
-    from vision.table.alerts import merge_alerts, round_alerts
-    from vision.table.rounds import RoundTracker, build_positions
-
-    groups = {}
-    for k, (pos, faces) in enumerate(deal.items()):
-        reads = []
-        for i, face in enumerate(faces):
-            if face not in TILES_BY_FACE:
-                raise InputError(f"unknown tile face {face!r} at position {pos!r}")
-            # two hands lying together: tiles 0,1 touch, 2,3 touch, hands apart
-            x = 1000.0 * k + (0 if i < 2 else 300) + 60 * (i % 2)
-            poly = np.array([[x, 0], [x + 50, 0], [x + 50, 100], [x, 100]], np.float32)
-            reads.append(TileRead(face, "face_up", 0.99, poly,
-                                  np.array([x, 0, x + 50, 100], np.float32)))
-        groups[str(pos)] = reads
-    positions = build_positions(groups, rules)
-    tracker = RoundTracker(n_stable=1, rules=rules, bets=bets)
-    rnd = tracker.update(positions, {"index": frame_index})
-    if rnd is None:
-        raise InputError("the deal did not settle (no dealer position?)")
-    ev = round_event(rnd, round_id, table_id=table_id, source=source,
-                     frame_index=frame_index, model_version="scripted")
-    ev["alerts"] = merge_alerts(ev["alerts"], round_alerts(ev))
-    return ev

@@ -84,10 +84,11 @@ from scoring.hands import hand_key
 from scoring.rules import get_profile
 from scoring.setting import Setting, get_house_way
 from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money, settle_round
-from scoring.tiles import TILES_BY_FACE
+from scoring.tiles import TILES_BY_FACE, faces_over_set
 
 from vision.recognition.decode import TileRead
 from vision.geometry import points_in_polygon
+from vision.table.alerts import duplicate_face_alert
 from vision.table.open_tile import settle_open
 from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
@@ -105,7 +106,6 @@ __all__ = [
     "SEAT_MODEL",
     "pair_hands",
     "build_positions",
-    "point_in_polygon",
     "points_in_polygon",
     "check_polygons",
 ]
@@ -336,12 +336,6 @@ def load_layout(path: str | Path) -> Layout:
 
 
 # --------------------------------------------------------------------------- positions
-
-
-def point_in_polygon(point, polygon) -> bool:
-    """True when ``point`` (x, y) lies inside ``polygon`` (k, 2) px (even-odd rule; points on
-    an edge may go either way)."""
-    return bool(points_in_polygon([point], polygon)[0])
 
 
 def position_of(reads: Sequence[TileRead], layout: Layout) -> list[str | None]:
@@ -711,24 +705,18 @@ class RoundTracker:
         for p in positions:
             if p not in final:
                 not_settled[p] = positions[p].reason or "not stable"
-        # faces read more often than a set holds: somebody's read is wrong
-        count: Counter = Counter()
-        holders: dict[str, set[str]] = {}
-        for p in positions:
-            for r in positions[p].tiles:
-                if r.face:
-                    count[r.face] += 1
-                    holders.setdefault(r.face, set()).add(p)
-        for face, n in count.items():
-            if n > TILES_BY_FACE[face].copies:
-                hs = sorted(holders[face], key=POSITIONS.index)
-                alerts.append({"kind": "duplicate_face", "position": hs[0],
-                               "detail": f"{face} read {n} times (at {', '.join(hs)}), a set "
-                                         f"holds {TILES_BY_FACE[face].copies}"})
-                for p in hs:
-                    if p in final:
-                        final.remove(p)
-                        not_settled[p] = f"duplicate face {face}"
+        # faces read more often than a set holds: somebody's read is wrong (one check with
+        # the round event's alerts, vision.table.alerts.duplicate_faces)
+        sightings = [(r.face, p) for p in sorted(positions, key=POSITIONS.index)
+                     for r in positions[p].tiles if r.face]
+        count = Counter(face for face, _ in sightings)
+        over = faces_over_set(sightings)
+        for found in over:
+            alerts.append(duplicate_face_alert(found))
+            for p in found.holders:
+                if p in final:
+                    final.remove(p)
+                    not_settled[p] = f"duplicate face {found.tile.face}"
         # unread tiles: settled only where every face they could be gives the same result
         stand_in: dict[str, tuple[Setting, tuple[str, ...]]] = {}
         unread: dict[str, str] = {}
@@ -736,8 +724,7 @@ class RoundTracker:
         # be read a moment later; the round is settled so when it ends unsettled)
         opened = [p for p in positions if p not in final and self.is_stable(p)
                   and positions[p].open_hands is not None]
-        if opened and not self.co_bank and all(n <= TILES_BY_FACE[f].copies
-                                               for f, n in count.items()):
+        if opened and not self.co_bank and not over:
             stand_in, unread, refused = settle_open(
                 positions, final, opened, count, banker=self.banker, rules=self._profile,
                 way=self.house_way, commission=self.commission, bets=self.bets)
