@@ -244,7 +244,7 @@ def test_still_decode_states_and_threshold():
     dets = Detections.from_polygons(polys, [0.95, 0.9, 0.3, 0.9], [TILE, TILE_BACK, TILE, TILE])
     pips = FakePips(["5-6", "3-5", None])
     pipe = Pipeline(tile_detector=object(), pip_detector=pips, draw=False)
-    reads, n = pipe.decode(frame, dets, use_cache=False)
+    reads, n = pipe.engine.decode(frame, dets, use_cache=False)
     assert pips.calls == 1 and n == 4  # one batch: the three face-up tiles and the back
     assert [r.state for r in reads] == ["face_up", "face_down", "unknown", "unknown"]
     assert reads[0].face == "5-6" and reads[0].confidence == pytest.approx(0.9)

@@ -18,7 +18,7 @@ def read(face, x1, y1, x2, y2, state=None):
 
 
 def spots_reader(n_spots, conf=0.9, surface=lambda x: True):
-    """A stand-in for Pipeline.decode on outlines: an outline whose centre x is on tile
+    """A stand-in for RecognitionEngine.decode on outlines: an outline whose centre x is on tile
     surface (``surface(x)``) shows ``n_spots`` spots in the middle of its crop (96 x 192 px);
     elsewhere (felt) none."""
     def run(polys):

@@ -86,7 +86,7 @@ def test_a_pit_worker_on_the_service_reads_a_still_as_in_process():
 
     image = render_table(1_000_933, size=(1280, 720)).image
     cfg = RunConfig("x.png", PipelineConfig.build(backend="onnx", n_stable=1, draw=False))
-    own = Pipeline(cfg.pipeline).read_still(image)[0]
+    own = list(Pipeline(cfg.pipeline).engine.read(image, "still"))
     with DetectorService(1, threads=1) as svc:
         shared_cfg = _shared_config(cfg, svc.handle(0))
         pipe = Pipeline(shared_cfg.pipeline)
