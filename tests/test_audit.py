@@ -375,6 +375,10 @@ def test_sigkill_mid_append_loses_at_most_the_round_in_progress(tmp_path):
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
+    # what the writer reported before it died (on a loaded machine it runs ahead of this
+    # reader: the pipe still holds ids it printed after the 15th)
+    for line in proc.stdout.read().split():
+        reported = max(reported, int(line))
     assert reported >= 15, "writer died before reporting 15 rounds"
     res = verify(db)
     assert res.ok, str(res)

@@ -77,7 +77,7 @@ def export(results: Iterable[Mapping], out_dir: str | os.PathLike,
     for r, name in zip(res, names):
         r["name"] = name
     if model_version is None and any(f in ("coco", "labelstudio") for f in formats):
-        from vision.pipeline import model_version as models_version
+        from vision.recognition.models import model_version as models_version
 
         model_version = models_version()
     out = Path(out_dir)
