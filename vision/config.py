@@ -145,14 +145,17 @@ class RecognitionConfig:
         tile_conf, pip_conf: detector confidence thresholds (None: the detector's default).
         allow_diagonal_two: accept diagonal 2s (:func:`vision.recognition.decode.half_shape_ok`).
         scales: tile-model input sizes (px, multiples of 32) at which a *still image* is read
-            and fused (:mod:`vision.recognition.scales`); None: :data:`vision.recognition.scales.STILL_SCALES` with
-            the trained models, one pass with injected detectors; ``()`` or one size: a single
-            pass. Video frames use the model's own size.
-        zoom: give a still image's unknown tiles a second look, magnified (:mod:`vision.recognition.zoom`;
-            default True; only with the trained models).
+            and fused (:mod:`vision.recognition.scales`); None:
+            :data:`vision.recognition.scales.STILL_SCALES`; ``()`` or one size: a single pass
+            (and no video vet). Video frames use the model's own size.
+        zoom: give a still image's unknown tiles a second look, magnified
+            (:mod:`vision.recognition.zoom`; default True).
         second_model: read a still image once more with the second tile model
-            (``tiles_touch.*`` in the models folder, when there) for the tiles the first
-            leaves unread (:mod:`vision.recognition.fill`; default True; only with the trained models).
+            (``tiles_touch.*`` in the models folder, when there, or the one handed in) for the
+            tiles the first leaves unread (:mod:`vision.recognition.fill`; default True).
+
+    These strategies are the same whatever detectors the engine runs on
+    (:class:`vision.recognition.engine.RecognitionEngine`).
     """
 
     models_dir: Path | None = None
