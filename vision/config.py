@@ -20,21 +20,21 @@ option, else the environment variable ``PAIGOW_MODELS``, else the repository's `
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
 from dataclasses import field, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, Mapping
+from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Strict, ValidationError
-from pydantic.dataclasses import dataclass as _pydantic_dataclass
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from scoring.errors import InputError
-from scoring.settle import POSITIONS
 
 from vision.recognition.backends import backend_names, default_backend
+from vision.table.layout import TableConfig, load_layout
+from vision.validated import (StrictBool, StrictInt, at_least_one, check, config_model, fraction,
+                              input_error)
 
 __all__ = ["config_model", "SessionOptions", "build_run_config", "MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
            "CacheConfig", "TableConfig", "PipelineConfig", "OutputConfig", "RunConfig",
@@ -69,66 +69,7 @@ def default_models_dir() -> Path:
     return MODELS_DIR
 
 
-#: pydantic type names -> the words of an error message ("zoom must be true or false").
-_EXPECTED = {"bool": "true or false", "int": "an integer", "float": "a number",
-             "string": "text", "tuple": "a list", "list": "a list", "dict": "a mapping",
-             "path": "a path"}
-StrictBool = Annotated[bool, Strict()]
-StrictInt = Annotated[int, Strict()]
-
-
-def _input_error(cls: type, exc: ValidationError) -> InputError:
-    """The first error of a pydantic validation as one :class:`InputError` line: our own
-    ``__post_init__`` error unchanged, else ``<setting> must be <kind>, got <value>``."""
-    err = exc.errors(include_url=False)[0]
-    inner = (err.get("ctx") or {}).get("error")
-    if isinstance(inner, InputError):
-        return inner
-    name = ".".join(str(x) for x in err.get("loc", ())) or cls.__name__
-    kind = err.get("type", "").split("_")[0]
-    what = _EXPECTED.get(kind)
-    if what is None:
-        return InputError(f"{name}: {err.get('msg', 'not valid')}, got {err.get('input')!r}")
-    return InputError(f"{name} must be {what}, got {err.get('input')!r}")
-
-
-def config_model(cls: type) -> type:
-    """Make ``cls`` a frozen pydantic dataclass whose every validation error is one
-    :class:`InputError` line (``dataclasses.replace`` and positional construction keep
-    working; ``__post_init__`` runs after pydantic's type checks).
-
-    Raises (at construction):
-        InputError: a value of the wrong type or one its ``__post_init__`` refuses (named).
-    """
-    cls = _pydantic_dataclass(frozen=True, config=ConfigDict(arbitrary_types_allowed=True))(cls)
-    init = cls.__init__
-
-    @functools.wraps(init)
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        try:
-            init(self, *args, **kwargs)
-        except ValidationError as exc:
-            raise _input_error(cls, exc) from None
-
-    cls.__init__ = __init__
-    return cls
-
-
-def _check(cond: bool, msg: str) -> None:
-    if not cond:
-        raise InputError(msg)
-
-
-def _fraction(name: str, v: float, low_open: bool = False) -> float:
-    v = float(v)
-    ok = (0.0 < v <= 1.0) if low_open else (0.0 <= v <= 1.0)
-    _check(ok, f"{name} must be in {'(0, 1]' if low_open else '[0, 1]'}, got {v!r}")
-    return v
-
-
-def _at_least_one(name: str, v: int) -> None:
-    _check(isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-           f"{name} must be an integer >= 1, got {v!r}")
+_check, _fraction, _at_least_one = check, fraction, at_least_one
 
 
 @config_model
@@ -253,55 +194,12 @@ class CacheConfig:
 
 
 @config_model
-class TableConfig:
-    """The table's settlement settings (the layout file's, overridden by options).
-
-    Attributes:
-        table_id: the table's name in events.
-        rules: rule profile (``"pa"``, ``"nj"``; docs/rules.md).
-        commission: rate as exact decimal text, or None for the profile's.
-        house_way: house way name (docs/house-way.md).
-        banker: the banking position (``"dealer"`` or ``"1".."7"``).
-        bets: position -> wager, exact decimal text (default 1 each).
-        co_bank: the house co-banks with a banking player.
-        n_stable: frames a position must stay identical to be final (None: 10 for video and
-            live sources, 1 for still images, each its own table).
-    """
-
-    table_id: Any = "table-1"
-    rules: Any = "pa"
-    commission: Any = None
-    house_way: Any = "reference"
-    banker: Any = "dealer"
-    bets: Mapping[str, Any] = field(default_factory=dict)
-    co_bank: StrictBool = False
-    n_stable: StrictInt | None = None
-
-    def __post_init__(self) -> None:
-        from scoring.rules import get_profile
-        from scoring.setting import get_house_way
-        from scoring.settle import parse_commission, parse_money
-
-        banker = str(self.banker).strip().lower()
-        _check(banker in POSITIONS, f"banker {self.banker!r} is not 'dealer' or a seat id 1..7")
-        object.__setattr__(self, "banker", banker)
-        get_profile(self.rules)
-        get_house_way(self.house_way)
-        if self.commission is not None:
-            parse_commission(self.commission)
-        for pos, bet in self.bets.items():
-            parse_money(str(bet), what=f"bet for position {pos}")
-        if self.n_stable is not None:
-            _at_least_one("stable frame count", self.n_stable)
-
-
-@config_model
 class PipelineConfig:
     """Everything :class:`vision.pipeline.Pipeline` needs.
 
     Attributes:
         recognition, gate, cache, table: the parts above.
-        layout: a :class:`vision.table.rounds.Layout` (None: automatic grouping).
+        layout: a :class:`vision.table.layout.Layout` (None: automatic grouping).
         draw: produce annotated frames.
         source: the source name written into events.
     """
@@ -318,8 +216,6 @@ class PipelineConfig:
         lay = self.layout
         if lay is not None:
             if isinstance(lay, (str, os.PathLike)):
-                from vision.table.rounds import load_layout
-
                 lay = load_layout(lay)
                 object.__setattr__(self, "layout", lay)
             _check(self.table.banker in lay.positions,
@@ -332,8 +228,6 @@ class PipelineConfig:
         ``motion_threshold=0``, ``banker="2"``); table settings not given come from the
         layout. An unknown name is an InputError."""
         if isinstance(layout, (str, os.PathLike)):
-            from vision.table.rounds import load_layout
-
             layout = load_layout(layout)
         parts: dict[str, dict] = {"recognition": {}, "gate": {}, "cache": {}, "table": {}}
         owner = {f.name: part for part, kind in (("recognition", RecognitionConfig),
@@ -352,7 +246,7 @@ class PipelineConfig:
         if layout is not None:
             for k in ("table_id", "rules", "commission", "house_way", "banker", "bets",
                       "co_bank"):
-                parts["table"].setdefault(k, getattr(layout, k))
+                parts["table"].setdefault(k, getattr(layout.table, k))
         return cls(RecognitionConfig(**parts["recognition"]), GateConfig(**parts["gate"]),
                    CacheConfig(**parts["cache"]), TableConfig(**parts["table"]), layout,
                    **top)
@@ -530,7 +424,7 @@ class SessionOptions(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise _input_error(type(self), exc) from None
+            raise input_error(type(self), exc) from None
 
 
 def build_run_config(opts: SessionOptions) -> RunConfig:

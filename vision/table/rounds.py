@@ -74,8 +74,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -83,12 +82,13 @@ from scoring.errors import InputError
 from scoring.hands import hand_key
 from scoring.rules import get_profile
 from scoring.setting import Setting, get_house_way
-from scoring.settle import POSITIONS, RoundResult, parse_commission, parse_money, settle_round
+from scoring.settle import POSITIONS, RoundResult, parse_commission, settle_round
 from scoring.tiles import TILES_BY_FACE, faces_over_set
 
 from vision.recognition.decode import TileRead
 from vision.geometry import points_in_polygon
 from vision.table.alerts import duplicate_face_alert
+from vision.table.layout import Layout, check_polygons, load_layout  # re-exported
 from vision.table.open_tile import settle_open
 from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
@@ -109,230 +109,6 @@ __all__ = [
     "points_in_polygon",
     "check_polygons",
 ]
-
-
-# --------------------------------------------------------------------------- layout
-
-
-@dataclass
-class Layout:
-    """A table's geometry and money settings (from a layout YAML).
-
-    Attributes:
-        positions: position id (``"dealer"``, ``"1".."7"``) -> float64 (k, 2) polygon in image
-            pixels (k >= 3).
-        table_id: the table's name in events.
-        rules: rule profile name (``"pa"`` default, ``"nj"``).
-        commission: commission rate as exact decimal text, or None for the profile's.
-        house_way: house way name (``"reference"`` default).
-        banker: the banking position (``"dealer"`` default, or a seat id).
-        bets: position -> wager as exact decimal text (default 1 each).
-        co_bank: the house co-banks with a banking player.
-        path: where the layout came from (for messages).
-
-    YAML form (``rules``, ``commission``, ``table_id``, ``house_way``, ``banker``, ``bets``,
-    ``co_bank`` optional)::
-
-        table_id: table-1
-        rules: pa
-        commission: "0.05"
-        positions:
-          dealer: [[860, 40], [1060, 40], [1060, 240], [860, 240]]
-          "1": [[1500, 700], ...]
-    """
-
-    positions: dict[str, np.ndarray]
-    table_id: str = "table-1"
-    rules: str = "pa"
-    commission: str | None = None
-    house_way: str = "reference"
-    banker: str = "dealer"
-    bets: dict[str, str] = field(default_factory=dict)
-    co_bank: bool = False
-    path: str = "<layout>"
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any], where: str = "layout") -> "Layout":
-        """Validate and build a layout from its dict form (see class docstring).
-
-        Raises:
-            InputError: naming ``where`` and the offending key or value.
-        """
-        if not isinstance(d, Mapping):
-            raise InputError(f"{where}: expected a mapping with 'positions', got {type(d).__name__}")
-        known = {"positions", "table_id", "rules", "commission", "house_way", "banker", "bets",
-                 "co_bank"}
-        extra = sorted(set(map(str, d)) - known)
-        if extra:
-            raise InputError(f"{where}: unknown key(s) {', '.join(extra)} "
-                             f"(allowed: {', '.join(sorted(known))})")
-        raw = d.get("positions")
-        if not isinstance(raw, Mapping) or not raw:
-            raise InputError(f"{where}: 'positions' must map position ids to polygons")
-        positions: dict[str, np.ndarray] = {}
-        for key, poly in raw.items():
-            pos = str(key).strip().lower()
-            if pos not in POSITIONS:
-                raise InputError(f"{where}: position {key!r} is not 'dealer' or a seat id 1..7")
-            try:
-                arr = np.asarray(poly, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise InputError(f"{where}: polygon of position {key!r} is not a list of [x, y] "
-                                 f"points: {poly!r}") from None
-            if arr.ndim != 2 or arr.shape[1] != 2 or len(arr) < 3 or not np.isfinite(arr).all():
-                raise InputError(f"{where}: polygon of position {key!r} needs >= 3 finite [x, y] "
-                                 f"points, got {poly!r}")
-            if pos in positions:
-                raise InputError(f"{where}: position {pos!r} is given twice")
-            positions[pos] = arr
-        check_polygons(positions, where)
-        rules = str(d.get("rules", "pa"))
-        get_profile(rules)  # InputError naming it
-        commission = d.get("commission")
-        if commission is not None:
-            commission = _exact_text(commission)
-            parse_commission(commission)
-        way = str(d.get("house_way", "reference"))
-        get_house_way(way)
-        banker = str(d.get("banker", "dealer")).strip().lower()
-        if banker not in positions:
-            raise InputError(f"{where}: banker {banker!r} is not one of its positions "
-                             f"({', '.join(positions)})")
-        bets_raw = d.get("bets") or {}
-        if not isinstance(bets_raw, Mapping):
-            raise InputError(f"{where}: 'bets' must map positions to amounts, got {bets_raw!r}")
-        bets: dict[str, str] = {}
-        for key, value in bets_raw.items():
-            pos = str(key).strip().lower()
-            if pos not in positions:
-                raise InputError(f"{where}: bet for {key!r}, which is not a position of the layout")
-            text = _exact_text(value)
-            parse_money(text, what=f"{where}: bet for position {pos}")
-            bets[pos] = text
-        co_bank = d.get("co_bank", False)
-        if not isinstance(co_bank, bool):
-            raise InputError(f"{where}: co_bank must be true or false, got {co_bank!r}")
-        table_id = str(d.get("table_id", "table-1"))
-        return cls(positions, table_id, rules, commission, way, banker, bets, co_bank, where)
-
-    def check_frame(self, width: int, height: int) -> None:
-        """Check the polygons against the picture: at least :data:`MIN_INSIDE` of each
-        polygon's area must lie inside the ``width`` x ``height`` px picture.
-
-        Raises:
-            InputError: naming the position (the layout was drawn for another camera or
-                picture size).
-        """
-        from shapely.geometry import box
-
-        frame = box(0, 0, float(width), float(height))
-        for pos, arr in self.positions.items():
-            shp = _shape(arr)
-            inside = shp.intersection(frame).area / shp.area
-            if inside < MIN_INSIDE:
-                raise InputError(f"{self.path}: polygon of position {pos!r} lies "
-                                 f"{'off' if inside == 0 else 'mostly off'} the {width} x "
-                                 f"{height} px picture ({inside:.0%} inside; was the layout "
-                                 "drawn for another camera?)")
-
-    def to_dict(self) -> dict:
-        """The YAML/dict form (polygons as lists)."""
-        out: dict[str, Any] = {"table_id": self.table_id, "rules": self.rules,
-                               "house_way": self.house_way, "banker": self.banker,
-                               "positions": {p: v.tolist() for p, v in self.positions.items()}}
-        if self.commission is not None:
-            out["commission"] = self.commission
-        if self.bets:
-            out["bets"] = dict(self.bets)
-        if self.co_bank:
-            out["co_bank"] = True
-        return out
-
-
-#: Largest absolute polygon coordinate accepted (px): no camera picture is this large, and a
-#: value like 1e308 would overflow the area and distance arithmetic.
-MAX_COORD = 100_000.0
-#: A polygon with less area than this (px^2) holds no tile: zero-area (points on a line).
-MIN_AREA = 1.0
-#: Share of a polygon's area that must lie inside the picture (``Layout.check_frame``): a
-#: position mostly off the picture cannot show its tiles.
-MIN_INSIDE = 0.5
-
-
-def _shape(poly: np.ndarray):
-    from shapely.geometry import Polygon
-
-    return Polygon([tuple(map(float, p)) for p in poly])
-
-
-def check_polygons(positions: Mapping[str, np.ndarray], where: str = "layout") -> None:
-    """Check a layout's polygons: coordinates within :data:`MAX_COORD` px, no polygon whose
-    edges cross (self-intersecting) or with (near) zero area (< :data:`MIN_AREA` px^2), no two
-    polygons overlapping (a tile's centre must belong to one position only). Polygons may
-    touch along an edge. Geometry by shapely (``Polygon.is_valid``, ``intersection``).
-
-    Args:
-        positions: position id -> float64 (k, 2) polygon, image px.
-        where: the layout's name for the message.
-
-    Raises:
-        InputError: naming the position(s) and what is wrong.
-    """
-    from shapely.validation import explain_validity
-
-    shapes = {}
-    for pos, arr in positions.items():
-        big = np.abs(arr).max()
-        if big > MAX_COORD:
-            raise InputError(f"{where}: polygon of position {pos!r} has a coordinate {big:g} "
-                             f"px, beyond any picture (at most {MAX_COORD:g})")
-        shp = _shape(arr)
-        if shp.convex_hull.area < MIN_AREA:
-            raise InputError(f"{where}: polygon of position {pos!r} has zero area "
-                             f"({shp.convex_hull.area:g} px^2): its points lie on a line or "
-                             "coincide")
-        if not shp.is_valid:
-            raise InputError(f"{where}: polygon of position {pos!r} is self-intersecting "
-                             f"(its edges cross: {explain_validity(shp)}); list the corners "
-                             "in order around it")
-        if shp.area < MIN_AREA:
-            raise InputError(f"{where}: polygon of position {pos!r} has zero area "
-                             f"({shp.area:g} px^2): its points lie on a line or coincide")
-        shapes[pos] = shp
-    names = list(shapes)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            over = shapes[a].intersection(shapes[b]).area
-            if over >= MIN_AREA:
-                raise InputError(f"{where}: polygons of positions {a!r} and {b!r} overlap "
-                                 f"({over:.0f} px^2): a tile must belong to one position")
-
-
-def _exact_text(value) -> str:
-    """Money/rate from YAML as text: YAML floats keep the digits the user wrote (repr)."""
-    if isinstance(value, bool):
-        raise InputError(f"amount {value!r} is not a decimal")
-    if isinstance(value, float):
-        return repr(value)
-    return str(value).strip(" \t\r\n")  # ASCII blanks only: the money grammar is ASCII
-
-
-def load_layout(path: str | Path) -> Layout:
-    """Read a layout YAML file.
-
-    Raises:
-        InputError: missing file, invalid YAML, or a bad value (the message names the file).
-    """
-    import yaml
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"layout file not found: {p}")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"layout file {p} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    return Layout.from_dict(data, where=f"layout {p}")
 
 
 # --------------------------------------------------------------------------- positions
