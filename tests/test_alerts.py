@@ -101,3 +101,12 @@ def test_merge_keeps_event_alerts_and_adds_new_ones_once():
         ("mis_set", "2", "from pipeline"), ("unknown_tile", "5", "x"),
         ("duplicate_face", "3", "face 6-6 seen 3 times"),
         ("duplicate_face", "3", "face 1-1 seen 3 times")]
+    # the same finding from the tracker (in the event) and from the event's tiles: held once
+    ev = _event({"dealer": _pos(["6-6", "4-5"], ["1-3", "2-2"]),
+                 "1": _pos(["6-6", "1-1"], ["3-3", "5-5"]),
+                 "3": _pos(["6-6", "4-4"], ["2-6", "1-5"])})
+    (dup,) = duplicate_faces(ev)
+    assert merge_alerts([dict(dup)], duplicate_faces(ev)) == [dup]
+    # the wording of a detail is not read: a different detail at the same position is kept
+    other = dict(dup, detail="6-6 read 3 times (at dealer, 1, 3), a set holds 2")
+    assert merge_alerts([other], [dup]) == [other, dup]

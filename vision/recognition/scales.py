@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from vision.recognition.decode import TileRead
+from vision.schema import UnreadReason
 from vision.geometry import polygon_intersections, polygon_iou_matrix
 
 __all__ = ["STILL_SCALES", "SAME_TILE_IOU", "ACROSS_OVERLAP",
@@ -94,7 +95,7 @@ def fuse_scale_reads(per_scale: Sequence[Sequence[TileRead]]) -> list[TileRead]:
         up = [r for r in rs if r.state != "face_down"]
         if len(faces) > 1:
             best = max(up, key=lambda r: r.confidence)
-            fused.append(best.as_unknown(f"input sizes disagree: {' / '.join(faces)}"))
+            fused.append(best.as_unknown(UnreadReason.SIZES_DISAGREE, " / ".join(faces)))
         elif len(up) * 2 >= len(rs):
             fused.append(max(up, key=lambda r: r.confidence))
         else:

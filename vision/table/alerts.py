@@ -21,19 +21,19 @@ itself as ``unknown_tile``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 from scoring.errors import InputError
 from scoring.settle import POSITIONS
 from scoring.tiles import TILES_BY_FACE, FaceOverSet, Tile, faces_over_set, parse_tile
 
-from vision.schema import RoundEvent
+from vision.schema import AlertCode, RoundEvent
 
 __all__ = ["round_alerts", "duplicate_faces", "duplicate_face_alert", "house_way_alerts",
            "mis_set_alerts", "merge_alerts", "ALERT_KINDS"]
 
-ALERT_KINDS = ("duplicate_face", "house_way_deviation", "mis_set")
+#: The kinds computed here from a round event.
+ALERT_KINDS = (AlertCode.DUPLICATE_FACE, AlertCode.HOUSE_WAY_DEVIATION, AlertCode.MIS_SET)
 _SKIP = {None, "", "unknown", "?", "none"}
 
 
@@ -95,7 +95,7 @@ def duplicate_face_alert(found: FaceOverSet) -> dict:
     round tracker and by :func:`duplicate_faces`): ``position`` where it is seen once too
     often, ``detail`` naming every holder (``"unplaced"`` for a tile in no position)."""
     where = ", ".join(w if w is not None else "unplaced" for w in found.where)
-    return {"kind": "duplicate_face", "position": found.excess_at,
+    return {"kind": AlertCode.DUPLICATE_FACE, "position": found.excess_at,
             "detail": (f"face {found.tile.face} seen {found.count} times (positions {where}); "
                        f"a set holds {found.tile.copies}")}
 
@@ -133,7 +133,7 @@ def mis_set_alerts(event: Mapping) -> list[dict]:
             mis = bool(p.get("mis_set"))
         if mis:
             shown = f"{' '.join(p.get('high') or [])} / {' '.join(p.get('low') or [])}".strip()
-            out.append({"kind": "mis_set", "position": pos,
+            out.append({"kind": AlertCode.MIS_SET, "position": pos,
                         "detail": f"{shown or 'hand'} is mis-set: the low hand ranks above "
                                   "the high hand"})
     return out
@@ -156,7 +156,7 @@ def house_way_alerts(event: Mapping) -> list[dict]:
     s = _setting(p, "dealer", rid)
     if s is None:
         if p.get("is_house_way") is False:
-            return [{"kind": "house_way_deviation", "position": "dealer",
+            return [{"kind": AlertCode.HOUSE_WAY_DEVIATION, "position": "dealer",
                      "detail": "dealer setting is not the house way (flag from the event)"}]
         return []
     if s.is_mis_set(rules):
@@ -166,7 +166,7 @@ def house_way_alerts(event: Mapping) -> list[dict]:
     if is_house_way(s, way, rules):
         return []
     hw = house_way_setting(list(s.tiles), way, rules)
-    return [{"kind": "house_way_deviation", "position": "dealer",
+    return [{"kind": AlertCode.HOUSE_WAY_DEVIATION, "position": "dealer",
              "detail": f"dealer set {s}; the house way {way!r} sets {hw}"}]
 
 
@@ -191,15 +191,19 @@ def round_alerts(event: RoundEvent | Mapping) -> list[dict]:
 
 
 def merge_alerts(given: Iterable[Mapping], computed: Iterable[Mapping]) -> list[dict]:
-    """The event's own alerts followed by the computed ones it does not already hold (one
-    alert per ``(kind, position)``; the event's wording wins)."""
+    """The event's own alerts followed by the computed ones it does not already hold: one
+    alert per ``(kind, position)`` (the event's wording wins), except ``duplicate_face``, of
+    which a position can hold several (one per face): those are one per ``(kind, position,
+    detail)``. The round tracker words its duplicate faces with :func:`duplicate_face_alert`,
+    as :func:`duplicate_faces` does, so the same finding is held once (a finding counted with
+    other tiles -- an unplaced face-up tile only the event's ``tiles`` show -- is kept too:
+    an alert is never dropped on a guess about its text)."""
     out: list[dict] = []
     keys: set = set()
     for a in list(given) + list(computed):
         key = (a.get("kind"), a.get("position"))
-        if a.get("kind") == "duplicate_face":  # one per face, wherever it is reported
-            m = _FACE_IN_TEXT.search(str(a.get("detail") or ""))
-            key = (a.get("kind"), m.group(0) if m else a.get("detail"))
+        if a.get("kind") == AlertCode.DUPLICATE_FACE:
+            key += (a.get("detail"),)
         if key in keys:
             continue
         keys.add(key)
@@ -208,6 +212,3 @@ def merge_alerts(given: Iterable[Mapping], computed: Iterable[Mapping]) -> list[
         d.setdefault("detail", None)
         out.append(d)
     return out
-
-
-_FACE_IN_TEXT = re.compile(r"\b[1-6]-[1-6]\b")

@@ -88,6 +88,7 @@ from scoring.tiles import TILES_BY_FACE, faces_over_set
 
 from vision.recognition.decode import TileRead
 from vision.geometry import points_in_polygon
+from vision.schema import AlertCode
 from vision.table.alerts import duplicate_face_alert
 from vision.table.open_tile import settle_open
 from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
@@ -464,16 +465,16 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
         else:
             up, down = tiles, []
         if len(up) != 4:
-            st.problems.append(("wrong_tile_count", f"{len(up)} tiles, a position holds 4"))
+            st.problems.append((AlertCode.WRONG_TILE_COUNT, f"{len(up)} tiles, a position holds 4"))
         n_unknown = sum(r.state == "unknown" for r in up)
         if n_unknown:
             why = "; ".join(sorted({r.reason or "unread" for r in up if r.state == "unknown"}))
-            st.problems.append(("unknown_tile", f"{n_unknown} tile(s) unknown ({why})"))
+            st.problems.append((AlertCode.UNKNOWN_TILE, f"{n_unknown} tile(s) unknown ({why})"))
         n_down = sum(r.state == "face_down" for r in up)
         if n_down:
             st.problems.append(("face_down", f"{n_down} tile(s) face down"))
         if (len(up) == 4 and n_unknown >= 1 and not n_down
-                and all(k == "unknown_tile" for k, _ in st.problems)):
+                and all(k == AlertCode.UNKNOWN_TILE for k, _ in st.problems)):
             st.open_hands = pair_hands(up, rules)
         if not st.problems:
             h, lo = pair_hands(up, rules)
@@ -681,7 +682,7 @@ class RoundTracker:
             why = str(e) or type(e).__name__
             reason = f"settlement failed: {why}"
             return SettledRound(positions, [], None, {p: reason for p in positions},
-                                [{"kind": "settle_error", "position": None,
+                                [{"kind": AlertCode.SETTLE_ERROR, "position": None,
                                   "detail": f"the round could not be settled from what the "
                                             f"camera read: {why}"}],
                                 self.banker, self.rules, self.commission, self.house_way,
@@ -694,7 +695,7 @@ class RoundTracker:
         not_settled: dict[str, str] = {}
         if loose:
             faces = ", ".join(sorted(r.face or "unknown" for r in loose))
-            alerts.append({"kind": "tiles_outside_positions", "position": None,
+            alerts.append({"kind": AlertCode.TILES_OUTSIDE_POSITIONS, "position": None,
                            "detail": f"{len(loose)} tile(s) in no position ({faces})"
                                      + (f": {placement}" if placement else "")})
         for pos, st in positions.items():
@@ -768,7 +769,7 @@ class RoundTracker:
                 # a stand-in setting is not the position's: no alert about its hands
                 alerts.extend(a.to_dict() for a in result.alerts
                               if a.to_dict().get("position") not in stand_in)
-                alerts.extend({"kind": "unread_tile", "position": p, "detail": note}
+                alerts.extend({"kind": AlertCode.UNREAD_TILE, "position": p, "detail": note}
                               for p, note in unread.items())
         order = {p: i for i, p in enumerate(POSITIONS)}
         final.sort(key=order.get)
