@@ -53,6 +53,9 @@ class AlertCode(StrEnum):
     UNREAD_TILE = "unread_tile"
 
 
+_ALERT_CODES = {c.value: c for c in AlertCode}
+
+
 class UnreadReason(StrEnum):
     """Why a tile read names no face, where a later stage acts on the reason (the read's
     ``reason_code``, :class:`vision.recognition.decode.TileRead`); the reason text is
@@ -134,6 +137,11 @@ class Alert:
     position: str | None
     detail: str
 
+    def __post_init__(self) -> None:
+        kind = str(self.kind)
+        if kind in _ALERT_CODES:
+            object.__setattr__(self, "kind", _ALERT_CODES[kind])
+
     def to_dict(self) -> dict:
         """JSON form ``{"kind", "position", "detail"}`` (``kind`` as its plain string)."""
         return {"kind": str(self.kind), "position": self.position, "detail": self.detail}
@@ -141,9 +149,8 @@ class Alert:
     @classmethod
     def from_dict(cls, d: Mapping, where: str = "alert") -> "Alert":
         """Inverse of :meth:`to_dict`."""
-        kind = str(_need(d, "kind", where))
-        return cls(AlertCode(kind) if kind in AlertCode.__members__.values() else kind,
-                   _text(d.get("position")), str(d.get("detail", "")))
+        return cls(str(_need(d, "kind", where)), _text(d.get("position")),
+                   str(d.get("detail", "")))
 
 
 @dataclass(frozen=True)
