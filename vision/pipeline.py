@@ -46,7 +46,7 @@ from vision.recognition.flush import flush_beside
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
 from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
-from vision.schema import RoundEvent, TileRecord, UnreadReason
+from vision.schema import RoundEvent, TileRecord
 from vision.table.seats import group_seats
 from vision.io.sources import redact_url
 from vision.recognition.spot_colours import recolour_unknowns
@@ -541,7 +541,7 @@ class Pipeline:
                 r = reads[i]
                 against = [f for f, v in zip(fused, over[row]) if v >= 0.5 and (
                     (f.face and f.face != r.face)
-                    or (f.face is None and f.reason_code is UnreadReason.SIZES_DISAGREE))]
+                    or (f.face is None and "input sizes disagree" in (f.reason or "")))]
                 self._vetted.append((np.asarray(r.xyxy, np.float32).copy(), r.face))
                 if against:
                     self._vetoed.append((np.asarray(r.xyxy, np.float32).copy(), r.face,
