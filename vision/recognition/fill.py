@@ -12,8 +12,8 @@ agree, spot shapes, the colour check), and:
 * its outline overlaps no tile the first model identified by :data:`DUPLICATE_OVERLAP` or more
   of either outline's area (it never replaces or contradicts an identified tile);
 * it is not a tile the first model's input sizes read as two different faces (an unknown
-  "input sizes disagree" outline with polygon IoU >= :data:`SAME_TILE_IOU`): a third opinion
-  never breaks a disagreement;
+  outline whose ``reason_code`` is :attr:`vision.schema.UnreadReason.SIZES_DISAGREE`, with
+  polygon IoU >= :data:`SAME_TILE_IOU`): a third opinion never breaks a disagreement;
 * no input size of the first model (nor its second look) named another face on that outline
   (polygon IoU >= :data:`SAME_TILE_IOU`);
 * it is not a face on an outline cut short where the first model counted more spots on a

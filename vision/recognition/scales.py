@@ -11,8 +11,9 @@ the reads are fused:
 * reads of one tile at different sizes are those whose outlines overlap with IoU >= 0.5;
 * a tile is identified when the sizes that name a face all name the same one (sizes that read
   it as unknown do not veto: they saw a worse outline, see :mod:`vision.recognition.decode`);
-* when two sizes name different faces, the tile is unknown ("input sizes disagree") -- never
-  a vote between faces;
+* when two sizes name different faces, the tile is unknown
+  (:attr:`vision.schema.UnreadReason.SIZES_DISAGREE`, "input sizes disagree: 1-5 / 3-5") --
+  never a vote between faces;
 * an identified outline lying across two outlines of other tiles (any size, any state) is a box
   across two touching tiles and is dropped (:data:`ACROSS_OVERLAP`).
 
