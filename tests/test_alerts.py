@@ -101,3 +101,35 @@ def test_merge_keeps_event_alerts_and_adds_new_ones_once():
         ("mis_set", "2", "from pipeline"), ("unknown_tile", "5", "x"),
         ("duplicate_face", "3", "face 6-6 seen 3 times"),
         ("duplicate_face", "3", "face 1-1 seen 3 times")]
+    # the same finding from the tracker (in the event) and from the event's tiles: held once
+    ev = _event({"dealer": _pos(["6-6", "4-5"], ["1-3", "2-2"]),
+                 "1": _pos(["6-6", "1-1"], ["3-3", "5-5"]),
+                 "3": _pos(["6-6", "4-4"], ["2-6", "1-5"])})
+    (dup,) = duplicate_faces(ev)
+    assert merge_alerts([dict(dup)], duplicate_faces(ev)) == [dup]
+    # the wording of a detail is not read: a different detail at the same position is kept
+    other = dict(dup, detail="6-6 read 3 times (at dealer, 1, 3), a set holds 2")
+    assert merge_alerts([other], [dup]) == [other, dup]
+
+
+def test_a_typed_round_event_gives_the_alerts_of_its_json_form():
+    """round_alerts reads a vision.schema.RoundEvent as it is (no round trip through a dict)
+    and finds what it finds in the event's JSON form."""
+    from fakes import event_from_deal
+
+    from vision.schema import AlertCode, RoundEvent
+
+    ev = event_from_deal({"dealer": ["6-6", "4-5", "1-3", "2-2"],
+                          "1": ["6-6", "1-1", "3-3", "5-5"],
+                          "3": ["6-6", "4-4", "2-6", "1-5"]}, "r000009")
+    stray = dict(ev["tiles"][0], face="4-5", state="face_up", position=None)
+    ev["tiles"] = ev["tiles"] + [stray]  # a 4-5 in no position: the set's only 4-5 is the dealer's
+    pos1 = ev["positions"]["1"]
+    pos1["high"], pos1["low"] = pos1["low"], pos1["high"]  # laid the wrong way round
+    typed = RoundEvent.from_dict(ev)
+    got = round_alerts(typed)
+    assert got == round_alerts(ev)
+    assert [(a["kind"], a["position"]) for a in got] == [
+        (AlertCode.DUPLICATE_FACE, "3"), (AlertCode.DUPLICATE_FACE, None),
+        (AlertCode.MIS_SET, "1")]
+    assert got[1]["detail"] == "face 4-5 seen 2 times (positions dealer, unplaced); a set holds 1"

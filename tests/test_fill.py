@@ -47,10 +47,17 @@ def test_never_on_or_across_an_identified_tile():
 
 
 def test_a_disagreement_of_the_first_models_sizes_stands():
-    unread = _read(None, 300, 100, reason="input sizes disagree: 2-5 / 2-6")
+    from vision.schema import UnreadReason
+
+    unread = _read("2-5", 300, 100).as_unknown(UnreadReason.SIZES_DISAGREE, "2-5 / 2-6")
+    assert unread.reason == "input sizes disagree: 2-5 / 2-6"
     first = [_read("1-5", 100, 100), unread]
     out = fill_from_second_model(first, [_read("2-5", 301, 100)], first)
     assert out == first and out[1].face is None
+    # the code decides, not the words: the same text without the code is another unread tile
+    worded = _read(None, 300, 100, reason="input sizes disagree: 2-5 / 2-6")
+    out = fill_from_second_model([first[0], worded], [_read("2-5", 301, 100)], [first[0], worded])
+    assert sorted(r.face or "" for r in out) == ["1-5", "2-5"]
 
 
 def test_a_face_one_size_of_the_first_model_named_differently_is_not_added():

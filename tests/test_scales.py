@@ -37,6 +37,9 @@ def test_two_sizes_naming_different_faces_make_the_tile_unknown():
     assert len(fused) == 1
     assert fused[0].face is None and fused[0].state == "unknown"
     assert fused[0].reason == "input sizes disagree: 1-5 / 3-5"
+    from vision.schema import UnreadReason
+
+    assert fused[0].reason_code is UnreadReason.SIZES_DISAGREE  # what later stages act on
 
 
 def test_agreeing_sizes_keep_the_most_confident_read_and_separate_tiles_stay_apart():

@@ -10,6 +10,7 @@ import pytest
 from scoring.errors import InputError
 from scoring.setting import make_setting
 from scoring.settle import settle_round
+from vision.schema import AlertCode
 from vision.table.events import EventWriter, round_event
 from vision.table.rounds import (SEAT_MODEL, Layout, RoundTracker, assign_positions, auto_group,
                           build_positions, load_layout, pair_hands)
@@ -205,7 +206,9 @@ def test_tracker_unknown_tile_position_not_settled_others_exact():
     for p in ("1", "3"):
         assert rnd.result.seats[p].result == want.seats[p].result
     assert "2" not in rnd.result.seats
-    assert {"kind": "unknown_tile", "position": "2"}.items() <= rnd.alerts[0].items()
+    assert rnd.alerts[0].to_dict() == {"kind": "unknown_tile", "position": "2",
+                                       "detail": rnd.alerts[0].detail}
+    assert rnd.alerts[0].kind is AlertCode.UNKNOWN_TILE
     ev = round_event(rnd, "r000001", table_id="t9", source="x", frame_index=i)
     assert ev["positions"]["2"]["result"] == "not_settled"
     assert ev["positions"]["2"]["tiles"].count(None) == 1
@@ -242,14 +245,14 @@ def test_duplicate_face_excludes_its_holders():
     deal = dict(DEAL, **{"3": ["5-6", "4-6", "1-5", "6-6"]})  # a third 6-6? no: two in set
     deal["1"] = ["6-6", "3-6", "5-5", "1-6"]  # dealer 6-6, seat 1 6-6, seat 3 6-6: three
     (i, rnd), = run_frames(RoundTracker(n_stable=1), [table_reads(deal)])
-    kinds = [a["kind"] for a in rnd.alerts]
+    kinds = [a.kind for a in rnd.alerts]
     assert "duplicate_face" in kinds
     assert rnd.result is None and rnd.final == []  # the banker holds a 6-6 too
     assert all("duplicate" in r or "banker" in r for r in rnd.not_settled.values())
     # one check with the round event's alerts: the same alert, held once after merging
     from vision.table.alerts import duplicate_faces, merge_alerts
 
-    (dup,) = [a for a in rnd.alerts if a["kind"] == "duplicate_face"]
+    (dup,) = [a.to_dict() for a in rnd.alerts if a.kind is AlertCode.DUPLICATE_FACE]
     assert dup == {"kind": "duplicate_face", "position": "3",  # dealer, 1, then the third
                    "detail": "face 6-6 seen 3 times (positions dealer, 1, 3); a set holds 2"}
     ev = round_event(rnd, "r1")

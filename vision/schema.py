@@ -21,13 +21,14 @@ own viewpoint. Pixel values are image pixels of the frame named by ``source`` /
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Mapping
 
 from scoring.errors import InputError
 
-__all__ = ["RoundEvent", "round_number", "PositionOutcome", "TileRecord", "Alert", "BankTotals",
-           "SCHEMA_FILE", "TILE_STATES", "RESULTS"]
+__all__ = ["RoundEvent", "round_number", "PositionOutcome", "TileRecord", "Alert", "AlertCode",
+           "UnreadReason", "BankTotals", "SCHEMA_FILE", "TILE_STATES", "RESULTS"]
 
 #: The JSON Schema of :meth:`RoundEvent.to_dict` (in the repository's docs/; not installed
 #: with a wheel, so it is read by tests and tools only).
@@ -36,6 +37,36 @@ SCHEMA_FILE = Path(__file__).resolve().parent.parent / "docs" / "round-event.sch
 TILE_STATES = ("face_up", "face_down", "unknown")
 #: A position's result against the bank (``None`` for the bank itself).
 RESULTS = ("win", "lose", "push", "not_settled")
+
+
+class AlertCode(StrEnum):
+    """The kinds of a round's alerts (docs/round-event.md, Alert); each is its JSON string
+    (``AlertCode.MIS_SET == "mis_set"``), so the event's JSON form is unchanged."""
+
+    UNKNOWN_TILE = "unknown_tile"
+    WRONG_TILE_COUNT = "wrong_tile_count"
+    DUPLICATE_FACE = "duplicate_face"
+    MIS_SET = "mis_set"
+    HOUSE_WAY_DEVIATION = "house_way_deviation"
+    SETTLE_ERROR = "settle_error"
+    TILES_OUTSIDE_POSITIONS = "tiles_outside_positions"
+    UNREAD_TILE = "unread_tile"
+
+
+_ALERT_CODES = {c.value: c for c in AlertCode}
+
+
+class UnreadReason(StrEnum):
+    """Why a tile read names no face, where a later stage acts on the reason (the read's
+    ``reason_code``, :class:`vision.recognition.decode.TileRead`); the reason text is
+    :meth:`say` of the code, so no stage reads the wording."""
+
+    #: the tile model's input sizes read different faces (vision.recognition.scales)
+    SIZES_DISAGREE = "input sizes disagree"
+
+    def say(self, detail: str | None = None) -> str:
+        """The reason text: the code's words, then ``": detail"`` when given."""
+        return f"{self.value}: {detail}" if detail else self.value
 
 
 def _need(d: Mapping, key: str, where: str) -> Any:
@@ -96,19 +127,24 @@ class Alert:
     """Something a surveillance team should look at (``docs/round-event.md``, alerts).
 
     Attributes:
-        kind: ``"duplicate_face"``, ``"mis_set"``, ``"house_way_deviation"``,
-            ``"unknown_tile"``, ``"wrong_tile_count"``, ...
+        kind: an :class:`AlertCode`; a kind this version does not know (an event written
+            elsewhere) stays its text.
         position: the position concerned, or None.
         detail: one readable line.
     """
 
-    kind: str
+    kind: AlertCode | str
     position: str | None
     detail: str
 
+    def __post_init__(self) -> None:
+        kind = str(self.kind)
+        if kind in _ALERT_CODES:
+            object.__setattr__(self, "kind", _ALERT_CODES[kind])
+
     def to_dict(self) -> dict:
-        """JSON form ``{"kind", "position", "detail"}``."""
-        return {"kind": self.kind, "position": self.position, "detail": self.detail}
+        """JSON form ``{"kind", "position", "detail"}`` (``kind`` as its plain string)."""
+        return {"kind": str(self.kind), "position": self.position, "detail": self.detail}
 
     @classmethod
     def from_dict(cls, d: Mapping, where: str = "alert") -> "Alert":

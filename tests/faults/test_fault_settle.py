@@ -57,7 +57,7 @@ def test_two_stand_ins_of_one_face_are_no_tiles_of_the_set():
     assert rnd.final == ["dealer", "4", "7"]
     assert {p: rnd.result.seats[p].result for p in ("4", "7")} == {"4": "lose", "7": "lose"}
     assert set(rnd.unread) == {"4", "7"}
-    assert not [a for a in rnd.alerts if a["kind"] in ("duplicate_face", "settle_error")]
+    assert not [a for a in rnd.alerts if a.kind in ("duplicate_face", "settle_error")]
 
 
 def test_settle_round_leaves_a_stand_in_out_of_the_set_check():
@@ -86,7 +86,7 @@ def test_any_exception_while_settling_is_a_round_not_settled(monkeypatch):
     assert rnd is not None and rnd.result is None and rnd.final == []
     assert rnd.reason == "settlement failed: a reading nobody foresaw"
     assert rnd.not_settled == {"dealer": rnd.reason, "1": rnd.reason}
-    assert [a["kind"] for a in rnd.alerts] == ["settle_error"]
+    assert [a.kind for a in rnd.alerts] == ["settle_error"]
     assert rnd.frame == {"index": 3}
     # the round event is still built and valid
     from vision.table.events import round_event

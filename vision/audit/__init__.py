@@ -8,7 +8,8 @@ and two hashes that chain the records:
 
 * ``payload``: the event as canonical JSON (``sort_keys=True``, separators ``,`` and ``:``,
   UTF-8, no NaN); its ``alerts`` list is the event's own alerts merged with
-  :func:`vision.table.alerts.round_alerts` (one per ``(kind, position)``).
+  :func:`vision.table.alerts.round_alerts` (:func:`vision.table.alerts.merge_alerts`: one per
+  ``(kind, position)``, a duplicate face one per finding).
 * ``frame_sha256``: SHA-256 (hex) of the key-frame JPEG bytes, or ``""`` when none.
 * ``round_key``: the round's identity (:func:`vision.audit.chain.round_key`): one record per
   table and key, so a round is stored exactly once (after a restart, with several writers).

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from scoring.errors import InputError
+from scoring.errors import InputError, StateConflict
 
 __all__ = ["KIND_MANUAL", "KIND_ACK", "record_kind", "manual_round", "ack_record",
            "append_manual", "append_ack", "latest_round", "possible_faces"]
@@ -275,16 +275,16 @@ def append_ack(store, table_id: str, round_id: str, alert: Mapping, *, by: str |
 
     Raises:
         InputError: the round is not stored, has no such alert, or the alert is already
-            acknowledged (``"... already acknowledged (record N)"``: one acknowledgement per
-            alert).
+            acknowledged (:class:`scoring.errors.StateConflict`, ``"... already acknowledged
+            (record N)"``: one acknowledgement per alert).
     """
     want = (str(alert.get("kind")), alert.get("position"))
     for r in store.rounds(table_id=table_id, round_id=round_id):
         if record_kind(r.payload) == KIND_ACK:
             a = (r.payload.get("ack") or {}).get("alert") or {}
             if (str(a.get("kind")), a.get("position")) == want:
-                raise InputError(f"alert {want[0]!r} at {want[1]!r} of round {round_id!r} is "
-                                 f"already acknowledged (record {r.seq})")
+                raise StateConflict(f"alert {want[0]!r} at {want[1]!r} of round {round_id!r} "
+                                    f"is already acknowledged (record {r.seq})")
     camera, manual = latest_round(store, table_id, round_id)
     base = manual.payload if manual is not None else camera.payload
     return store.append(ack_record(base, alert, by=by, note=note), compute_alerts=False)

@@ -54,6 +54,7 @@ import numpy as np
 from scoring.tiles import FACES, TILES_BY_FACE
 
 from vision.detections import PIP_RED, PIP_WHITE, Detections
+from vision.schema import UnreadReason
 from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, side_pairs
 
 __all__ = [
@@ -98,6 +99,8 @@ class TileRead:
         reads: the evidence: ``{"A": {"red", "white", "candidates"}, "B": {"top", "bottom",
             "midline", "face", "layout"}, "ignored": n}``; empty for face-down tiles.
         reason: why the face is unknown (None when accepted or face down).
+        reason_code: the :class:`vision.schema.UnreadReason` of ``reason`` where a later stage
+            acts on it (None otherwise).
         tile_confidence: the tile detector's confidence (float).
         redness: float64 (k,) CIELAB a* of each of ``pips`` (:func:`spot_redness`), or None
             when the spots' colour was not measured (no crop, a tile narrower than
@@ -114,6 +117,7 @@ class TileRead:
     reason: str | None = None
     tile_confidence: float = 1.0
     redness: np.ndarray | None = None
+    reason_code: UnreadReason | None = None
 
     @property
     def centre(self) -> np.ndarray:
@@ -132,12 +136,20 @@ class TileRead:
         a = self.reads.get("A") if isinstance(self.reads, dict) else None
         return None if a is None else int(a.get("red", 0)) + int(a.get("white", 0))
 
-    def as_unknown(self, why: str) -> "TileRead":
-        """This tile as ``"unknown"`` (no face, the detector's confidence), ``why`` as its
-        reason (also in ``reads["reason"]``); polygon, box and spots kept."""
+    def as_unknown(self, why: str | UnreadReason, detail: str | None = None) -> "TileRead":
+        """This tile as ``"unknown"`` (no face, the detector's confidence); polygon, box and
+        spots kept.
+
+        Args:
+            why: the reason text, or an :class:`vision.schema.UnreadReason` (then the text is
+                ``why.say(detail)`` and the code is the read's ``reason_code``).
+            detail: with a code: the particulars appended to its words.
+        """
+        code = why if isinstance(why, UnreadReason) else None
+        text = code.say(detail) if code is not None else str(why)
         return TileRead(None, "unknown", self.tile_confidence, self.polygon, self.xyxy, self.pips,
-                        {**(self.reads or {}), "reason": why}, why, self.tile_confidence,
-                        self.redness)
+                        {**(self.reads or {}), "reason": text}, text, self.tile_confidence,
+                        self.redness, code)
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"face", "state", "confidence", "xyxy", "polygon"}`` (px rounded to

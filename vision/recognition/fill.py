@@ -12,8 +12,8 @@ agree, spot shapes, the colour check), and:
 * its outline overlaps no tile the first model identified by :data:`DUPLICATE_OVERLAP` or more
   of either outline's area (it never replaces or contradicts an identified tile);
 * it is not a tile the first model's input sizes read as two different faces (an unknown
-  "input sizes disagree" outline with polygon IoU >= :data:`SAME_TILE_IOU`): a third opinion
-  never breaks a disagreement;
+  outline whose ``reason_code`` is :attr:`vision.schema.UnreadReason.SIZES_DISAGREE`, with
+  polygon IoU >= :data:`SAME_TILE_IOU`): a third opinion never breaks a disagreement;
 * no input size of the first model (nor its second look) named another face on that outline
   (polygon IoU >= :data:`SAME_TILE_IOU`);
 * it is not a face on an outline cut short where the first model counted more spots on a
@@ -46,6 +46,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from vision.recognition.decode import TileRead
+from vision.schema import UnreadReason
 from vision.geometry import inside_fractions, polygon_iou_matrix
 from vision.recognition.overlaps import DUPLICATE_OVERLAP, resolve_overlapping_reads
 from vision.recognition.scales import SAME_TILE_IOU
@@ -91,7 +92,7 @@ def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead]
                    for k, u in enumerate(up)):
                 continue  # on (or across) a tile the first model identified
             if any(u.face is None and iou[k] >= SAME_TILE_IOU
-                   and "input sizes disagree" in (u.reason or "") for k, u in enumerate(up)):
+                   and u.reason_code is UnreadReason.SIZES_DISAGREE for k, u in enumerate(up)):
                 continue  # the first model's sizes read two faces here
         if named:
             iou = polygon_iou_matrix(poly, np.stack([np.asarray(n.polygon, np.float32)

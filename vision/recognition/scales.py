@@ -11,8 +11,9 @@ the reads are fused:
 * reads of one tile at different sizes are those whose outlines overlap with IoU >= 0.5;
 * a tile is identified when the sizes that name a face all name the same one (sizes that read
   it as unknown do not veto: they saw a worse outline, see :mod:`vision.recognition.decode`);
-* when two sizes name different faces, the tile is unknown ("input sizes disagree") -- never
-  a vote between faces;
+* when two sizes name different faces, the tile is unknown
+  (:attr:`vision.schema.UnreadReason.SIZES_DISAGREE`, "input sizes disagree: 1-5 / 3-5") --
+  never a vote between faces;
 * an identified outline lying across two outlines of other tiles (any size, any state) is a box
   across two touching tiles and is dropped (:data:`ACROSS_OVERLAP`).
 
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from vision.recognition.decode import TileRead
+from vision.schema import UnreadReason
 from vision.geometry import polygon_intersections, polygon_iou_matrix
 
 __all__ = ["STILL_SCALES", "SAME_TILE_IOU", "ACROSS_OVERLAP",
@@ -94,7 +96,7 @@ def fuse_scale_reads(per_scale: Sequence[Sequence[TileRead]]) -> list[TileRead]:
         up = [r for r in rs if r.state != "face_down"]
         if len(faces) > 1:
             best = max(up, key=lambda r: r.confidence)
-            fused.append(best.as_unknown(f"input sizes disagree: {' / '.join(faces)}"))
+            fused.append(best.as_unknown(UnreadReason.SIZES_DISAGREE, " / ".join(faces)))
         elif len(up) * 2 >= len(rs):
             fused.append(max(up, key=lambda r: r.confidence))
         else:

@@ -21,29 +21,36 @@ itself as ``unknown_tile``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 from scoring.errors import InputError
 from scoring.settle import POSITIONS
 from scoring.tiles import TILES_BY_FACE, FaceOverSet, Tile, faces_over_set, parse_tile
 
-from vision.schema import RoundEvent
+from vision.schema import AlertCode, PositionOutcome, RoundEvent, TileRecord
 
 __all__ = ["round_alerts", "duplicate_faces", "duplicate_face_alert", "house_way_alerts",
            "mis_set_alerts", "merge_alerts", "ALERT_KINDS"]
 
-ALERT_KINDS = ("duplicate_face", "house_way_deviation", "mis_set")
+#: The kinds computed here from a round event.
+ALERT_KINDS = (AlertCode.DUPLICATE_FACE, AlertCode.HOUSE_WAY_DEVIATION, AlertCode.MIS_SET)
 _SKIP = {None, "", "unknown", "?", "none"}
 
 
-def _positions(event: Mapping) -> list[tuple[str, dict]]:
-    pos = event.get("positions") or {}
+def _get(o, key: str, default=None):
+    """A field of a typed event part (:class:`vision.schema.RoundEvent`,
+    :class:`~vision.schema.PositionOutcome`, :class:`~vision.schema.TileRecord`) or of its
+    JSON form, read the same way (no round trip through ``to_dict``)."""
+    return o.get(key, default) if isinstance(o, Mapping) else getattr(o, key, default)
+
+
+def _positions(event: RoundEvent | Mapping) -> list[tuple[str, PositionOutcome | Mapping]]:
+    pos = _get(event, "positions") or {}
     if not isinstance(pos, Mapping):
-        raise InputError(f"round {event.get('round_id')!r}: positions is not an object")
+        raise InputError(f"round {_get(event, 'round_id')!r}: positions is not an object")
     keys = sorted(pos, key=lambda k: (POSITIONS.index(str(k)) if str(k) in POSITIONS else 99,
                                       str(k)))
-    return [(str(k), pos[k]) for k in keys if isinstance(pos[k], Mapping)]
+    return [(str(k), pos[k]) for k in keys if isinstance(pos[k], (Mapping, PositionOutcome))]
 
 
 def _tile(face, where: str) -> Tile | None:
@@ -60,7 +67,7 @@ def _tile(face, where: str) -> Tile | None:
         raise InputError(f"{where}: {exc}") from None
 
 
-def duplicate_faces(event: Mapping) -> list[dict]:
+def duplicate_faces(event: RoundEvent | Mapping) -> list[dict]:
     """``duplicate_face`` alerts: faces seen more often than the 32-tile set holds them
     (``TILES_BY_FACE[face].copies``: 2 for civil faces, 1 for military ones).
 
@@ -74,17 +81,17 @@ def duplicate_faces(event: Mapping) -> list[dict]:
     Raises:
         InputError: when a face text is not a pai gow face (names it and the position).
     """
-    rid = event.get("round_id")
+    rid = _get(event, "round_id")
     seen: list[tuple[Tile, str | None]] = []
     for pos, p in _positions(event):
-        for face in p.get("tiles") or []:
+        for face in _get(p, "tiles") or []:
             t = _tile(face, f"round {rid!r} position {pos!r}")
             if t is not None:
                 seen.append((t, pos))
-    for d in event.get("tiles") or []:
-        if isinstance(d, Mapping) and d.get("position") is None and \
-                d.get("state", "face_up") == "face_up":
-            t = _tile(d.get("face"), f"round {rid!r} unplaced tile")
+    for d in _get(event, "tiles") or []:
+        if isinstance(d, (Mapping, TileRecord)) and _get(d, "position") is None and \
+                _get(d, "state", "face_up") == "face_up":
+            t = _tile(_get(d, "face"), f"round {rid!r} unplaced tile")
             if t is not None:
                 seen.append((t, None))
     return [duplicate_face_alert(f) for f in faces_over_set(seen)]
@@ -95,15 +102,15 @@ def duplicate_face_alert(found: FaceOverSet) -> dict:
     round tracker and by :func:`duplicate_faces`): ``position`` where it is seen once too
     often, ``detail`` naming every holder (``"unplaced"`` for a tile in no position)."""
     where = ", ".join(w if w is not None else "unplaced" for w in found.where)
-    return {"kind": "duplicate_face", "position": found.excess_at,
+    return {"kind": AlertCode.DUPLICATE_FACE, "position": found.excess_at,
             "detail": (f"face {found.tile.face} seen {found.count} times (positions {where}); "
                        f"a set holds {found.tile.copies}")}
 
 
-def _setting(p: Mapping, pos: str, rid):
+def _setting(p: PositionOutcome | Mapping, pos: str, rid):
     from scoring.setting import make_setting
 
-    high, low = p.get("high"), p.get("low")
+    high, low = _get(p, "high"), _get(p, "low")
     if not high or not low:
         return None
     where = f"round {rid!r} position {pos!r}"
@@ -114,7 +121,7 @@ def _setting(p: Mapping, pos: str, rid):
     return make_setting(hi, lo)
 
 
-def mis_set_alerts(event: Mapping) -> list[dict]:
+def mis_set_alerts(event: RoundEvent | Mapping) -> list[dict]:
     """``mis_set`` alerts: positions whose low hand ranks above the high hand under the event's
     ``rules`` profile (default ``"pa"``), computed from ``high``/``low``; a position without both
     hands counts as mis-set when it says ``"mis_set": true``.
@@ -122,41 +129,41 @@ def mis_set_alerts(event: Mapping) -> list[dict]:
     For a seat the pipeline settles the mis-set hand by the rules profile's policy (re-set by
     the house way or forfeit, scoring.settle); the alert records that it happened.
     """
-    rid = event.get("round_id")
-    rules = event.get("rules") or "pa"
+    rid = _get(event, "round_id")
+    rules = _get(event, "rules") or "pa"
     out = []
     for pos, p in _positions(event):
         s = _setting(p, pos, rid)
         if s is not None:
             mis = s.is_mis_set(rules)
         else:
-            mis = bool(p.get("mis_set"))
+            mis = bool(_get(p, "mis_set"))
         if mis:
-            shown = f"{' '.join(p.get('high') or [])} / {' '.join(p.get('low') or [])}".strip()
-            out.append({"kind": "mis_set", "position": pos,
+            shown = f"{' '.join(_get(p, 'high') or [])} / {' '.join(_get(p, 'low') or [])}".strip()
+            out.append({"kind": AlertCode.MIS_SET, "position": pos,
                         "detail": f"{shown or 'hand'} is mis-set: the low hand ranks above "
                                   "the high hand"})
     return out
 
 
-def house_way_alerts(event: Mapping) -> list[dict]:
+def house_way_alerts(event: RoundEvent | Mapping) -> list[dict]:
     """``house_way_deviation``: the dealer's (legal) setting differs from the house way's
     setting of the same four tiles, using ``scoring.setting.is_house_way(setting, way, rules)``
     and ``house_way_setting(tiles, way, rules)`` with ``way = event["house_way"]`` (default
     ``"reference"``). A mis-set dealer hand is a ``mis_set`` alert, not this one. When the
     dealer's hands are not known, the position's own ``"is_house_way": false`` flag is used.
     """
-    rid = event.get("round_id")
-    rules = event.get("rules") or "pa"
-    way = event.get("house_way") or "reference"
+    rid = _get(event, "round_id")
+    rules = _get(event, "rules") or "pa"
+    way = _get(event, "house_way") or "reference"
     pos_map = dict(_positions(event))
     p = pos_map.get("dealer")
     if p is None:
         return []
     s = _setting(p, "dealer", rid)
     if s is None:
-        if p.get("is_house_way") is False:
-            return [{"kind": "house_way_deviation", "position": "dealer",
+        if _get(p, "is_house_way") is False:
+            return [{"kind": AlertCode.HOUSE_WAY_DEVIATION, "position": "dealer",
                      "detail": "dealer setting is not the house way (flag from the event)"}]
         return []
     if s.is_mis_set(rules):
@@ -166,7 +173,7 @@ def house_way_alerts(event: Mapping) -> list[dict]:
     if is_house_way(s, way, rules):
         return []
     hw = house_way_setting(list(s.tiles), way, rules)
-    return [{"kind": "house_way_deviation", "position": "dealer",
+    return [{"kind": AlertCode.HOUSE_WAY_DEVIATION, "position": "dealer",
              "detail": f"dealer set {s}; the house way {way!r} sets {hw}"}]
 
 
@@ -185,21 +192,23 @@ def round_alerts(event: RoundEvent | Mapping) -> list[dict]:
     Raises:
         InputError: for a face text that is not a pai gow face or an unknown rules profile.
     """
-    if isinstance(event, RoundEvent):
-        event = event.to_dict()
     return duplicate_faces(event) + house_way_alerts(event) + mis_set_alerts(event)
 
 
 def merge_alerts(given: Iterable[Mapping], computed: Iterable[Mapping]) -> list[dict]:
-    """The event's own alerts followed by the computed ones it does not already hold (one
-    alert per ``(kind, position)``; the event's wording wins)."""
+    """The event's own alerts followed by the computed ones it does not already hold: one
+    alert per ``(kind, position)`` (the event's wording wins), except ``duplicate_face``, of
+    which a position can hold several (one per face): those are one per ``(kind, position,
+    detail)``. The round tracker words its duplicate faces with :func:`duplicate_face_alert`,
+    as :func:`duplicate_faces` does, so the same finding is held once (a finding counted with
+    other tiles -- an unplaced face-up tile only the event's ``tiles`` show -- is kept too:
+    an alert is never dropped on a guess about its text)."""
     out: list[dict] = []
     keys: set = set()
     for a in list(given) + list(computed):
         key = (a.get("kind"), a.get("position"))
-        if a.get("kind") == "duplicate_face":  # one per face, wherever it is reported
-            m = _FACE_IN_TEXT.search(str(a.get("detail") or ""))
-            key = (a.get("kind"), m.group(0) if m else a.get("detail"))
+        if a.get("kind") == AlertCode.DUPLICATE_FACE:
+            key += (a.get("detail"),)
         if key in keys:
             continue
         keys.add(key)
@@ -208,6 +217,3 @@ def merge_alerts(given: Iterable[Mapping], computed: Iterable[Mapping]) -> list[
         d.setdefault("detail", None)
         out.append(d)
     return out
-
-
-_FACE_IN_TEXT = re.compile(r"\b[1-6]-[1-6]\b")

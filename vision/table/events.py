@@ -116,6 +116,7 @@ def build_round(rnd: SettledRound, round_id: str, table_id: str = "table-1",
     if res is not None:
         bank = BankTotals(str(res.bank_gross), str(res.bank_commission), str(res.bank_net),
                           str(res.house_net), str(res.commission_total))
+    alerts: tuple[Alert, ...] = tuple(rnd.alerts)  # typed by the tracker
     return RoundEvent(
         round_id=round_id, table_id=table_id, time=time or utc_now_iso(),
         source=redact_url(source),
@@ -124,7 +125,7 @@ def build_round(rnd: SettledRound, round_id: str, table_id: str = "table-1",
         commission=commission, house_way=rnd.house_way, model_version=model_version,
         banker_position=rnd.banker, settled=res is not None,
         reason=None if res is not None else (rnd.reason or "not settled"),
-        positions=positions, alerts=tuple(Alert.from_dict(a) for a in rnd.alerts),
+        positions=positions, alerts=alerts,
         tiles=records, bank=bank,
         source_id=source_id or _source_id(source, source_file))
 

@@ -87,6 +87,7 @@ from scoring.tiles import TILES_BY_FACE, faces_over_set
 
 from vision.recognition.decode import TileRead
 from vision.geometry import points_in_polygon
+from vision.schema import Alert, AlertCode
 from vision.table.alerts import duplicate_face_alert
 from vision.table.layout import Layout, check_polygons, load_layout  # re-exported
 from vision.table.open_tile import settle_open
@@ -240,16 +241,16 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
         else:
             up, down = tiles, []
         if len(up) != 4:
-            st.problems.append(("wrong_tile_count", f"{len(up)} tiles, a position holds 4"))
+            st.problems.append((AlertCode.WRONG_TILE_COUNT, f"{len(up)} tiles, a position holds 4"))
         n_unknown = sum(r.state == "unknown" for r in up)
         if n_unknown:
             why = "; ".join(sorted({r.reason or "unread" for r in up if r.state == "unknown"}))
-            st.problems.append(("unknown_tile", f"{n_unknown} tile(s) unknown ({why})"))
+            st.problems.append((AlertCode.UNKNOWN_TILE, f"{n_unknown} tile(s) unknown ({why})"))
         n_down = sum(r.state == "face_down" for r in up)
         if n_down:
             st.problems.append(("face_down", f"{n_down} tile(s) face down"))
         if (len(up) == 4 and n_unknown >= 1 and not n_down
-                and all(k == "unknown_tile" for k, _ in st.problems)):
+                and all(k == AlertCode.UNKNOWN_TILE for k, _ in st.problems)):
             st.open_hands = pair_hands(up, rules)
         if not st.problems:
             h, lo = pair_hands(up, rules)
@@ -272,7 +273,7 @@ class SettledRound:
         final: positions settled (final and free of duplicate faces).
         result: the :class:`scoring.settle.RoundResult`, or None when nothing could be settled.
         not_settled: position -> reason, for every position seen but not settled.
-        alerts: ``[{"kind", "position", "detail"}]`` from the table and from settlement.
+        alerts: the :class:`vision.schema.Alert` s from the table and from settlement.
         banker: the banking position; rules, commission, house_way as used.
         frame: what the caller passed to :meth:`RoundTracker.update` (index, time, source...)
             for the round's frame (for an unsettled round: the last frame that showed tiles).
@@ -286,7 +287,7 @@ class SettledRound:
     final: list[str]
     result: RoundResult | None
     not_settled: dict[str, str]
-    alerts: list[dict]
+    alerts: list[Alert]
     banker: str
     rules: str
     commission: str | None
@@ -457,26 +458,26 @@ class RoundTracker:
             why = str(e) or type(e).__name__
             reason = f"settlement failed: {why}"
             return SettledRound(positions, [], None, {p: reason for p in positions},
-                                [{"kind": "settle_error", "position": None,
-                                  "detail": f"the round could not be settled from what the "
-                                            f"camera read: {why}"}],
+                                [Alert(AlertCode.SETTLE_ERROR, None,
+                                       f"the round could not be settled from what the camera "
+                                       f"read: {why}")],
                                 self.banker, self.rules, self.commission, self.house_way,
                                 dict(self.bets), frame, reason)
 
     def _settle_reads(self, positions: dict[str, PositionState], frame: dict,
                       loose: Sequence[TileRead] = (), placement: str | None = None
                       ) -> SettledRound:
-        alerts: list[dict] = []
+        alerts: list[Alert] = []
         not_settled: dict[str, str] = {}
         if loose:
             faces = ", ".join(sorted(r.face or "unknown" for r in loose))
-            alerts.append({"kind": "tiles_outside_positions", "position": None,
-                           "detail": f"{len(loose)} tile(s) in no position ({faces})"
-                                     + (f": {placement}" if placement else "")})
+            alerts.append(Alert(AlertCode.TILES_OUTSIDE_POSITIONS, None,
+                                f"{len(loose)} tile(s) in no position ({faces})"
+                                + (f": {placement}" if placement else "")))
         for pos, st in positions.items():
             for kind, detail in st.problems:
                 if kind != "face_down":
-                    alerts.append({"kind": kind, "position": pos, "detail": detail})
+                    alerts.append(Alert(kind, pos, detail))
         final = [p for p in positions if self.is_final(p) and positions[p].setting is not None]
         for p in positions:
             if p not in final:
@@ -488,7 +489,7 @@ class RoundTracker:
         count = Counter(face for face, _ in sightings)
         over = faces_over_set(sightings)
         for found in over:
-            alerts.append(duplicate_face_alert(found))
+            alerts.append(Alert.from_dict(duplicate_face_alert(found)))
             for p in found.holders:
                 if p in final:
                     final.remove(p)
@@ -542,10 +543,9 @@ class RoundTracker:
                                       commission=self.commission,
                                       stand_in={p: f for p, (_, f) in stand_in.items()})
                 # a stand-in setting is not the position's: no alert about its hands
-                alerts.extend(a.to_dict() for a in result.alerts
-                              if a.to_dict().get("position") not in stand_in)
-                alerts.extend({"kind": "unread_tile", "position": p, "detail": note}
-                              for p, note in unread.items())
+                alerts.extend(Alert.from_dict(a.to_dict()) for a in result.alerts
+                              if a.position not in stand_in)
+                alerts.extend(Alert(AlertCode.UNREAD_TILE, p, note) for p, note in unread.items())
         order = {p: i for i, p in enumerate(POSITIONS)}
         final.sort(key=order.get)
         return SettledRound(positions, final, result, not_settled, alerts, self.banker,

@@ -52,7 +52,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response, StreamingRes
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from scoring.errors import InputError
+from scoring.errors import InputError, StateConflict
 
 from vision.web.health import health_router
 from vision.web.hub import LiveFeed
@@ -435,9 +435,8 @@ def control_router(feed: LiveFeed, token: str | None) -> APIRouter:
         try:
             return JSONResponse(fn(*args, **kw))
         except InputError as exc:
-            text = str(exc)
-            code = 409 if ("no audit store" in text or "already acknowledged" in text) else 400
-            return JSONResponse({"ok": False, "error": text}, status_code=code)
+            code = 409 if isinstance(exc, StateConflict) else 400
+            return JSONResponse({"ok": False, "error": str(exc)}, status_code=code)
 
     @r.post("/api/control/ack", dependencies=[Depends(require_token)])
     async def control_ack(request: Request) -> JSONResponse:

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from scoring.errors import InputError
+from scoring.errors import InputError, StateConflict
 
 from vision.table.events import utc_now_iso
 from vision.schema import RoundEvent
@@ -514,7 +514,7 @@ class LiveFeed:
 
     def _store(self):
         if self.audit is None:
-            raise InputError("no audit store: start the display with --audit DB to record "
+            raise StateConflict("no audit store: start the display with --audit DB to record "
                              "acknowledgements and manual entries")
         from vision.audit import AuditStore
 
