@@ -9,8 +9,9 @@ nothing about where the dealer sits in the picture; it reasons from what a pai g
 
 1. **Positions.** Each frame is read by the product (:class:`vision.pipeline.Pipeline`, still
    frame). Face-up tiles whose outlines (nearly) touch (``UNIT_GAP`` tile widths) form a unit
-   (a hand, or a position whose hands touch); units are joined, nearest first, while the join
-   holds at most four tiles and the gap is at most ``HANDS_GAP`` tile widths: a position holds
+   (a hand, or a position whose hands touch); units are paired (:func:`_pair_units`: the
+   pairing placing the most tiles, then the least gap) into groups of at most four tiles
+   within ``HANDS_GAP`` tile widths: a position holds
    two hands of two tiles (docs/rules.md, sections 4-5). A group of three or four tiles is a
    position (three: a tile covered or not found); a group whose own hands lie no nearer each
    other than to a tile outside it (``NEAR_RATIO``) is not (its hands could be a neighbour's),
