@@ -212,17 +212,22 @@ def _backs_case(what):
         return _row(3, *_right_of("dealer")) + _row(2, x, y)
     if what == "a column":  # not side by side: one behind the other
         return [tile(None, x, y + k * (TH + 4), state="face_down") for k in range(3)]
+    if what == "beside three tiles":  # seat 2 shows three tiles: the backs could hold its 4th
+        return _row(2, x, y)
     raise AssertionError(what)
 
 
 @pytest.mark.parametrize("what", ["one back", "four in a row", "unsure", "chip-sized",
-                                  "between two places", "two places", "a column"])
+                                  "between two places", "two places", "a column",
+                                  "beside three tiles"])
 def test_backs_that_could_be_a_players_never_name_the_dealer(what):
     """Face-down tiles beside a player that could be that player's (or a chip, or lie between
     two places) name no dealer: the proposal still asks, never guesses."""
     from vision.layout_propose import DealerUnknown
 
     reads = table(TWO) + _backs_case(what)
+    if what == "beside three tiles":
+        reads = [r for r in reads if r.face != DEAL["2"][3]]
     with pytest.raises(DealerUnknown, match=r"--dealer-at X,Y"):
         propose_from_reads(reads, FRAME)
 
