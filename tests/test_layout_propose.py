@@ -232,6 +232,21 @@ def test_backs_that_could_be_a_players_never_name_the_dealer(what):
         propose_from_reads(reads, FRAME)
 
 
+def test_frames_must_agree_on_the_woodpile():
+    """Two frames of one camera: stacks at the dealer's place in one, beside seat 2 in the
+    other -- they name no dealer (asks); at the dealer's in both, the dealer is told."""
+    from vision.layout_propose import DealerUnknown, propose_from_frames
+
+    at_dealer = table(TWO) + _row(3, *_right_of("dealer"))
+    at_seat = table(TWO) + _row(3, *_right_of("2"))
+    with pytest.raises(DealerUnknown):
+        propose_from_frames([at_dealer, at_seat], FRAME)
+    layout, info, _ = propose_from_frames([at_dealer, at_dealer], FRAME)
+    ups = [r for r in at_dealer if r.state != "face_down"]
+    assert named(assign_positions(ups, Layout.from_dict(layout)))["dealer"] == sorted(
+        DEAL["dealer"])
+
+
 def test_a_hand_turned_down_names_no_one():
     """A player's hand still face down beside its face-up hand lies nearer its own hand than
     any position: it names no dealer (the turned-up hand is listed as left out)."""
