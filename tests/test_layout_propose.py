@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
+from helpers.seat_reads import TH, TW, place, position
 from scoring.errors import InputError
-from helpers.seat_reads import DEAL, FRAME, TH, TW, named, place, position, table, tile, truth
+from helpers.seat_reads import DEAL, FRAME, named, table, tile, truth
 from vision.decode import TileRead
 from vision.cli import main
 from vision.layout_propose import layout_yaml, propose_from_reads
@@ -83,8 +85,7 @@ def test_too_few_positions_ask_for_the_dealer():
     dealer = np.mean([r.centre for r in reads[:4]], axis=0)
     layout, info, _ = propose_from_reads(reads, FRAME, dealer_at=dealer)
     lay = Layout.from_dict(layout)
-    ups = [r for r in reads if r.state != "face_down"]  # a stack may lie in the grown polygon
-    got = named(assign_positions(ups, lay))
+    got = named(assign_positions(reads, lay))
     assert got["dealer"] == sorted(DEAL["dealer"]) and len(got) == 3
     assert sorted(map(sorted, got.values())) == sorted(sorted(f) for f in deal.values())
 
@@ -146,6 +147,9 @@ def test_example_layout_loads():
 
 
 # ----------------------------------------------- the dealer told by the woodpile or by the arc
+
+#: the proposal module, reached through the function imported above (one import to keep)
+PROPOSE = sys.modules[propose_from_reads.__module__]
 
 # a one- or two-player table: seat 2 and seat 5 beside the dealer (three points: the shape
 # cannot tell)
@@ -223,25 +227,21 @@ def _backs_case(what):
 def test_backs_that_could_be_a_players_never_name_the_dealer(what):
     """Face-down tiles beside a player that could be that player's (or a chip, or lie between
     two places) name no dealer: the proposal still asks, never guesses."""
-    from vision.layout_propose import DealerUnknown
-
     reads = table(TWO) + _backs_case(what)
     if what == "beside three tiles":
         reads = [r for r in reads if r.face != DEAL["2"][3]]
-    with pytest.raises(DealerUnknown, match=r"--dealer-at X,Y"):
+    with pytest.raises(PROPOSE.DealerUnknown, match=r"--dealer-at X,Y"):
         propose_from_reads(reads, FRAME)
 
 
 def test_frames_must_agree_on_the_woodpile():
     """Two frames of one camera: stacks at the dealer's place in one, beside seat 2 in the
     other -- they name no dealer (asks); at the dealer's in both, the dealer is told."""
-    from vision.layout_propose import DealerUnknown, propose_from_frames
-
     at_dealer = table(TWO) + _row(3, *_right_of("dealer"))
     at_seat = table(TWO) + _row(3, *_right_of("2"))
-    with pytest.raises(DealerUnknown):
-        propose_from_frames([at_dealer, at_seat], FRAME)
-    layout, info, _ = propose_from_frames([at_dealer, at_dealer], FRAME)
+    with pytest.raises(PROPOSE.DealerUnknown):
+        PROPOSE.propose_from_frames([at_dealer, at_seat], FRAME)
+    layout, info, _ = PROPOSE.propose_from_frames([at_dealer, at_dealer], FRAME)
     ups = [r for r in at_dealer if r.state != "face_down"]
     assert named(assign_positions(ups, Layout.from_dict(layout)))["dealer"] == sorted(
         DEAL["dealer"])
@@ -250,22 +250,18 @@ def test_frames_must_agree_on_the_woodpile():
 def test_a_hand_turned_down_names_no_one():
     """A player's hand still face down beside its face-up hand lies nearer its own hand than
     any position: it names no dealer (the turned-up hand is listed as left out)."""
-    from vision.layout_propose import DealerUnknown
-
     seat = [r for r in table({"2": DEAL["2"]})]
     reads = table({p: DEAL[p] for p in ("dealer", "5", "4")}) + seat[:2] + [
         TileRead(None, "face_down", 0.95, r.polygon, r.xyxy) for r in seat[2:]]
-    with pytest.raises(DealerUnknown):
+    with pytest.raises(PROPOSE.DealerUnknown):
         propose_from_reads(reads, FRAME)
 
 
 def test_woodpile_against_the_shape_asks():
     """A row of stacks beside seat 7 while the table's shape names the dealer: the two facts
     disagree, so the dealer is asked for."""
-    from vision.layout_propose import DealerUnknown
-
     reads = table() + _row(3, *_right_of("7"))
-    with pytest.raises(DealerUnknown, match="shape points to"):
+    with pytest.raises(PROPOSE.DealerUnknown, match="shape points to"):
         propose_from_reads(reads, FRAME)
     layout, info, _ = propose_from_reads(table() + _row(3, *_right_of("dealer")), FRAME)
     assert info["dealer"]["told_by"].startswith("face-down stacks") and "shape" in \
@@ -289,8 +285,6 @@ def test_players_on_one_arc_tell_the_dealer():
     """Players along a straight rail with empty seats between: the distances do not tell (a
     middle player's spread about the dealer's) but the players lie on one line, the dealer
     off it, and no other candidate has the rest on one arc."""
-    from vision.layout_propose import DealerUnknown, _arc_fits, _spreads, dealer_and_reason
-
     reads = _moved(_at(ROW), _turn(200, scale=0.8))
     layout, info, _ = propose_from_reads(reads, FRAME)
     assert info["dealer"]["told_by"] == "the table's shape: the other positions on one arc"
@@ -300,21 +294,19 @@ def test_players_on_one_arc_tell_the_dealer():
     # a round table (every position on one circle): each candidate has the rest on one arc
     ring = np.array([[960 + 400 * np.cos(a), 540 + 400 * np.sin(a)]
                      for a in np.radians(np.arange(0, 360, 60) + 7)])
-    assert (_arc_fits(ring) < 0.01).all() and np.ptp(_spreads(ring)) < 1e-6
-    with pytest.raises(DealerUnknown, match="no one position has the others on one arc"):
-        dealer_and_reason(ring)
+    assert (PROPOSE._arc_fits(ring) < 0.01).all() and np.ptp(PROPOSE._spreads(ring)) < 1e-6
+    with pytest.raises(PROPOSE.DealerUnknown, match="no one position has the others on one arc"):
+        PROPOSE.dealer_and_reason(ring)
 
 
 def test_arc_needs_six_positions():
     """Five positions (four others: one degree of freedom left to a circle) are not judged by
     the arc: a tie of spreads asks."""
-    from vision.layout_propose import DealerUnknown, _spreads, dealer_and_reason
-
     five = np.array([ROW[p] for p in ("dealer", "7", "6", "4", "2")], float)
-    cv = _spreads(five)
+    cv = PROPOSE._spreads(five)
     assert abs(cv[0] - cv[3]) < 0.01  # the dealer's and seat 4's spreads tie
-    with pytest.raises(DealerUnknown, match="about as well") as exc:
-        dealer_and_reason(five)
+    with pytest.raises(PROPOSE.DealerUnknown, match="about as well") as exc:
+        PROPOSE.dealer_and_reason(five)
     assert "arc" not in str(exc.value)
 
 
