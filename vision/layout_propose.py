@@ -38,11 +38,11 @@ nothing about where the dealer sits in the picture; it reasons from what a pai g
    Independently, the **woodpile**: the dealer builds the eight face-down stacks of four in
    front of their own place and deals from them (docs/rules.md, section 5), so stacks left
    undealt lie at the dealer's place. A row of two or more confident, tile-sized backs lying
-   side by side, outside every position, whose nearest tile belongs to a four-tile position
-   and lies at most ``WOODPILE_RATIO`` as far as any other tile (the row is that position's,
-   not between two places), names that position (:func:`woodpile_vote`). Single backs never
-   count (a stack dealt to a seat and not picked up is one back; a chip read as a back), nor
-   a row of exactly four (a seat's own four tiles set face down could lie so); a player's
+   side by side, whose nearest tile belongs to a four-tile position (all its four tiles
+   shown: the backs are not its own) and lies at most ``WOODPILE_RATIO`` as far as any other
+   tile (the row is at that place, not between two), names that position
+   (:func:`woodpile_vote`). Single backs never count (a stack dealt to a seat and not picked
+   up is one back; a chip read as a back), nor a row of exactly four (a seat's own four tiles set face down could lie so); a player's
    hand turned down with the other hand face up lies nearer its own hand than any other
    position's, so it names no one. Rows naming different positions name none. Where the
    woodpile and the table's shape both name a dealer they must agree, else the dealer is
