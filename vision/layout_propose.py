@@ -46,9 +46,9 @@ nothing about where the dealer sits in the picture; it reasons from what a pai g
    tiles set face down could lie so); a player's hand turned down with the other hand face up
    lies nearer its own hand than any other position's, so it names no one. Rows naming
    different positions name none. Where the woodpile and the table's shape both name a
-   dealer they must agree, else the dealer is asked for; with two or three positions the woodpile alone decides (the shape cannot).
-   Otherwise :class:`DealerUnknown` asks for ``--dealer-at`` (listing the positions found)
-   instead of guessing.
+   dealer they must agree, else the dealer is asked for; with two or three positions the
+   woodpile alone decides (the shape cannot). Otherwise :class:`DealerUnknown` asks for
+   ``--dealer-at`` (listing the positions found) instead of guessing.
 4. **Seat numbers** follow the players' order around the dealer: seat 1 at the dealer's left
    (the image right when the dealer is at the top of the picture, like
    :data:`vision.seats.SEAT_MODEL`), each player taking the seat whose direction from the
