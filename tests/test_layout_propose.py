@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
+from helpers.seat_reads import TH, TW, place, position
 from scoring.errors import InputError
 from helpers.seat_reads import DEAL, FRAME, named, table, tile, truth
 from vision.recognition.decode import TileRead
@@ -142,6 +144,170 @@ def test_example_layout_loads():
     lay = load_layout(ROOT / "docs" / "examples" / "table-layout.yaml")
     assert list(lay.positions) == ["dealer", "1", "2", "3", "4", "5", "6", "7"]
     assert lay.bets == {"1": "25", "4": "10"} and lay.commission == "0.05"
+
+
+# ----------------------------------------------- the dealer told by the woodpile or by the arc
+
+#: the proposal module, reached through the function imported above (one import to keep)
+PROPOSE = sys.modules[propose_from_reads.__module__]
+
+# a one- or two-player table: seat 2 and seat 5 beside the dealer (three points: the shape
+# cannot tell)
+TWO = {p: DEAL[p] for p in ("dealer", "2", "5")}
+
+
+def _row(n, x0, y, step=TW + 4, conf=0.95, scale=1.0):
+    """``n`` face-down stacks side by side (tile backs, long sides touching-ish) from x0."""
+    out = []
+    for k in range(n):
+        r = tile(None, x0 + k * step, y, state="face_down")
+        c = r.polygon.mean(0)
+        q = (c + (r.polygon - c) * scale).astype(np.float32)
+        out.append(TileRead(None, "face_down", conf, q, np.r_[q.min(0), q.max(0)]))
+    return out
+
+
+def _right_of(pos, gap=40.0):
+    """x, y just right of a position's tiles (its rightmost tile's edge + gap + half a back)."""
+    cx, cy = place(pos)
+    span = 3 * (TW + 2) + 30.0 - 2
+    return cx + span / 2 + gap + TW / 2, cy
+
+
+@pytest.mark.parametrize("deg", [0, 130, -75])
+def test_woodpile_tells_the_dealer_at_a_small_table(deg):
+    """Undealt stacks left in a row at the dealer's place (docs/rules.md, section 5) name the
+    dealer where three positions cannot; the seats then fall in their own polygons."""
+    x, y = _right_of("dealer")
+    M = _turn(deg, tilt=0.0003 if deg else 0.0)
+    reads = _moved(table(TWO) + _row(3, x, y), M)
+    layout, info, left = propose_from_reads(reads, FRAME)
+    lay = Layout.from_dict(layout)
+    ups = [r for r in reads if r.state != "face_down"]  # a stack may lie in the grown polygon
+    got = named(assign_positions(ups, lay))
+    assert got["dealer"] == sorted(DEAL["dealer"]) and len(got) == 3
+    assert sorted(map(sorted, got.values())) == sorted(sorted(f) for f in TWO.values())
+    assert "face-down stacks" in info["dealer"]["told_by"]
+    text = layout_yaml({"image": "f.png", "frame_size": list(FRAME), "layout": layout,
+                        "positions": info, "left_out": left})
+    assert "# dealer: face-down stacks" in text
+    one = {p: DEAL[p] for p in ("dealer", "4")}  # one player: the same
+    reads = _moved(table(one) + _row(2, x, y), M)
+    layout, info, _ = propose_from_reads(reads, FRAME)
+    ups = [r for r in reads if r.state != "face_down"]
+    assert named(assign_positions(ups, Layout.from_dict(layout)))["dealer"] == sorted(
+        DEAL["dealer"])
+
+
+def _backs_case(what):
+    x, y = _right_of("2")  # beside seat 2, a player
+    if what == "one back":  # a stack dealt to a seat and not picked up, or a chip
+        return _row(1, x, y)
+    if what == "four in a row":  # a seat's own four tiles set face down
+        return _row(4, x, y)
+    if what == "unsure":  # the detector not sure they are backs
+        return _row(3, x, y, conf=0.3)
+    if what == "chip-sized":  # not tile-sized: chips or shadows
+        return _row(3, x, y, step=TW * 0.6, scale=0.5)
+    if what == "between two places":  # as near the dealer as seat 2
+        (dx, dy), (sx, sy) = place("dealer"), place("2")
+        return _row(2, (dx + sx) / 2 - TW, (dy + sy) / 2)
+    if what == "two places":  # rows at the dealer's and at seat 2
+        return _row(3, *_right_of("dealer")) + _row(2, x, y)
+    if what == "a column":  # not side by side: one behind the other
+        return [tile(None, x, y + k * (TH + 4), state="face_down") for k in range(3)]
+    if what == "beside three tiles":  # seat 2 shows three tiles: the backs could hold its 4th
+        return _row(2, x, y)
+    raise AssertionError(what)
+
+
+@pytest.mark.parametrize("what", ["one back", "four in a row", "unsure", "chip-sized",
+                                  "between two places", "two places", "a column",
+                                  "beside three tiles"])
+def test_backs_that_could_be_a_players_never_name_the_dealer(what):
+    """Face-down tiles beside a player that could be that player's (or a chip, or lie between
+    two places) name no dealer: the proposal still asks, never guesses."""
+    reads = table(TWO) + _backs_case(what)
+    if what == "beside three tiles":
+        reads = [r for r in reads if r.face != DEAL["2"][3]]
+    with pytest.raises(PROPOSE.DealerUnknown, match=r"--dealer-at X,Y"):
+        propose_from_reads(reads, FRAME)
+
+
+def test_frames_must_agree_on_the_woodpile():
+    """Two frames of one camera: stacks at the dealer's place in one, beside seat 2 in the
+    other -- they name no dealer (asks); at the dealer's in both, the dealer is told."""
+    at_dealer = table(TWO) + _row(3, *_right_of("dealer"))
+    at_seat = table(TWO) + _row(3, *_right_of("2"))
+    with pytest.raises(PROPOSE.DealerUnknown):
+        PROPOSE.propose_from_frames([at_dealer, at_seat], FRAME)
+    layout, info, _ = PROPOSE.propose_from_frames([at_dealer, at_dealer], FRAME)
+    ups = [r for r in at_dealer if r.state != "face_down"]
+    assert named(assign_positions(ups, Layout.from_dict(layout)))["dealer"] == sorted(
+        DEAL["dealer"])
+
+
+def test_a_hand_turned_down_names_no_one():
+    """A player's hand still face down beside its face-up hand lies nearer its own hand than
+    any position: it names no dealer (the turned-up hand is listed as left out)."""
+    seat = [r for r in table({"2": DEAL["2"]})]
+    reads = table({p: DEAL[p] for p in ("dealer", "5", "4")}) + seat[:2] + [
+        TileRead(None, "face_down", 0.95, r.polygon, r.xyxy) for r in seat[2:]]
+    with pytest.raises(PROPOSE.DealerUnknown):
+        propose_from_reads(reads, FRAME)
+
+
+def test_woodpile_against_the_shape_asks():
+    """A row of stacks beside seat 7 while the table's shape names the dealer: the two facts
+    disagree, so the dealer is asked for."""
+    reads = table() + _row(3, *_right_of("7"))
+    with pytest.raises(PROPOSE.DealerUnknown, match="shape points to"):
+        propose_from_reads(reads, FRAME)
+    layout, info, _ = propose_from_reads(table() + _row(3, *_right_of("dealer")), FRAME)
+    assert info["dealer"]["told_by"].startswith("face-down stacks") and "shape" in \
+        info["dealer"]["told_by"]
+
+
+def _at(places):
+    """A table with the positions' centres at ``places`` {position: (x, y)} px."""
+    out = []
+    for p, (x, y) in places.items():
+        cx, cy = place(p)
+        out += position(p, DEAL[p], dx=x - cx, dy=y - cy)
+    return out
+
+
+ROW = {"dealer": (1000, 180), "7": (220, 720), "6": (470, 710), "4": (900, 730),
+       "2": (1330, 760), "1": (1560, 740)}  # players along a straight rail, seats empty between
+
+
+def test_players_on_one_arc_tell_the_dealer():
+    """Players along a straight rail with empty seats between: the distances do not tell (a
+    middle player's spread about the dealer's) but the players lie on one line, the dealer
+    off it, and no other candidate has the rest on one arc."""
+    reads = _moved(_at(ROW), _turn(200, scale=0.8))
+    layout, info, _ = propose_from_reads(reads, FRAME)
+    assert info["dealer"]["told_by"] == "the table's shape: the other positions on one arc"
+    got = named(assign_positions(reads, Layout.from_dict(layout)))
+    assert got["dealer"] == sorted(DEAL["dealer"])
+    assert sorted(map(sorted, got.values())) == sorted(sorted(DEAL[p]) for p in ROW)
+    # a round table (every position on one circle): each candidate has the rest on one arc
+    ring = np.array([[960 + 400 * np.cos(a), 540 + 400 * np.sin(a)]
+                     for a in np.radians(np.arange(0, 360, 60) + 7)])
+    assert (PROPOSE._arc_fits(ring) < 0.01).all() and np.ptp(PROPOSE._spreads(ring)) < 1e-6
+    with pytest.raises(PROPOSE.DealerUnknown, match="no one position has the others on one arc"):
+        PROPOSE.dealer_and_reason(ring)
+
+
+def test_arc_needs_six_positions():
+    """Five positions (four others: one degree of freedom left to a circle) are not judged by
+    the arc: a tie of spreads asks."""
+    five = np.array([ROW[p] for p in ("dealer", "7", "6", "4", "2")], float)
+    cv = PROPOSE._spreads(five)
+    assert abs(cv[0] - cv[3]) < 0.01  # the dealer's and seat 4's spreads tie
+    with pytest.raises(PROPOSE.DealerUnknown, match="about as well") as exc:
+        PROPOSE.dealer_and_reason(five)
+    assert "arc" not in str(exc.value)
 
 
 # ------------------------------------------------------------------ the command, shipped models

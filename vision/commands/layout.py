@@ -29,7 +29,8 @@ def register(sub) -> None:
                         description="Read the tiles of one or more frames (stills, folders "
                                     "of them, or a video) of one fixed camera, find the "
                                     "positions (two hands of two tiles), tell the dealer's "
-                                    "from the table's shape (or --dealer-at) and write a "
+                                    "from the table's shape or the undealt face-down "
+                                    "stacks in front of it (or --dealer-at) and write a "
                                     "polygon around each position. Any rotation or tilt; "
                                     "groups of tiles that are no position are listed and "
                                     "drawn (--picture). docs/layout.md")
@@ -40,8 +41,9 @@ def register(sub) -> None:
     q.add_argument("--out", default=None, metavar="FILE",
                    help="write the layout YAML here (default: print it)")
     q.add_argument("--dealer-at", default=None, metavar="X,Y",
-                   help="a point (px) at the dealer's tiles, where the table's shape does not "
-                        "tell which position is the dealer's (e.g. one or two players)")
+                   help="a point (px) at the dealer's tiles, where the picture does not "
+                        "tell which position is the dealer's (e.g. one or two players and no "
+                        "undealt stacks in view)")
     q.add_argument("--picture", default=None, metavar="FILE",
                    help="write the first frame with the proposal drawn (polygons, groups left "
                         "out) to this PNG/JPEG")

@@ -9,8 +9,9 @@ nothing about where the dealer sits in the picture; it reasons from what a pai g
 
 1. **Positions.** Each frame is read by the product (:class:`vision.pipeline.Pipeline`, still
    frame). Face-up tiles whose outlines (nearly) touch (``UNIT_GAP`` tile widths) form a unit
-   (a hand, or a position whose hands touch); units are joined, nearest first, while the join
-   holds at most four tiles and the gap is at most ``HANDS_GAP`` tile widths: a position holds
+   (a hand, or a position whose hands touch); units are paired (:func:`_pair_units`: the
+   pairing placing the most tiles, then the least gap) into groups of at most four tiles
+   within ``HANDS_GAP`` tile widths: a position holds
    two hands of two tiles (docs/rules.md, sections 4-5). A group of three or four tiles is a
    position (three: a tile covered or not found); a group whose own hands lie no nearer each
    other than to a tile outside it (``NEAR_RATIO``) is not (its hands could be a neighbour's),
@@ -27,8 +28,27 @@ nothing about where the dealer sits in the picture; it reasons from what a pai g
    the dealer when its spread is at most ``ARC_SPREAD`` and every other candidate's is at
    least ``DEALER_MARGIN`` times larger. Three positions always form a triangle with one
    corner about equally far from the other two, so at least ``MIN_FOR_DEALER`` positions are
-   needed; otherwise :class:`DealerUnknown` asks for ``--dealer-at`` (listing the positions
-   found) instead of guessing.
+   needed. Where the spread does not decide and there are at least ``ARC_MIN`` positions,
+   the **arc** decides: the players' positions lie along one arc of the table (a circle, or a
+   straight rail, seen at up to ~35 degrees of tilt), the dealer's off it; a candidate is the
+   dealer when the other positions fit one arc within ``ARC_FIT`` (RMS distance over their
+   mean distance to the candidate) and every other candidate's fit is at least
+   ``ARC_REJECT``: the true dealer's own fit then blocks any player (its others include the
+   dealer, who lies off the players' arc).
+   Independently, the **woodpile**: the dealer builds the eight face-down stacks of four in
+   front of their own place and deals from them (docs/rules.md, section 5), so stacks left
+   undealt lie at the dealer's place. A row of two or more confident, tile-sized backs lying
+   side by side, whose nearest tile belongs to a four-tile position (all its four tiles
+   shown: the backs are not its own) and lies at most ``WOODPILE_RATIO`` as far as any other
+   tile (the row is at that place, not between two), names that position
+   (:func:`woodpile_vote`). Single backs never count (a stack dealt to a seat and not picked
+   up is one back; a chip read as a back), nor a row of exactly four (a seat's own four
+   tiles set face down could lie so); a player's hand turned down with the other hand face up
+   lies nearer its own hand than any other position's, so it names no one. Rows naming
+   different positions name none. Where the woodpile and the table's shape both name a
+   dealer they must agree, else the dealer is asked for; with two or three positions the
+   woodpile alone decides (the shape cannot). Otherwise :class:`DealerUnknown` asks for
+   ``--dealer-at`` (listing the positions found) instead of guessing.
 4. **Seat numbers** follow the players' order around the dealer: seat 1 at the dealer's left
    (the image right when the dealer is at the top of the picture, like
    :data:`vision.table.seats.SEAT_MODEL`), each player taking the seat whose direction from the
@@ -54,8 +74,10 @@ from vision.table.seats import HANDS_GAP, NEAR_RATIO, SEAT_MODEL, UNIT_GAP, _com
 from vision.table.rounds import Layout
 
 __all__ = ["propose_layout", "propose_from_reads", "propose_from_frames", "layout_yaml",
-           "find_positions", "choose_dealer", "DealerUnknown", "draw_proposal", "MARGIN",
-           "ARC_SPREAD", "DEALER_MARGIN", "MIN_FOR_DEALER"]
+           "find_positions", "choose_dealer", "dealer_and_reason", "DealerUnknown",
+           "draw_proposal", "MARGIN",
+           "ARC_SPREAD", "DEALER_MARGIN", "MIN_FOR_DEALER", "woodpile_vote", "ARC_MIN",
+           "ARC_FIT", "ARC_REJECT", "WOODPILE_RATIO"]
 
 #: Rectangles around a position's tiles are grown by this many tile widths on every side.
 MARGIN = 1.0
@@ -67,6 +89,23 @@ ARC_SPREAD = 0.25
 DEALER_MARGIN = 1.5
 #: Fewest positions (dealer included) for the table's shape to tell the dealer.
 MIN_FOR_DEALER = 4
+#: The arc test needs this many positions (five others: two more than the three points any
+#: circle passes through, so a fit can fail).
+ARC_MIN = 6
+#: The players' positions lie on one arc within this RMS distance over their mean distance to
+#: the dealer: a circle seen at 35 degrees of tilt fits its best circle within 0.014 of the
+#: radius; seats set in or out by ~3 % of the radius bring five to seven seats to at most
+#: ~0.06 (computed for semicircles of 120-170 degrees, any turn).
+ARC_FIT = 0.06
+#: ... and every other candidate's others fit no arc better than this (twice ``ARC_FIT``).
+ARC_REJECT = 2 * ARC_FIT
+#: Face-down tiles counted as woodpile stacks: the detector at least this confident (the
+#: product's default face confidence), each side within ``BACK_SIZE`` times the face-up
+#: tiles' median (a tile's top, not a chip or a shadow).
+BACK_CONFIDENCE, BACK_SIZE = 0.5, 1.33
+#: A row of stacks names the position whose tiles it lies at most this fraction as far from
+#: as from any other tile (clearly at that place, not between two).
+WOODPILE_RATIO = 0.5
 #: Video: one frame read every this many seconds, at most ``MAX_FRAMES`` frames.
 EVERY_S, MAX_FRAMES = 1.0, 30
 
@@ -204,6 +243,118 @@ def _pair_units(units: list[list[int]], gaps: np.ndarray, width: float
     return out
 
 
+def _sides(poly: np.ndarray) -> tuple[float, float]:
+    """(long, short) side of a quadrilateral (4, 2) px: means of opposite sides."""
+    side = np.linalg.norm(np.roll(poly, -1, axis=0) - poly, axis=1)
+    a, b = (side[0] + side[2]) / 2, (side[1] + side[3]) / 2
+    return max(a, b), min(a, b)
+
+
+def woodpile_vote(reads: Sequence[TileRead], found: Found) -> tuple[int | None, str]:
+    """The position the undealt stacks lie at, in one frame (module docstring, step 3).
+
+    Args:
+        reads: the frame's :class:`vision.decode.TileRead` s.
+        found: :func:`find_positions` of those reads.
+
+    Returns:
+        ``(index into found.positions, why)``, or ``(None, why)`` when no row of stacks names
+        one position (none seen, or rows naming different positions).
+    """
+    from shapely.geometry import Polygon
+
+    ups = [r for r in reads if r.state != "face_down"]
+    if not ups or not found.positions:
+        return None, "no face-up position"
+    size = np.array([_sides(np.asarray(r.polygon, np.float64).reshape(4, 2)) for r in ups])
+    long_, short = np.median(size[:, 0]), np.median(size[:, 1])
+    backs = []
+    for r in reads:
+        if r.state != "face_down" or r.confidence < BACK_CONFIDENCE:
+            continue
+        q = np.asarray(r.polygon, np.float64).reshape(4, 2)
+        a, b = _sides(q)
+        if 1 / BACK_SIZE <= a / long_ <= BACK_SIZE and 1 / BACK_SIZE <= b / short <= BACK_SIZE:
+            backs.append(q)
+    if len(backs) < 2:
+        return None, "no row of face-down stacks"
+    width = found.width
+    groups = _components(_outline_gaps(np.array(backs)) < HANDS_GAP * width)
+    owner = {id(t): k for k, tiles in enumerate(found.positions) for t in tiles}
+    up_polys = [Polygon(np.asarray(r.polygon, np.float64).reshape(4, 2)) for r in ups]
+    votes = set()
+    for g in groups:
+        if len(g) < 2 or len(g) == 4:  # one back: a seat's stack; four: a seat's hands
+            continue
+        q = np.array([backs[i] for i in g])
+        c = q.mean(1)
+        # one row, side by side: the centres on a line across the backs' long sides
+        u, sv, vt = np.linalg.svd(c - c.mean(0))
+        row = vt[0]
+        off = np.abs((c - c.mean(0)) @ vt[1]).max()
+        longdir = np.array([_long_axis(x) for x in q])
+        if off > 0.5 * width or np.abs(longdir @ row).max() > 0.5:
+            continue
+        row_poly = [Polygon(x) for x in q]
+        gaps = np.array([min(b.distance(t) for b in row_poly) for t in up_polys])
+        near = int(np.argmin(gaps))
+        k = owner.get(id(ups[near]))
+        if k is None or len(found.positions[k]) != 4:
+            continue
+        mine = np.array([owner.get(id(t)) == k for t in ups])
+        other = gaps[~mine].min() if (~mine).any() else np.inf
+        if gaps[mine].min() <= WOODPILE_RATIO * other:
+            votes.add(k)
+    if len(votes) == 1:
+        return votes.pop(), "face-down stacks lie at it"
+    if votes:
+        return None, "rows of face-down stacks lie at different positions"
+    return None, "no row of face-down stacks at one position"
+
+
+def _long_axis(q: np.ndarray) -> np.ndarray:
+    """Unit vector along the long sides of a quadrilateral (4, 2)."""
+    e0 = (q[1] - q[0] + q[2] - q[3]) / 2
+    e1 = (q[2] - q[1] + q[3] - q[0]) / 2
+    v = e0 if np.linalg.norm(e0) >= np.linalg.norm(e1) else e1
+    return v / max(np.linalg.norm(v), 1e-9)
+
+
+def _arc_residual(points: np.ndarray) -> float:
+    """RMS distance (px) of ``points`` (k, 2) from their best circle or straight line
+    (a least-squares circle, Kasa's algebraic fit refined by Gauss-Newton; numpy only, as
+    scipy is not a dependency)."""
+    c = points.mean(0)
+    _, _, vt = np.linalg.svd(points - c)
+    line = float(np.sqrt(np.mean(((points - c) @ vt[1]) ** 2)))
+    A = np.c_[2 * points, np.ones(len(points))]
+    sol = np.linalg.lstsq(A, (points ** 2).sum(1), rcond=None)[0]
+    p = np.array([sol[0], sol[1], np.sqrt(max(sol[2] + sol[0] ** 2 + sol[1] ** 2, 0.0))])
+    for _ in range(50):
+        d = points - p[:2]
+        dist = np.maximum(np.linalg.norm(d, axis=1), 1e-9)
+        J = np.c_[-d / dist[:, None], -np.ones(len(points))]
+        step = np.linalg.lstsq(J, -(dist - p[2]), rcond=None)[0]
+        if not np.all(np.isfinite(step)):
+            break
+        p = p + step
+        if np.linalg.norm(step) < 1e-6:
+            break
+    circle = float(np.sqrt(np.mean((np.linalg.norm(points - p[:2], axis=1) - p[2]) ** 2)))
+    return min(line, circle) if np.isfinite(circle) else line
+
+
+def _arc_fits(centres: np.ndarray) -> np.ndarray:
+    """float (n,): for each position, the others' arc residual over their mean distance to
+    it (module docstring, step 3)."""
+    out = np.empty(len(centres))
+    for i in range(len(centres)):
+        others = np.delete(centres, i, axis=0)
+        m = np.linalg.norm(others - centres[i], axis=1).mean()
+        out[i] = _arc_residual(others) / max(m, 1e-9)
+    return out
+
+
 def _spreads(centres: np.ndarray) -> np.ndarray:
     """float (n,) coefficient of variation of each point's distances to the others."""
     d = np.linalg.norm(centres[:, None] - centres[None], axis=-1)
@@ -214,14 +365,25 @@ def _spreads(centres: np.ndarray) -> np.ndarray:
     return out
 
 
-def choose_dealer(centres: np.ndarray, dealer_at: Sequence[float] | None = None) -> int:
-    """Index of the dealer's position among ``centres`` (float (n, 2) px): module docstring,
-    step 3.
+def dealer_and_reason(centres: np.ndarray, dealer_at: Sequence[float] | None = None,
+                      woodpile: int | None = None) -> tuple[int, str]:
+    """Index of the dealer's position among ``centres`` (float (n, 2) px) and what told it
+    (module docstring, step 3).
+
+    Args:
+        centres: the positions' centres, px.
+        dealer_at: ``(x, y)`` px given by the user: the nearest position is the dealer's.
+        woodpile: index of the position the undealt face-down stacks lie at
+            (:func:`woodpile_vote`), or None.
+
+    Returns:
+        ``(index, what told it)``, e.g. ``"face-down stacks (the woodpile) lie at it"``.
 
     Raises:
         InputError: no position at all.
-        DealerUnknown: the table's shape does not tell (too few positions, or two candidates
-            about as good); the message asks for ``--dealer-at X,Y``.
+        DealerUnknown: the picture does not tell (too few positions and no stacks, two
+            candidates about as good, or the stacks and the table's shape disagree); the
+            message asks for ``--dealer-at X,Y``.
     """
     centres = np.asarray(centres, np.float64).reshape(-1, 2)
     if not len(centres):
@@ -229,24 +391,59 @@ def choose_dealer(centres: np.ndarray, dealer_at: Sequence[float] | None = None)
                          "four tiles each, face up)")
     if dealer_at is not None:
         return int(np.argmin(np.linalg.norm(centres - np.asarray(dealer_at, np.float64),
-                                             axis=1)))
+                                             axis=1))), "given (--dealer-at)"
     listed = ", ".join(f"({x:.0f},{y:.0f})" for x, y in centres)
     ask = f"give --dealer-at X,Y (the dealer's tiles in the picture; positions found at {listed})"
+    shape, why, told = None, None, ""
+    if len(centres) < MIN_FOR_DEALER:
+        why = (f"with fewer than {MIN_FOR_DEALER} positions the table's shape does not tell"
+               + ("" if len(centres) < 2 else " and no row of face-down stacks lies at one "
+                  "position"))
+    else:
+        cv = _spreads(centres)
+        order = np.argsort(cv)
+        best, second = cv[order[0]], cv[order[1]]
+        if best <= ARC_SPREAD and second >= DEALER_MARGIN * best:
+            shape = int(order[0])
+            told = "the table's shape: the players about equally far around it"
+        else:
+            why = (f"no position has the players about equally far around it (least spread "
+                   f"{best:.2f})" if best > ARC_SPREAD else
+                   f"two positions fit as the dealer's about as well (spreads {best:.2f} and "
+                   f"{second:.2f})")
+            if len(centres) >= ARC_MIN:
+                fit = _arc_fits(centres)
+                k = int(np.argmin(fit))
+                if (cv[k] <= ARC_SPREAD and fit[k] <= ARC_FIT
+                        and np.delete(fit, k).min() >= ARC_REJECT):
+                    shape = k
+                    told = "the table's shape: the other positions on one arc"
+                else:
+                    why += (f", and no one position has the others on one arc (best fits "
+                            f"{np.sort(fit)[0]:.3f} and {np.sort(fit)[1]:.3f})")
+    if woodpile is not None and len(centres) >= 2:
+        if shape is not None and shape != woodpile:
+            x, y = centres[shape]
+            u, v = centres[woodpile]
+            raise DealerUnknown(f"cannot tell which position is the dealer's: the table's "
+                                f"shape points to ({x:.0f},{y:.0f}), the face-down stacks to "
+                                f"({u:.0f},{v:.0f}); {ask}", centres.round(1).tolist())
+        return int(woodpile), ("face-down stacks (the woodpile) lie at it"
+                               + (f", and {told}" if shape is not None else ""))
+    if shape is not None:
+        return shape, told
     if len(centres) < MIN_FOR_DEALER:
         raise DealerUnknown(f"cannot tell which of the {len(centres)} position(s) is the "
-                            f"dealer's: with fewer than {MIN_FOR_DEALER} positions the table's "
-                            f"shape does not tell; {ask}", centres.round(1).tolist())
-    cv = _spreads(centres)
-    order = np.argsort(cv)
-    best, second = cv[order[0]], cv[order[1]]
-    if best > ARC_SPREAD or second < DEALER_MARGIN * best:
-        why = (f"no position has the players about equally far around it (least spread "
-               f"{best:.2f})" if best > ARC_SPREAD else
-               f"two positions fit as the dealer's about as well (spreads {best:.2f} and "
-               f"{second:.2f})")
-        raise DealerUnknown(f"cannot tell which position is the dealer's: {why}; {ask}",
-                            centres.round(1).tolist())
-    return int(order[0])
+                            f"dealer's: {why}; {ask}", centres.round(1).tolist())
+    raise DealerUnknown(f"cannot tell which position is the dealer's: {why}; {ask}",
+                        centres.round(1).tolist())
+
+
+def choose_dealer(centres: np.ndarray, dealer_at: Sequence[float] | None = None,
+                  woodpile: int | None = None) -> int:
+    """Index of the dealer's position among ``centres`` (float (n, 2) px):
+    :func:`dealer_and_reason` without the reason."""
+    return dealer_and_reason(centres, dealer_at, woodpile)[0]
 
 
 def _seat_names(centres: np.ndarray, dealer: int) -> list[str]:
@@ -324,7 +521,8 @@ def propose_from_frames(frames: Sequence[Sequence[TileRead]], frame_size: tuple[
 
     Returns:
         ``(layout dict, positions info {position: {"source": "tiles", "tiles": n (most in one
-        frame), "frames": k, "centre": [x, y]}}, left_out [{"frame", "tiles", "faces",
+        frame), "frames": k, "centre": [x, y]}, the dealer's also "told_by": what told it},
+        left_out [{"frame", "tiles", "faces",
         "centre", "polygon", "why"}])``.
 
     Raises:
@@ -352,8 +550,12 @@ def propose_from_frames(frames: Sequence[Sequence[TileRead]], frame_size: tuple[
     width = float(np.median(widths))
     # pool the frames' positions by place (module docstring, step 2)
     clusters: list[dict] = []
+    votes = []  # (frame, cluster) the face-down stacks name, per frame that names one
     for k, f in enumerate(found):
-        for tiles in f.positions:
+        pile, pile_why = woodpile_vote(frames[k], f)
+        if pile_why.startswith("rows of"):  # a frame whose rows disagree: none counts
+            votes.append(None)
+        for j, tiles in enumerate(f.positions):
             pts = _corners(tiles)
             c = pts.mean(0)
             length = _length(pts)
@@ -368,10 +570,16 @@ def propose_from_frames(frames: Sequence[Sequence[TileRead]], frame_size: tuple[
                 cl["centre"] = np.mean([p.mean(0) for p in cl["points"]], axis=0)
                 cl["length"] = _length(allp)
             else:
-                clusters.append({"centre": c, "points": [pts], "frames": {k},
-                                 "tiles": len(tiles), "length": length})
+                cl = {"centre": c, "points": [pts], "frames": {k}, "tiles": len(tiles),
+                      "length": length}
+                clusters.append(cl)
+            if pile == j:
+                votes.append(id(cl))
     centres = np.array([cl["centre"] for cl in clusters])
-    dealer = choose_dealer(centres, dealer_at)
+    ids = [id(cl) for cl in clusters]
+    # every frame naming a place must name the same one
+    woodpile = ids.index(votes[0]) if votes and len(set(votes)) == 1 and votes[0] else None
+    dealer, told = dealer_and_reason(centres, dealer_at, woodpile)
     names = _seat_names(centres, dealer)
     polys = {names[i]: _rect(np.concatenate(cl["points"]), MARGIN * width)
              for i, cl in enumerate(clusters)}
@@ -405,6 +613,7 @@ def propose_from_frames(frames: Sequence[Sequence[TileRead]], frame_size: tuple[
     info = {names[i]: {"source": "tiles", "tiles": cl["tiles"], "frames": len(cl["frames"]),
                        "centre": [round(float(v), 1) for v in cl["centre"]]}
             for i, cl in enumerate(clusters)}
+    info["dealer"]["told_by"] = told
     return layout, {p: info[p] for p in keys}, left_out
 
 
@@ -567,6 +776,9 @@ def layout_yaml(proposal: dict) -> str:
              + f" ({proposal['frame_size'][0]} x {proposal['frame_size'][1]} px)",
              "# polygons in image pixels; check them over the frame (--picture), edit, then "
              "`paigow run SOURCE --layout FILE`"]
+    told = proposal.get("positions", {}).get("dealer", {}).get("told_by")
+    if told:
+        lines.append(f"# dealer: {told}")
     for k, g in enumerate(proposal.get("left_out", ()), 1):
         lines.append(f"# left out {k}: {g['tiles']} tile(s) at ({g['centre'][0]:.0f}, "
                      f"{g['centre'][1]:.0f}): {g['why']}")
