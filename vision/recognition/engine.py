@@ -45,6 +45,7 @@ from vision.recognition.models import load_detectors, load_second_tile_detector,
 from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
 from vision.recognition.spot_colours import recolour_unknowns
+from vision.schema import UnreadReason
 from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window,
                                      tile_sized, zoom_windows)
 
@@ -446,7 +447,7 @@ class RecognitionEngine:
                 r = reads[i]
                 against = [f for f, v in zip(fused, over[row]) if v >= 0.5 and (
                     (f.face and f.face != r.face)
-                    or (f.face is None and "input sizes disagree" in (f.reason or "")))]
+                    or (f.face is None and f.reason_code is UnreadReason.SIZES_DISAGREE))]
                 self._vetted.append((np.asarray(r.xyxy, np.float32).copy(), r.face))
                 if against:
                     self._vetoed.append((np.asarray(r.xyxy, np.float32).copy(), r.face,
