@@ -20,7 +20,7 @@ import numpy as np
 
 from scoring.analysis import analyze, class_sets, house_way_keys, _HW_CACHE
 from scoring.hands import beats
-from scoring.setting import HOUSE_WAYS, PAMinimalHouseWay, ReferenceHouseWay
+from scoring.setting import PAMinimalHouseWay, ReferenceHouseWay
 from scoring.tiles import STANDARD_SET
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from scoring.hands import hand_key
 from scoring.setting import make_setting
+from vision.table.rounds import FrameHeader
 from vision.detections import PIP_RED, PIP_WHITE, Detections
 from vision.geometry import rectify
 from vision.web.hub import LiveFeed
@@ -337,7 +338,7 @@ def event_from_deal(deal: Mapping[str, Sequence[str]], round_id: str = "r000001"
         groups[str(pos)] = reads
     positions = build_positions(groups, rules)
     tracker = RoundTracker(n_stable=1, rules=rules, bets=bets)
-    rnd = tracker.update(positions, {"index": frame_index})
+    rnd = tracker.update(positions, FrameHeader(index=frame_index))
     if rnd is None:
         raise InputError("the deal did not settle (no dealer position?)")
     ev = round_event(rnd, round_id, table_id=table_id, source=source,

@@ -12,7 +12,7 @@ import pytest
 
 from fakes import ScriptedBackend
 from scoring.errors import InputError
-from vision.recognition.detect import Detector, TileDetector
+from vision.recognition.detect import TileDetector
 from vision.recognition import backends
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,7 +21,7 @@ from vision.recognition.engine import Reads as EngineReads
 from vision.recognition.decode import TileRead
 from vision.table.propose import propose_from_reads
 from vision.pipeline import Pipeline
-from vision.table.rounds import Layout, RoundTracker
+from vision.table.rounds import FrameHeader, Layout, RoundTracker
 
 FRAME = (1280, 720)
 TW, TH = 30.0, 66.0
@@ -197,7 +197,7 @@ def test_tracker_loose_tiles_keep_the_round_open():
     """A frame with tiles in no position only (nothing named) still counts as the round."""
     tr = RoundTracker(n_stable=1)
     reads = table()
-    assert tr.update({}, {"index": 0}, loose=reads, placement="no layout: test") is None
+    assert tr.update({}, FrameHeader(index=0), loose=reads, placement="no layout: test") is None
     rnd = tr.flush()
     assert rnd is not None and rnd.result is None and rnd.reason.endswith("no layout: test")
     assert tr.flush() is None

@@ -23,7 +23,7 @@ from vision.geometry import crop_to_image
 from vision.table.open_tile import (_outcomes, block_fills, candidate_faces, candidate_fills,
                               candidate_settings, shown_spots, spot_area)
 from vision.recognition.spot_colours import SpotCalibration
-from vision.table.rounds import RoundTracker, assign_positions, build_positions
+from vision.table.rounds import FrameHeader, RoundTracker, assign_positions, build_positions
 
 ORIGINS = {"dealer": (800, 100), "1": (1400, 700), "2": (900, 700)}
 
@@ -43,7 +43,7 @@ def reads_of(deal, unknown=()):
 
 def settle_still(reads):
     tracker = RoundTracker(n_stable=1)
-    rnd = tracker.update(build_positions(assign_positions(reads, LAYOUT)), {"index": 0})
+    rnd = tracker.update(build_positions(assign_positions(reads, LAYOUT)), FrameHeader(index=0))
     return rnd or tracker.flush()
 
 

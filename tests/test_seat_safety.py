@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vision.table.rounds import FrameHeader
 from vision.table.rounds import (RoundTracker, auto_group, build_positions, group_seats)
 
 from helpers.seat_reads import DEAL, FRAME, TH, TW, named, place, position, table, tile, truth  # noqa: E402,F401
@@ -21,7 +22,7 @@ from helpers.seat_reads import DEAL, FRAME, TH, TW, named, place, position, tabl
 def settle(reads):
     g = group_seats(reads, FRAME)
     pos = build_positions(g.groups, problems=g.problems)
-    return g, pos, RoundTracker(n_stable=1).update(pos, {})
+    return g, pos, RoundTracker(n_stable=1).update(pos, FrameHeader())
 
 
 def test_full_table_named_by_place_and_settled():

@@ -9,7 +9,6 @@ from itertools import combinations
 import pytest
 
 from scoring.errors import InputError
-from scoring.rules import PA
 from scoring.setting import (
     Setting, SettingError, house_way_setting, is_house_way, legal_splits, make_setting,
 )

@@ -10,6 +10,7 @@ import pytest
 from scoring.errors import InputError
 from scoring.setting import make_setting
 from scoring.settle import settle_round
+from vision.table.rounds import FrameHeader
 from vision.schema import AlertCode
 from vision.table.events import EventWriter, round_event
 from vision.table.rounds import (SEAT_MODEL, Layout, RoundTracker, assign_positions, auto_group,
@@ -175,7 +176,7 @@ def test_tile_back_beside_four_identified_tiles_is_set_aside():
 def run_frames(tracker, frames):
     events = []
     for i, reads in enumerate(frames):
-        r = tracker.update(build_positions(assign_positions(reads, LAYOUT)), {"index": i})
+        r = tracker.update(build_positions(assign_positions(reads, LAYOUT)), FrameHeader(index=i))
         if r is not None:
             events.append((i, r))
     return events

@@ -41,8 +41,8 @@ from vision.recognition.decode import TileRead
 from vision.recognition.engine import Detectors, ReadMode, RecognitionEngine
 from vision.schema import RoundEvent, TileRecord
 from vision.table.events import build_round
-from vision.table.rounds import (PositionState, RoundTracker, SettledRound, build_positions,
-                                 position_of)
+from vision.table.rounds import (FrameHeader, PositionState, RoundTracker, SettledRound,
+                                 build_positions, position_of)
 from vision.table.seats import group_seats
 
 __all__ = ["Pipeline", "FrameResult", "STAGES"]
@@ -213,9 +213,8 @@ class Pipeline:
         if not stale:  # a frame with outdated detections does not count for stability
             tiles = [TileRecord.from_read(r, p) for r, p in zip(reads, where)]
             loose = [r for r, p in zip(reads, where) if p is None]
-            settled = self.tracker.update(positions, {"index": index, "timestamp": ts,
-                                                      "source": src, "path": path,
-                                                      "tiles": tiles},
+            settled = self.tracker.update(positions, FrameHeader(index, ts, src, path,
+                                                                 tuple(tiles)),
                                           loose=loose, placement=self.placement)
         key = self._pending_picture
         rnd = self._round(settled) if settled is not None else None
@@ -245,9 +244,9 @@ class Pipeline:
         self.round_no += 1
         f = settled.frame
         rnd = build_round(settled, f"r{self.round_base + self.round_no:06d}", self.table_id,
-                          f.get("source", self.source), f.get("index", 0),
-                          model_version=self.model_version, tiles=f.get("tiles"),
-                          source_file=f.get("path"))
+                          f.source or self.source, f.index, model_version=self.model_version,
+                          tiles=None if f.tiles is None else list(f.tiles),
+                          source_file=f.path)
         self.last_event = rnd.to_dict()
         return rnd
 
@@ -266,8 +265,8 @@ class Pipeline:
             return None
         rnd = self._round(settled)
         f = settled.frame
-        res = FrameResult(f.get("index", 0), f.get("timestamp", 0.0), f.get("source", ""),
-                          f.get("path"), [], [], dict(settled.positions), settled, rnd,
+        res = FrameResult(f.index, f.timestamp, f.source, f.path, [], [],
+                          dict(settled.positions), settled, rnd,
                           key_frame=self._pending_picture)
         self._pending_picture = None
         return res

@@ -14,7 +14,6 @@ item 5).
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from fakes import FakeFeed, event_from_deal

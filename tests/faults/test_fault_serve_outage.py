@@ -209,7 +209,7 @@ def _outage(table, seconds: float, options: tuple[str, ...], grace: float,
 def _check(obs: dict, reconnect_max: float) -> float:
     """The assertions shared by both outages (``reconnect_max``: the most seconds between
     reconnection attempts in effect); returns the logged gap (s)."""
-    seconds, grace = obs["seconds"], obs["grace"]
+    grace = obs["grace"]
     err = obs["err"]
     # it ended when told to (how SIGTERM ends serve is issue 10 item 5's, not checked here)
     assert obs["rc"] is not None, err[-3000:]

@@ -20,7 +20,7 @@ import pytest
 from scoring.errors import InputError
 from scoring.settle import settle_round
 from vision.recognition.decode import TileRead
-from vision.table.rounds import RoundTracker, build_positions
+from vision.table.rounds import FrameHeader, RoundTracker, build_positions
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
@@ -52,7 +52,7 @@ def _positions(deal=DEAL):
 
 
 def test_two_stand_ins_of_one_face_are_no_tiles_of_the_set():
-    rnd = RoundTracker(n_stable=1).update(_positions(), {"index": 0})
+    rnd = RoundTracker(n_stable=1).update(_positions(), FrameHeader(index=0))
     assert rnd is not None and rnd.result is not None, rnd and rnd.reason
     assert rnd.final == ["dealer", "4", "7"]
     assert {p: rnd.result.seats[p].result for p in ("4", "7")} == {"4": "lose", "7": "lose"}
@@ -82,12 +82,12 @@ def test_any_exception_while_settling_is_a_round_not_settled(monkeypatch):
 
     monkeypatch.setattr(table, "settle_round", broken)
     deal = {"dealer": ["6-6", "6-6", "1-1", "1-1"], "1": ["4-4", "2-6", "3-5", "2-5"]}
-    rnd = RoundTracker(n_stable=1).update(_positions(deal), {"index": 3})
+    rnd = RoundTracker(n_stable=1).update(_positions(deal), FrameHeader(index=3))
     assert rnd is not None and rnd.result is None and rnd.final == []
     assert rnd.reason == "settlement failed: a reading nobody foresaw"
     assert rnd.not_settled == {"dealer": rnd.reason, "1": rnd.reason}
     assert [a.kind for a in rnd.alerts] == ["settle_error"]
-    assert rnd.frame == {"index": 3}
+    assert rnd.frame == FrameHeader(index=3)
     # the round event is still built and valid
     from vision.table.events import round_event
 

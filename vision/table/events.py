@@ -12,7 +12,7 @@ import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any, Mapping, Sequence
+from typing import IO, Any, Mapping
 
 from scoring.rules import get_profile
 from scoring.setting import house_way_setting, is_house_way

@@ -95,6 +95,7 @@ from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats
 
 __all__ = [
     "Layout",
+    "FrameHeader",
     "PositionState",
     "SettledRound",
     "RoundTracker",
@@ -264,6 +265,24 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
 # --------------------------------------------------------------------------- rounds
 
 
+@dataclass(frozen=True)
+class FrameHeader:
+    """Which frame a round was seen on, kept with the round (:class:`SettledRound`).
+
+    Attributes:
+        index: frame index in its source; timestamp: seconds from the source's start.
+        source: the source as shown (credentials masked); path: the file the frame came from
+            (None for cameras and streams).
+        tiles: that frame's tiles as :class:`vision.schema.TileRecord` s (None: not kept).
+    """
+
+    index: int = 0
+    timestamp: float = 0.0
+    source: str = ""
+    path: str | None = None
+    tiles: tuple | None = None
+
+
 @dataclass
 class SettledRound:
     """A round the tracker settled (shaped into an event by :mod:`vision.table.events`).
@@ -275,8 +294,8 @@ class SettledRound:
         not_settled: position -> reason, for every position seen but not settled.
         alerts: the :class:`vision.schema.Alert` s from the table and from settlement.
         banker: the banking position; rules, commission, house_way as used.
-        frame: what the caller passed to :meth:`RoundTracker.update` (index, time, source...)
-            for the round's frame (for an unsettled round: the last frame that showed tiles).
+        frame: the :class:`FrameHeader` the caller passed to :meth:`RoundTracker.update` for
+            the round's frame (for an unsettled round: the last frame that showed tiles).
         reason: why nothing was settled (None when ``result`` is not None).
         unread: position -> note, for the positions settled with one tile unread (every face
             it could be gives the same result, :mod:`vision.table.open_tile`); ``result`` holds a
@@ -293,7 +312,7 @@ class SettledRound:
     commission: str | None
     house_way: str
     bets: dict[str, str]
-    frame: dict
+    frame: FrameHeader
     reason: str | None = None
     unread: dict[str, str] = field(default_factory=dict)
 
@@ -376,7 +395,7 @@ class RoundTracker:
         """True while the current round has not been settled."""
         return self._settled_sig is None
 
-    def update(self, positions: Mapping[str, PositionState], frame: Mapping | None = None,
+    def update(self, positions: Mapping[str, PositionState], frame: FrameHeader | None = None,
                *, loose: Sequence[TileRead] = (), placement: str | None = None
                ) -> SettledRound | None:
         """Feed one frame's positions; returns the :class:`SettledRound` on the frame that
@@ -385,7 +404,7 @@ class RoundTracker:
 
         Args:
             positions: position -> what it shows this frame.
-            frame: header fields kept with the round (index, timestamp, source, tiles...).
+            frame: the frame's :class:`FrameHeader`, kept with the round (None: an empty one).
             loose: face-up or unknown tiles that lie in no position (outside every layout
                 polygon, or not placed by the grouping). They keep the round open like any
                 tile (a round is never lost because its tiles lie outside the positions) and
@@ -407,7 +426,7 @@ class RoundTracker:
             else:
                 return None
         if positions or len(loose) >= LOOSE_ROUND:
-            self._pending = (dict(positions), dict(frame or {}), list(loose), placement)
+            self._pending = (dict(positions), frame or FrameHeader(), list(loose), placement)
         elif self._pending is not None and (self._pending[0] or self._loose_clear >= self.n_stable
                                             ) and all(sig == ("empty",) and n >= self.n_stable
                                                       for sig, n in self._streak.values()):
@@ -425,7 +444,7 @@ class RoundTracker:
         self._settled_sig = self._streak[self.banker][0]
         self.rounds += 1
         self._pending = None
-        return self._settle(dict(positions), dict(frame or {}), list(loose), placement)
+        return self._settle(dict(positions), frame or FrameHeader(), list(loose), placement)
 
     def flush(self) -> SettledRound | None:
         """End of the source (or of one still image): the open round that showed tiles but
@@ -445,7 +464,7 @@ class RoundTracker:
         return rnd
 
     # -- settlement ----------------------------------------------------------------------
-    def _settle(self, positions: dict[str, PositionState], frame: dict,
+    def _settle(self, positions: dict[str, PositionState], frame: FrameHeader,
                 loose: Sequence[TileRead] = (), placement: str | None = None) -> SettledRound:
         """The round of ``positions`` (``loose``: tiles in no position, reported with a
         ``tiles_outside_positions`` alert; ``placement``: why they could not be placed). Any
@@ -464,7 +483,7 @@ class RoundTracker:
                                 self.banker, self.rules, self.commission, self.house_way,
                                 dict(self.bets), frame, reason)
 
-    def _settle_reads(self, positions: dict[str, PositionState], frame: dict,
+    def _settle_reads(self, positions: dict[str, PositionState], frame: FrameHeader,
                       loose: Sequence[TileRead] = (), placement: str | None = None
                       ) -> SettledRound:
         alerts: list[Alert] = []

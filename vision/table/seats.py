@@ -93,7 +93,6 @@ def _outline_gaps(polys: np.ndarray) -> np.ndarray:
     circumscribed circles lie apart get the distance between those circles instead (a lower
     bound, always larger than any gap the grouping compares: it only spares the work)."""
     p = polys.astype(np.float64)
-    n = len(p)
     c = p.mean(1)
     r = np.linalg.norm(p - c[:, None], axis=2).max(1)  # circumscribed radius
     cd = np.linalg.norm(c[:, None] - c[None], axis=-1)
