@@ -62,9 +62,15 @@ def two_nodes():
     ray_bin = Path(sys.executable).with_name("ray")
     temp_dir = tempfile.mkdtemp(prefix="rp", dir="/tmp")  # short: Ray's socket paths
     port = _free_port()
+    # RAY_AUTH_MODE=disabled for every process of this throwaway loopback cluster: with the
+    # mode unset, Ray turns token auth on in whichever process finds ~/.ray/auth_token (left
+    # by any earlier local ray.init, e.g. a re-audit), and a node started without it is then
+    # refused by the head ("InvalidAuthToken") -- the test must not depend on that file
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), str(ROOT / "tests")] + [p for p in os.environ.get(
-            "PYTHONPATH", "").split(os.pathsep) if p]), "RAY_USAGE_STATS_ENABLED": "0"}
+            "PYTHONPATH", "").split(os.pathsep) if p]), "RAY_USAGE_STATS_ENABLED": "0",
+           "RAY_AUTH_MODE": "disabled"}
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "RAY_AUTH_MODE")}
     common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
     started = False
     try:
@@ -76,6 +82,7 @@ def two_nodes():
         subprocess.run([str(ray_bin), "start", "--address", f"127.0.0.1:{port}", *common],
                        env=env, check=True, capture_output=True, timeout=300)
         os.environ["PYTHONPATH"] = env["PYTHONPATH"]
+        os.environ["RAY_AUTH_MODE"] = "disabled"
         ray.init(address=f"127.0.0.1:{port}", include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
         _wait(lambda: len([n for n in ray.nodes() if n["Alive"]]) == 2, "two Ray nodes")
@@ -94,6 +101,11 @@ def two_nodes():
                         pass
                 time.sleep(2)
         shutil.rmtree(temp_dir, ignore_errors=True)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def test_ray_pit_places_tables_and_re_places_a_killed_worker(two_nodes, tmp_path):
