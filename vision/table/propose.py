@@ -254,7 +254,7 @@ def woodpile_vote(reads: Sequence[TileRead], found: Found) -> tuple[int | None, 
     """The position the undealt stacks lie at, in one frame (module docstring, step 3).
 
     Args:
-        reads: the frame's :class:`vision.decode.TileRead` s.
+        reads: the frame's :class:`vision.recognition.decode.TileRead` s.
         found: :func:`find_positions` of those reads.
 
     Returns:
