@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import re
 import struct
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -19,6 +17,7 @@ import pytest
 from scoring.errors import InputError
 from vision.io.capture import MAX_IMAGE_PIXELS, open_source, read_image
 from vision.cli import main
+from helpers.pictures import black_png, png_chunk, run_with_peak_rss
 
 ROOT = Path(__file__).resolve().parents[2]
 W, H, FPS = 160, 120, 30.0
@@ -131,28 +130,11 @@ def test_video_with_no_usable_frame_is_an_error(tmp_path, capsys):
 
 # ----------------------------------------------------------------------------- huge images
 
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return (struct.pack(">I", len(data)) + kind + data
-            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-
-
 def _png_header_only(path: Path, width: int, height: int) -> Path:
     """A tiny PNG that declares width x height (8-bit RGB) with a few bytes of image data."""
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr)
-                     + _chunk(b"IDAT", zlib.compress(b"\x00" * 1000)) + _chunk(b"IEND", b""))
-    return path
-
-
-def _png_bomb(path: Path, side: int = 30000) -> Path:
-    """A complete, valid 1-bit grey PNG of side x side (all black): ~110 KB on disk, side**2
-    bytes (900 MB for 30000) once decoded to 8 bits, three times that as BGR."""
-    ihdr = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)
-    row = b"\x00" * (1 + (side + 7) // 8)
-    comp = zlib.compressobj(9)
-    body = b"".join(comp.compress(row) for _ in range(side)) + comp.flush()
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", body)
-                     + _chunk(b"IEND", b""))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr)
+                     + png_chunk(b"IDAT", zlib.compress(b"\x00" * 1000)) + png_chunk(b"IEND", b""))
     return path
 
 
@@ -185,21 +167,9 @@ def test_image_above_the_pixel_cap_is_refused_before_decoding(tmp_path, capsys, 
 def test_decompression_bomb_costs_no_memory(tmp_path):
     """A real 110 KB PNG of 30000 x 30000 (it took 5.8 GB before): refused from its header, so
     the process stays small."""
-    bomb = _png_bomb(tmp_path / "bomb.png")
+    bomb = black_png(tmp_path / "bomb.png", 30000)
     assert bomb.stat().st_size < 300_000
-    # peak RSS of the child's own memory (VmHWM; ru_maxrss would carry the parent's peak
-    # across fork + exec)
-    code = ("import sys\n"
-            "from vision.cli import main\n"
-            "rc = main(['run', sys.argv[1], '--no-progress'])\n"
-            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
-            "print('RSS_KB', hwm.split()[1])\n"
-            "sys.exit(rc)\n")
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "YOLO_OFFLINE": "1",
-           "YOLO_AUTOINSTALL": "false", "YOLO_CONFIG_DIR": str(ROOT / ".yolo_config")}
-    p = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True,
-                       env=env, cwd=str(tmp_path), timeout=120)
+    p, rss_mb = run_with_peak_rss(bomb, tmp_path, timeout=120)
     assert p.returncode == 2, p.stderr[-2000:]
     assert "too large" in p.stderr and str(bomb) in p.stderr
-    rss_mb = int(p.stdout.split("RSS_KB")[1].split()[0]) / 1024
     assert rss_mb < 800, f"{rss_mb:.0f} MB"
