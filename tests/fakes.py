@@ -363,22 +363,3 @@ def empty_table(scene) -> np.ndarray:
     for t in scene.tiles:
         cv2.fillConvexPoly(mask, np.round(expand_polygon(t.polygon, 0.25)).astype(np.int32), 255)
     return cv2.inpaint(scene.image, mask, 5, cv2.INPAINT_TELEA)
-
-
-def write_round_video(path, scenes, empties, n_empty: int = 4, n_still: int = 12):
-    """An MJPG .avi: ``n_empty`` empty-table frames, then ``n_still`` frames of each deal,
-    then the empty table again; returns the path."""
-    from pathlib import Path
-
-    path = Path(path).with_suffix(".avi")
-    h, w = scenes[0].image.shape[:2]
-    wr = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (w, h))
-    for sc, em in zip(scenes, empties):
-        for _ in range(n_empty):
-            wr.write(em)
-        for _ in range(n_still):
-            wr.write(sc.image)
-    for _ in range(n_empty):
-        wr.write(empties[-1])
-    wr.release()
-    return path

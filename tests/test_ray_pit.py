@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 from helpers.children import free_port, wait_for
-from fakes import GroundTruthDetectors, empty_table, write_round_video
+from fakes import GroundTruthDetectors, empty_table
+from helpers.videos import write_video
 
 from vision.synth import render as synth
 from vision.audit import AuditStore, verify
@@ -116,7 +117,7 @@ def test_ray_pit_places_tables_and_re_places_a_killed_worker(two_nodes, tmp_path
     for tid, seeds in SEEDS.items():
         scenes = [synth.render_table(s, size=SMALL) for s in seeds]
         empties = [empty_table(sc) for sc in scenes]
-        path = write_round_video(tmp_path / tid, scenes, empties)
+        path = write_video(tmp_path / tid, scenes, empties, codecs=(("MJPG", False),))[0]
         fakes[tid] = GroundTruthDetectors(scenes, empties, lossy=True)
         text += f"  - id: {tid}\n    source: {path.name}\n"
     (tmp_path / "tables.yaml").write_text(text)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from fakes import GroundTruthDetectors
-from helpers.videos import N_STABLE, SMALL, _empty_table, write_video
+from helpers.videos import N_STABLE, SMALL, empty_table, write_video
 
 from scoring.errors import InputError
 from vision.synth import render as synth
@@ -46,7 +46,7 @@ def ray_local():
 def videos(tmp_path_factory):
     d = tmp_path_factory.mktemp("recordings")
     scenes = [synth.render_table(s, size=SMALL) for s in SEEDS]
-    empties = [_empty_table(sc) for sc in scenes]
+    empties = [empty_table(sc) for sc in scenes]
     paths = [write_video(d / f"table{i + 1}", [sc], [em])[0]
              for i, (sc, em) in enumerate(zip(scenes, empties))]
     return d, paths, GroundTruthDetectors(scenes, empties, lossy=True)

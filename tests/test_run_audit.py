@@ -44,7 +44,7 @@ MODELS = ROOT / "models"
 HAVE_MODELS = (MODELS / "tiles.onnx").is_file() and (MODELS / "pips.onnx").is_file()
 
 from helpers.videos import (LARGE, N_EMPTY, N_STABLE, N_STILL, SEEDS, SMALL,  # noqa: E402,F401
-                           _empty_table, write_video)
+                           empty_table, write_video)
 
 
 CHILD = textwrap.dedent("""
@@ -318,7 +318,7 @@ def test_sigkill_real_cli_mid_video(tmp_path):
     one); if the models settle fewer than 2 rounds the kill cannot be exercised (skip, after
     checking the completed run's store)."""
     scenes = [synth.render_table(s, size=LARGE) for s in SEEDS]
-    empties = [_empty_table(sc) for sc in scenes]
+    empties = [empty_table(sc) for sc in scenes]
     video, _ = write_video(tmp_path / "rounds", scenes, empties)
     db, out = tmp_path / "audit.db", tmp_path / "out"
     script = Path(sys.executable).with_name("paigow")  # the console script, else the module

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 from faultkit import N_STABLE, SEEDS, cli_child, make_video
-from helpers.videos import _empty_table
+from helpers.videos import empty_table
 
 from vision.audit import AuditStore, verify
 from vision.io.capture import Frame
@@ -54,7 +54,7 @@ def test_restart_with_the_settled_round_still_in_view_is_not_stored_again(video,
     assert first["audit"]["appended"] == 1
     # the process restarts; the same round is still on the table (frame numbers start over),
     # then it is cleared and the next deal comes
-    empty = _empty_table(video["scenes"][0])
+    empty = empty_table(video["scenes"][0])
     frames = (_camera_frames(video, 0, 12)
               + [Frame(empty.copy(), 0.0, 0, "0", None) for _ in range(4)]
               + _camera_frames(video, 1, 12, start=16))

@@ -37,8 +37,6 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import cv2
-import numpy as np
 import pytest
 from helpers.children import CLI_WITH_FAKE_MODELS
 
@@ -47,9 +45,8 @@ from mjpeg_server import MjpegServer
 httpx = pytest.importorskip("httpx")
 synth = pytest.importorskip("vision.synth.render")
 
-from fakes import GroundTruthDetectors, assert_valid_event  # noqa: E402
+from fakes import GroundTruthDetectors, assert_valid_event, empty_table  # noqa: E402
 
-from vision.geometry import expand_polygon  # noqa: E402
 from vision.io.live import ReconnectPolicy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,20 +61,12 @@ STABLE = 3          # --stable
 CHILD = CLI_WITH_FAKE_MODELS
 
 
-def _empty_table(scene) -> np.ndarray:
-    """The rendered table with its tiles painted out."""
-    mask = np.zeros(scene.image.shape[:2], np.uint8)
-    for t in scene.tiles:
-        cv2.fillConvexPoly(mask, np.round(expand_polygon(t.polygon, 0.25)).astype(np.int32), 255)
-    return cv2.inpaint(scene.image, mask, 5, cv2.INPAINT_TELEA)
-
-
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):
     """``{"frames": the stream's cycle, "fake": path of the pickled detectors}``."""
     d = tmp_path_factory.mktemp("table")
     scenes = [synth.render_table(s, size=SIZE) for s in SEEDS]
-    empties = [_empty_table(sc) for sc in scenes]
+    empties = [empty_table(sc) for sc in scenes]
     frames = []
     for sc, em in zip(scenes, empties):
         frames += [em] * N_EMPTY + [sc.image] * N_STILL

@@ -9,10 +9,9 @@ import pickle
 from pathlib import Path
 
 import cv2
-import numpy as np
 import pytest
 
-from vision.geometry import expand_polygon
+from fakes import empty_table
 
 SEEDS = (1_000_301, 1_000_302, 1_000_303, 1_000_304)
 N_STABLE = 3        # --stable
@@ -25,19 +24,13 @@ LARGE = (1280, 720)  # real models: tiles big enough for the pip model
 # --------------------------------------------------------------------------- the video
 
 
-def _empty_table(scene) -> np.ndarray:
-    """The rendered table with its tiles painted out (the table before the deal)."""
-    mask = np.zeros(scene.image.shape[:2], np.uint8)
-    for t in scene.tiles:
-        cv2.fillConvexPoly(mask, np.round(expand_polygon(t.polygon, 0.25)).astype(np.int32), 255)
-    return cv2.inpaint(scene.image, mask, 5, cv2.INPAINT_TELEA)
-
-
-def write_video(path_stem: Path, scenes, empties) -> tuple[Path, bool]:
-    """Write empty x N_EMPTY, deal x N_STILL per scene, then a final empty table.
+def write_video(path_stem: Path, scenes, empties,
+                codecs=(("FFV1", True), ("MJPG", False))) -> tuple[Path, bool]:
+    """Write empty x N_EMPTY, deal x N_STILL per scene, then a final empty table, with the
+    first of ``codecs`` (fourcc, lossless) this OpenCV build writes.
     Returns ``(path, lossless)``."""
     h, w = scenes[0].image.shape[:2]
-    for fourcc, lossless in (("FFV1", True), ("MJPG", False)):
+    for fourcc, lossless in codecs:
         path = path_stem.with_suffix(".avi")
         wr = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*fourcc), 30.0, (w, h))
         if wr.isOpened():
@@ -64,7 +57,7 @@ def render_small_video(d: Path, *, delay: float = 0.1) -> dict:
     from fakes import GroundTruthDetectors
 
     scenes = [synth.render_table(s, size=SMALL) for s in SEEDS]
-    empties = [_empty_table(sc) for sc in scenes]
+    empties = [empty_table(sc) for sc in scenes]
     path, lossless = write_video(d / "rounds", scenes, empties)
     fake_path = d / "fake.pkl"
     with open(fake_path, "wb") as f:
