@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from helpers.children import free_port, wait_for
 from fakes import GroundTruthDetectors
-from helpers.videos import N_STABLE, SMALL, _empty_table, write_video
+from helpers.videos import N_STABLE, SMALL, empty_table, write_video
 
 from scoring.errors import InputError
 from vision.synth import render as synth
@@ -104,7 +104,7 @@ def two_tables(tmp_path_factory):
     out = {}
     for tid, seeds in TABLE_SEEDS.items():
         scenes = [synth.render_table(s, size=SMALL) for s in seeds]
-        empties = [_empty_table(sc) for sc in scenes]
+        empties = [empty_table(sc) for sc in scenes]
         path, _ = write_video(d / tid, scenes, empties)
         out[tid] = (path, GroundTruthDetectors(scenes, empties, lossy=True))
     return d, out

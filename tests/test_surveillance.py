@@ -213,13 +213,13 @@ def test_shift_report_of_a_rendered_video_lists_every_round_settled_or_not(tmp_p
     reason."""
     synth = pytest.importorskip("vision.synth.render")
     from fakes import GroundTruthDetectors
-    from helpers.videos import SMALL, _empty_table, write_video
+    from helpers.videos import SMALL, empty_table, write_video
 
     from vision.session import run
 
     seeds = (1_000_301, 1_000_302, 1_000_303)
     scenes = [synth.render_table(s, size=SMALL) for s in seeds]
-    empties = [_empty_table(sc) for sc in scenes]
+    empties = [empty_table(sc) for sc in scenes]
     path, _ = write_video(tmp_path / "shift", scenes, empties)
     drop = {(1, k): 0 for k, t in enumerate(scenes[1].tiles)
             if t.position == "dealer" and t.face and t.labelled}
