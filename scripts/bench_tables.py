@@ -105,7 +105,8 @@ def _cpu_s(pid: int) -> float:
 
 
 def bench_tables(video: Path, models: str | None, max_workers: int, backend: str,
-                 detector: str = "shared", min_workers: int = 1, batch: bool = True) -> dict:
+                 detector: str = "shared", min_workers: int = 1, batch: bool = True,
+                 streams: int | None = None) -> dict:
     """K tables at once (K = min_workers..max_workers) on one video; ``detector``: ``shared``
     (one detector process for all, :class:`vision.recognition.service.DetectorService`, as
     ``paigow serve --tables`` runs them) or ``own`` (each table its models, the cores split)."""
@@ -114,7 +115,7 @@ def bench_tables(video: Path, models: str | None, max_workers: int, backend: str
     ctx = mp.get_context("spawn")
     cpus = os.cpu_count() or 1
     rows = []
-    svc = DetectorService(max_workers, threads=cpus, batch=batch).start() \
+    svc = DetectorService(max_workers, threads=cpus, batch=batch, streams=streams).start() \
         if detector == "shared" else None
     try:
         for k in range(min_workers, max_workers + 1):
@@ -152,7 +153,8 @@ def bench_tables(video: Path, models: str | None, max_workers: int, backend: str
     # tables at 10 fps: the most tables that each ran at >= 10 fps at once, else best sum / 10
     at10 = [r["workers"] for r in rows if min(r["fps_per_table"]) >= 10.0]
     best = max(r["fps_total"] for r in rows)
-    return {"backend": backend, "detector": detector, "batch": batch, "runs": rows,
+    return {"backend": backend, "detector": detector, "batch": batch,
+            "streams": svc.streams if svc is not None else None, "runs": rows,
             "best_fps_total": best, "tables_all_at_10fps": max(at10) if at10 else 0,
             "tables_at_10fps": round(best / 10.0, 2),
             "tables_at_10fps_by_cpu": max(r["tables_at_10fps_by_cpu"] for r in rows)}
@@ -291,6 +293,10 @@ def main(argv=None) -> int:
     ap.add_argument("--min-workers", type=int, default=1, help="fewest tables at once (1)")
     ap.add_argument("--no-batch", action="store_true",
                     help="shared detector: one inference call per request (no batching)")
+    ap.add_argument("--streams", type=int, default=None,
+                    help="shared detector: inference calls at once, each on cpus / streams "
+                         "threads (default: one per CPU, a thread each; 1: one call on "
+                         "every CPU)")
     ap.add_argument("--skip-ray", action="store_true")
     ap.add_argument("--skip-openvino", action="store_true")
     ap.add_argument("--json", action="store_true")
@@ -319,7 +325,7 @@ def main(argv=None) -> int:
             for det in (("shared", "own") if args.detector == "both" else (args.detector,)):
                 res["tables"].append(bench_tables(video, str(models), args.max_workers,
                                                   backend, det, args.min_workers,
-                                                  not args.no_batch))
+                                                  not args.no_batch, args.streams))
         if not args.skip_openvino:
             res["backends"] = bench_backends(frames[-1].image, models, args.repeat)
         if not args.skip_ray:
@@ -339,8 +345,10 @@ def main(argv=None) -> int:
     print(f"video {v['size'][0]}x{v['size'][1]}, {v['frames']} frames ({v['changing']} changing, "
           f"{v['still']} still)")
     for t in res["tables"]:
+        streams = "" if t["streams"] is None else f", {t['streams']} stream(s)"
         print(f"backend {t['backend']}, detector {t['detector']}"
-              f"{'' if t['detector'] == 'own' else ' (batched)' if t['batch'] else ''}:")
+              f"{'' if t['detector'] == 'own' else ' (batched)' if t['batch'] else ''}"
+              f"{streams}:")
         for r in t["runs"]:
             print(f"  {r['workers']} table(s) at once: fps per table {r['fps_per_table']}, "
                   f"total {r['fps_total']}")
