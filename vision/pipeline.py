@@ -10,7 +10,11 @@ Speed (the target is >= 10 fps at 1080p with 32 tiles on 2 CPU cores) comes from
 both safe because anything that changes the picture of a tile invalidates them: the motion gate
 in front of the tile detector (:mod:`vision.recognition.gate`) and the identity cache in front of the pip
 model (:mod:`vision.recognition.identity`). On a still table the per-frame cost is then the thumbnail
-comparison, the table logic and the drawing. Independent still images use neither cache; each
+comparison, the table logic and the drawing -- and the drawing only where a picture is looked at:
+the session asks its sinks (:meth:`vision.io.sinks.Sink.wants_picture`) and, when none wants
+this frame's picture, the frame is not drawn unless a round keeps it as its key frame
+(``process(frame, draw=False)``; about 5 ms of CPU a 1080p frame saved, the key frames byte for
+byte the same). Independent still images use neither cache; each
 is read at several detector input sizes and the reads fused (``ReadMode.STILL`` of
 :class:`vision.recognition.engine.RecognitionEngine`, :mod:`vision.recognition.scales`).
 

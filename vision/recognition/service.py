@@ -17,10 +17,11 @@ for the same cores.
   run unchanged on top of it (:func:`use_shared_detector` registers it in the worker).
 
 Streams: the service runs ``streams`` inference calls at once (default: one per thread of the
-process, each call on one thread; :mod:`vision.recognition.backends`, streams). On the project's
-2-core machine, 4 tables of bench_tables' 1080p mix cost 75 ms CPU a table frame with one call
-at a time on both threads and about 63 ms with two single-thread calls at once (docs/pit.md);
-the same graph on the same blob gives the same outputs on any number of threads.
+process, each call on one thread; :mod:`vision.recognition.backends`, streams): one call on
+two threads costs more CPU than two calls on one thread each (the threads of one call wait for
+each other), and a 2-core machine with several tables has a second call to run. The same graph
+on the same blob gives the same outputs on any number of threads. Measured with the rest of
+issue 21's changes in docs/pit.md (Throughput).
 
 Batching: requests waiting in the queue for the same model and the same input size (and a model
 whose batch axis is dynamic) are stacked into one inference call (split between the streams);
