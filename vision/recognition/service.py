@@ -206,7 +206,7 @@ def _service_main(requests, replies, block_names, threads: int, batch: bool,
                 if not state["jobs"]:
                     continue
                 job = state["jobs"].pop(0)
-            _run(job, replies, blocks, models, opening)
+            _run(job, replies, blocks, models, opening, streams)
 
     try:
         workers = [threading.Thread(target=serve_forever, name=f"detector-stream-{k}",
@@ -248,13 +248,13 @@ def _jobs(todo, replies, models, batch: bool, streams: int, opening) -> list:
     return jobs
 
 
-def _run(job, replies, blocks, models, opening) -> None:
+def _run(job, replies, blocks, models, opening, streams: int = 1) -> None:
     """Run one job (:func:`_jobs`): one inference call for its requests when the model's
     batch axis is dynamic, else one call each; every request answered (outputs or the
     error)."""
     backend, path, reqs = job
     try:
-        m = _model(models, backend, path, opening)
+        m = _model(models, backend, path, opening, streams)
         blobs = [inline if inline is not None else
                  np.ndarray(shape, np.float32, buffer=blocks[slot].buf)
                  for slot, _, shape, inline in reqs]
