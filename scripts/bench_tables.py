@@ -432,6 +432,11 @@ def main(argv=None) -> int:
         print("bench_tables: --deal, --max-workers, --recordings must be >= 1 and --still >= 0",
               file=sys.stderr)
         return 2
+    if args.streams is not None and not 1 <= args.streams <= (os.cpu_count() or 1) or \
+            args.ray_pit < 0:
+        print(f"bench_tables: --streams must be 1..{os.cpu_count() or 1} (the CPUs) and "
+              f"--ray-pit >= 0", file=sys.stderr)
+        return 2
     models = Path(args.models) if args.models else ROOT / "models"
     if not (models / "tiles.onnx").is_file() or not (models / "pips.onnx").is_file():
         print(f"bench_tables: models not found in {models}", file=sys.stderr)
