@@ -28,6 +28,11 @@ at 10 fps each on 1080p video; onnxruntime vs OpenVINO per frame; Ray speed-up o
    0.9). Also the pip model on the frame's tile crops.
 3. **Ray**: ``--recordings`` short 1080p round videos re-read by :func:`vision.reaudit.reaudit`
    with 1 and then 2 Ray workers (one local Ray, 2 CPUs, started before timing).
+4. **The pit on Ray** (``--ray-pit TABLES``): TABLES tables of the same video as Ray actors
+   (:class:`vision.pit.ray_pit.RayPit`, each 1 CPU, its own models on 1 thread) on a throwaway
+   local cluster of 1, then 2 Ray nodes on this machine (its CPUs split between the nodes):
+   fps per table (first frame to end) and their sum (:func:`bench_ray_pit`). Two nodes on one
+   machine add no cores: the figure shows what placing actors on nodes costs, not a speed-up.
 
 The machine's other load changes every figure: run it on a quiet machine for numbers to keep.
 
@@ -35,7 +40,8 @@ Usage::
 
     .venv/bin/python scripts/bench_tables.py [--deal 30] [--still 90] [--max-workers 2]
         [--min-workers 1] [--recordings 4] [--backends onnx,openvino]
-        [--detector shared|own|both] [--no-batch] [--skip-ray] [--skip-openvino] [--json]
+        [--detector shared|own|both] [--no-batch] [--streams N] [--ray-pit TABLES]
+        [--skip-ray] [--skip-openvino] [--json]
 
 Exit code 0; 2 for bad arguments or missing models.
 """
@@ -105,7 +111,8 @@ def _cpu_s(pid: int) -> float:
 
 
 def bench_tables(video: Path, models: str | None, max_workers: int, backend: str,
-                 detector: str = "shared", min_workers: int = 1, batch: bool = True) -> dict:
+                 detector: str = "shared", min_workers: int = 1, batch: bool = True,
+                 streams: int | None = None) -> dict:
     """K tables at once (K = min_workers..max_workers) on one video; ``detector``: ``shared``
     (one detector process for all, :class:`vision.recognition.service.DetectorService`, as
     ``paigow serve --tables`` runs them) or ``own`` (each table its models, the cores split)."""
@@ -114,7 +121,7 @@ def bench_tables(video: Path, models: str | None, max_workers: int, backend: str
     ctx = mp.get_context("spawn")
     cpus = os.cpu_count() or 1
     rows = []
-    svc = DetectorService(max_workers, threads=cpus, batch=batch).start() \
+    svc = DetectorService(max_workers, threads=cpus, batch=batch, streams=streams).start() \
         if detector == "shared" else None
     try:
         for k in range(min_workers, max_workers + 1):
@@ -152,7 +159,8 @@ def bench_tables(video: Path, models: str | None, max_workers: int, backend: str
     # tables at 10 fps: the most tables that each ran at >= 10 fps at once, else best sum / 10
     at10 = [r["workers"] for r in rows if min(r["fps_per_table"]) >= 10.0]
     best = max(r["fps_total"] for r in rows)
-    return {"backend": backend, "detector": detector, "batch": batch, "runs": rows,
+    return {"backend": backend, "detector": detector, "batch": batch,
+            "streams": svc.streams if svc is not None else None, "runs": rows,
             "best_fps_total": best, "tables_all_at_10fps": max(at10) if at10 else 0,
             "tables_at_10fps": round(best / 10.0, 2),
             "tables_at_10fps_by_cpu": max(r["tables_at_10fps_by_cpu"] for r in rows)}
@@ -273,6 +281,123 @@ def bench_ray(videos: list[Path], models: str | None) -> dict:
             "workers_2": rows[2], "speedup": round(rows[1]["wall_s"] / rows[2]["wall_s"], 2)}
 
 
+def _cluster_pids(temp_dir: str) -> list[int]:
+    """Processes whose command line names this cluster's temp folder (its raylets, GCS,
+    workers): the only ones :func:`bench_ray_pit` stops."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if temp_dir in cmd:
+            pids.append(int(d))
+    return pids
+
+
+def bench_ray_pit(video: Path, models: str | None, backend: str, tables: int,
+                  nodes: int, timeout_s: float = 900.0) -> dict:
+    """The pit on Ray (:class:`vision.pit.ray_pit.RayPit`): ``tables`` tables of ``video``
+    (not paced, not looped) as actors on a throwaway local cluster of ``nodes`` Ray nodes on
+    this machine (``ray start --head`` and ``ray start --address``, loopback, the machine's CPUs
+    split between them, RAY_AUTH_MODE=disabled as tests/test_ray_pit.py), each actor 1 CPU and 1
+    inference thread. Reported: frames per second of each table from its first frame to its
+    end (the pit view's ``frames``, polled every 0.2 s), their sum, and the wall time; the
+    cluster's own processes are stopped after."""
+    import signal
+    import subprocess
+
+    import ray
+
+    from vision.pit.ray_pit import RayPit
+    from vision.pit.tables import TableSpec
+
+    cpus = os.cpu_count() or 1
+    per_node = max(1, cpus // nodes)
+    ray_bin = Path(sys.executable).with_name("ray")
+    temp_dir = tempfile.mkdtemp(prefix="bt", dir="/tmp")  # short: Ray's socket paths
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled",
+           "PYTHONPATH": os.pathsep.join([str(ROOT)] + [
+               p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "RAY_AUTH_MODE")}
+    common = ["--num-cpus", str(per_node), "--node-ip-address", "127.0.0.1",
+              "--disable-usage-stats"]
+    import socket
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    pit = None
+    try:
+        t0 = time.perf_counter()
+        subprocess.run([str(ray_bin), "start", "--head", "--port", str(port),
+                        "--include-dashboard", "false", "--temp-dir", temp_dir,
+                        "--min-worker-port", "0", "--max-worker-port", "0", *common],
+                       env=env, check=True, capture_output=True, timeout=300)
+        for _ in range(nodes - 1):
+            subprocess.run([str(ray_bin), "start", "--address", f"127.0.0.1:{port}", *common],
+                           env=env, check=True, capture_output=True, timeout=300)
+        os.environ["PYTHONPATH"], os.environ["RAY_AUTH_MODE"] = env["PYTHONPATH"], "disabled"
+        ray.init(address=f"127.0.0.1:{port}", include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+        while len([n for n in ray.nodes() if n["Alive"]]) < nodes:
+            time.sleep(0.2)
+        start_s = time.perf_counter() - t0
+        specs = [TableSpec(f"t{i + 1}", str(video), {"models": models, "backend": backend},
+                           loop=False, realtime=False) for i in range(tables)]
+        t0 = time.perf_counter()
+        pit = RayPit(specs, address=f"127.0.0.1:{port}", threads=1).start()
+        first: dict[str, float] = {}
+        last: dict[str, tuple[float, int]] = {}
+        nodes_used = None
+        while time.perf_counter() - t0 < timeout_s:
+            now = time.perf_counter()
+            rows = pit.state()["tables"]
+            for t in rows:
+                n = int(t.get("frames") or 0)
+                if n and t["table_id"] not in first:
+                    first[t["table_id"]] = now
+                if n and last.get(t["table_id"], (0, -1))[1] != n:
+                    last[t["table_id"]] = (now, n)
+            if nodes_used is None and len(first) == tables:  # every actor placed and running
+                nodes_used = len({ray.get(a.node.remote(), timeout=60)
+                                  for a in pit.actors.values()})
+            if rows and all(t["worker"]["state"] in ("ended", "stopped") for t in rows):
+                break
+            time.sleep(0.2)
+        wall = time.perf_counter() - t0
+        fps = {tid: round(n / max(at - first[tid], 1e-6), 2) for tid, (at, n) in last.items()}
+        return {"nodes": nodes, "cpus_per_node": per_node, "tables": tables,
+                "cluster_start_s": round(start_s, 1), "wall_s": round(wall, 1),
+                "frames": {tid: n for tid, (_, n) in last.items()},
+                "fps_per_table": fps, "fps_total": round(sum(fps.values()), 2),
+                "nodes_used": nodes_used}
+    finally:
+        if pit is not None:
+            pit.stop()
+        if ray.is_initialized():
+            ray.shutdown()
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            pids = _cluster_pids(temp_dir)
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            if pids:
+                time.sleep(2)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--deal", type=int, default=30, help="changing frames per round (30)")
@@ -291,6 +416,13 @@ def main(argv=None) -> int:
     ap.add_argument("--min-workers", type=int, default=1, help="fewest tables at once (1)")
     ap.add_argument("--no-batch", action="store_true",
                     help="shared detector: one inference call per request (no batching)")
+    ap.add_argument("--streams", type=int, default=None,
+                    help="shared detector: inference calls at once, each on cpus / streams "
+                         "threads (default: one per CPU, a thread each; 1: one call on "
+                         "every CPU)")
+    ap.add_argument("--ray-pit", type=int, default=0, metavar="TABLES",
+                    help="also the pit on Ray: TABLES tables as Ray actors on a throwaway "
+                         "local cluster of 1, then 2 Ray nodes (0: not run; default 0)")
     ap.add_argument("--skip-ray", action="store_true")
     ap.add_argument("--skip-openvino", action="store_true")
     ap.add_argument("--json", action="store_true")
@@ -299,6 +431,11 @@ def main(argv=None) -> int:
             not 1 <= args.min_workers <= args.max_workers:
         print("bench_tables: --deal, --max-workers, --recordings must be >= 1 and --still >= 0",
               file=sys.stderr)
+        return 2
+    if args.streams is not None and not 1 <= args.streams <= (os.cpu_count() or 1) or \
+            args.ray_pit < 0:
+        print(f"bench_tables: --streams must be 1..{os.cpu_count() or 1} (the CPUs) and "
+              f"--ray-pit >= 0", file=sys.stderr)
         return 2
     models = Path(args.models) if args.models else ROOT / "models"
     if not (models / "tiles.onnx").is_file() or not (models / "pips.onnx").is_file():
@@ -319,7 +456,7 @@ def main(argv=None) -> int:
             for det in (("shared", "own") if args.detector == "both" else (args.detector,)):
                 res["tables"].append(bench_tables(video, str(models), args.max_workers,
                                                   backend, det, args.min_workers,
-                                                  not args.no_batch))
+                                                  not args.no_batch, args.streams))
         if not args.skip_openvino:
             res["backends"] = bench_backends(frames[-1].image, models, args.repeat)
         if not args.skip_ray:
@@ -329,6 +466,10 @@ def main(argv=None) -> int:
                 vids.append(Path(tmp) / f"rec{i + 1}.mp4")
                 _write_video(vids[-1], fr)
             res["ray"] = bench_ray(vids, str(models))
+        if args.ray_pit > 0:
+            backend = [b.strip() for b in args.backends.split(",") if b.strip()][-1]
+            res["ray_pit"] = [bench_ray_pit(video, str(models), backend, args.ray_pit, n)
+                              for n in (1, 2)]
     res["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
         print(json.dumps(res, indent=1))
@@ -339,8 +480,10 @@ def main(argv=None) -> int:
     print(f"video {v['size'][0]}x{v['size'][1]}, {v['frames']} frames ({v['changing']} changing, "
           f"{v['still']} still)")
     for t in res["tables"]:
+        streams = "" if t["streams"] is None else f", {t['streams']} stream(s)"
         print(f"backend {t['backend']}, detector {t['detector']}"
-              f"{'' if t['detector'] == 'own' else ' (batched)' if t['batch'] else ''}:")
+              f"{'' if t['detector'] == 'own' else ' (batched)' if t['batch'] else ''}"
+              f"{streams}:")
         for r in t["runs"]:
             print(f"  {r['workers']} table(s) at once: fps per table {r['fps_per_table']}, "
                   f"total {r['fps_total']}")
@@ -354,6 +497,11 @@ def main(argv=None) -> int:
         print(f"ray (init {r['ray_init_s']} s): {r['recordings']} recordings, 1 worker "
               f"{r['workers_1']['wall_s']} s, 2 workers {r['workers_2']['wall_s']} s, speed-up "
               f"{r['speedup']}x")
+    for r in res.get("ray_pit", []):
+        print(f"ray pit, {r['nodes']} node(s) x {r['cpus_per_node']} CPU(s), {r['tables']} "
+              f"table(s): fps per table {r['fps_per_table']}, total {r['fps_total']} "
+              f"(actors on {r['nodes_used']} node(s); cluster start {r['cluster_start_s']} s, "
+              f"pit {r['wall_s']} s)")
     return 0
 
 

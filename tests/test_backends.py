@@ -97,6 +97,39 @@ def test_onnxruntime_uses_the_process_threads(monkeypatch):
 
 
 @pytest.mark.skipif(not HAVE_MODELS, reason="models/tiles.onnx or pips.onnx absent")
+@pytest.mark.parametrize("name", ["onnx", "openvino"])
+def test_streams_answer_calls_at_once_with_the_outputs_of_one(name):
+    """A backend with streams=2 (the detector service's) answers two callers at once, each
+    call the outputs the one-stream backend gives for that blob, bit for bit; streams must be
+    an integer >= 1."""
+    import threading
+
+    if name == "openvino":
+        pytest.importorskip("openvino")
+    rng = np.random.default_rng(5)
+    blobs = [rng.random((n, 3, 192, 96), dtype=np.float32) for n in (1, 3, 2, 4, 1, 2)]
+    one = backends.open_backend(name, MODELS / "pips.onnx")
+    two = backends.open_backend(name, MODELS / "pips.onnx", streams=2)
+    want = [one.infer(b)[0] for b in blobs]
+    got: dict[int, np.ndarray] = {}
+
+    def run(k: int) -> None:
+        for j in range(k, len(blobs), 2):
+            got[j] = two.infer(blobs[j])[0]
+
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    for j, w in enumerate(want):
+        np.testing.assert_array_equal(got[j], w)
+    for bad in (0, 1.5, True):
+        with pytest.raises(InputError, match="streams"):
+            backends.open_backend(name, MODELS / "pips.onnx", streams=bad)
+
+
+@pytest.mark.skipif(not HAVE_MODELS, reason="models/tiles.onnx or pips.onnx absent")
 def test_openvino_reads_the_same_model_facts_as_onnxruntime():
     pytest.importorskip("openvino")
     a = backends.open_backend("onnx", MODELS / "tiles.onnx")

@@ -38,6 +38,15 @@ def test_bench_run_rejects_bad_arguments():
     assert r.returncode == 2 and "--deal" in r.stderr
 
 
+def test_bench_tables_rejects_bad_arguments():
+    import os
+
+    for args in (["--streams", "0"], ["--streams", str((os.cpu_count() or 1) + 1)],
+                 ["--ray-pit", "-1"]):
+        r = _script("bench_tables.py", *args)
+        assert r.returncode == 2 and "--streams must be" in r.stderr, (args, r.stderr)
+
+
 def test_eval_tables_counts_every_true_tile_once():
     r = _script("eval_tables.py", "--n", "1", "--json")
     assert r.returncode == 0, r.stderr

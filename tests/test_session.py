@@ -209,3 +209,74 @@ def test_serve_with_audit_records_every_round_it_shows(tmp_path, scene, fake_mod
             assert r.payload["table_id"] == "t-serve"
     assert sorted(stored) == sorted(shown)
     assert main(["audit", "verify", str(db)]) == 0
+
+
+def test_a_picture_nobody_looks_at_is_drawn_only_for_a_round(scene, monkeypatch):
+    """Pipeline.process(draw=False) (the session when no sink wants the frame's picture):
+    the same results, and the rounds' key frames byte for byte the pictures drawn eagerly --
+    each drawn from the view of its own frame -- while frames without a round are not drawn."""
+    import vision.io.overlay as overlay
+    from vision.pipeline import Pipeline
+
+    blank = np.zeros_like(scene.image)
+    images = [scene.image] * 4 + [blank] * 4 + [scene.image] * 4
+    layout = Layout.from_dict(scene.layout)
+
+    def play(draw: bool):
+        det = _dealer_unreadable(scene)
+        pipe = Pipeline(layout=layout, n_stable=3, tile_detector=det, pip_detector=det)
+        got = [pipe.process(im, draw=draw) for im in images]
+        end = pipe.flush()
+        keys = [r.key_frame for _, r in got if r.round is not None] + [end.key_frame]
+        return got, keys
+
+    eager, eager_keys = play(True)
+    drawn = []
+    real = overlay.draw_round
+    monkeypatch.setattr(overlay, "draw_round", lambda *a, **k: drawn.append(1) or real(*a, **k))
+    lazy, lazy_keys = play(False)
+    assert len(eager_keys) == len(lazy_keys) == 2
+    for a, b in zip(eager_keys, lazy_keys):
+        assert a.shape == b.shape and np.array_equal(a, b)
+    assert not np.array_equal(eager_keys[0], scene.image)  # annotated, not the bare frame
+    assert len(drawn) == len(lazy_keys)  # only the key frames were drawn
+    for (out_e, res_e), (out_l, res_l), im in zip(eager, lazy, images):
+        assert out_l is im  # the frame itself comes back
+        assert [(r.face, r.state) for r in res_e.reads] == [(r.face, r.state) for r in res_l.reads]
+        assert res_e.tile_positions == res_l.tile_positions
+
+
+def test_the_session_draws_for_the_sinks_that_want_the_picture(tmp_path, scene):
+    """A sink that wants the picture gets it annotated; with only sinks that do not, the
+    session hands them the captured frame itself (and the round its annotated key frame)."""
+    from vision.config import OutputConfig, PipelineConfig, RunConfig
+    from vision.io.sinks import Sink
+    from vision.session import Session
+
+    folder, _ = _table_folder(tmp_path, scene, n=3)
+
+    class Probe(Sink):
+        def __init__(self, want: bool):
+            self.want, self.same = want, []
+
+        def wants_picture(self) -> bool:
+            return self.want
+
+        def frame(self, image, frame, result):
+            self.same.append(image is frame.image)
+            return True
+
+    keys = []
+    for want in (True, False):
+        det = GroundTruthDetectors([scene])
+        probe = Probe(want)
+        cfg = RunConfig(str(folder), PipelineConfig.build(
+            layout=Layout.from_dict(scene.layout), n_stable=2), OutputConfig(progress=False))
+        s = Session(cfg, sinks=[probe], tile_detector=det, pip_detector=det)
+        orig = s._emit
+        s._emit = lambda event, key_frame: keys.append(key_frame) or orig(event, key_frame)
+        s.run()
+        assert probe.same == [not want] * 3
+        assert s.events and s.events[0]["settled"]
+    assert len(keys) == 2 and np.array_equal(keys[0], keys[1])
+    assert not np.array_equal(keys[1], scene.image)  # the key frame is annotated

@@ -46,6 +46,41 @@ def test_two_clients_get_what_the_backend_gives_in_process():
             np.testing.assert_allclose(got[j], w, atol=1e-4)
 
 
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_two_streams_answer_what_the_backend_gives_in_process(backend):
+    """The service with two single-thread streams (the default on a 2-core machine): four
+    tables' requests, batched or not, split between the streams, answered with the
+    in-process outputs; the service stops cleanly; streams above its threads are refused."""
+    if backend == "openvino":
+        pytest.importorskip("openvino")
+    rng = np.random.default_rng(6)
+    blobs = [rng.random((n, 3, 192, 96), dtype=np.float32) for n in (1, 3, 2, 4, 2, 1, 3, 1)]
+    here = open_backend(backend, MODELS / "pips.onnx")
+    want = [here.infer(b)[0] for b in blobs]
+    for batch in (True, False):
+        with DetectorService(4, threads=2, batch=batch) as svc:
+            assert svc.streams == 2
+            clients = [SharedDetectorClient(MODELS / "pips.onnx", svc.handle(i), backend)
+                       for i in range(4)]
+            got: dict[int, np.ndarray] = {}
+
+            def run(k: int) -> None:
+                for j in range(k, len(blobs), 4):
+                    got[j] = clients[k].infer(blobs[j])[0]
+
+            ts = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join(60)
+            for j, w in enumerate(want):
+                np.testing.assert_allclose(got[j], w, atol=1e-4)
+            process = svc.process
+        assert not process.is_alive()
+    with pytest.raises(InputError, match="streams"):
+        DetectorService(1, threads=2, streams=3)
+
+
 def test_a_blob_bigger_than_the_block_and_an_unreadable_model(tmp_path):
     blob = np.random.default_rng(4).random((2, 3, 192, 96), dtype=np.float32)
     want = open_backend("onnx", MODELS / "pips.onnx").infer(blob)[0]

@@ -10,7 +10,11 @@ Speed (the target is >= 10 fps at 1080p with 32 tiles on 2 CPU cores) comes from
 both safe because anything that changes the picture of a tile invalidates them: the motion gate
 in front of the tile detector (:mod:`vision.recognition.gate`) and the identity cache in front of the pip
 model (:mod:`vision.recognition.identity`). On a still table the per-frame cost is then the thumbnail
-comparison, the table logic and the drawing. Independent still images use neither cache; each
+comparison, the table logic and the drawing -- and the drawing only where a picture is looked at:
+the session asks its sinks (:meth:`vision.io.sinks.Sink.wants_picture`) and, when none wants
+this frame's picture, the frame is not drawn unless a round keeps it as its key frame
+(``process(frame, draw=False)``; about 5 ms of CPU a 1080p frame saved, the key frames byte for
+byte the same). Independent still images use neither cache; each
 is read at several detector input sizes and the reads fused (``ReadMode.STILL`` of
 :class:`vision.recognition.engine.RecognitionEngine`, :mod:`vision.recognition.scales`).
 
@@ -97,6 +101,35 @@ class FrameResult:
                 for p, st in self.positions.items() for k, d in st.problems if k != "face_down"]
 
 
+class _Deferred:
+    """An annotated picture not drawn yet: the frame and its round view at the time
+    (:meth:`Pipeline.round_view`), drawn by :func:`vision.io.overlay.draw_round` -- as
+    :meth:`Pipeline.draw` would have drawn it then -- the first time :meth:`get` is called.
+
+    Attributes:
+        image: uint8 (H, W, 3) BGR, the frame (not copied: it must not change).
+        view: the round view dict of that frame.
+    """
+
+    __slots__ = ("image", "view", "_out")
+
+    def __init__(self, image: np.ndarray, view: dict) -> None:
+        self.image, self.view, self._out = image, view, None
+
+    def get(self) -> np.ndarray:
+        """The annotated picture, uint8 (H, W, 3) BGR (drawn once)."""
+        if self._out is None:
+            from vision.io.overlay import draw_round
+
+            self._out = draw_round(self.image, self.view)
+        return self._out
+
+
+def _drawn(picture):
+    """A pending picture as an array (a :class:`_Deferred` drawn now), or None."""
+    return picture.get() if isinstance(picture, _Deferred) else picture
+
+
 class Pipeline:
     """Detect, decode, group, track and settle, frame by frame.
 
@@ -178,14 +211,20 @@ class Pipeline:
         return where, groups
 
     # ------------------------------------------------------------------ one frame
-    def process(self, frame: Any) -> tuple[np.ndarray, FrameResult]:
+    def process(self, frame: Any, draw: bool = True) -> tuple[np.ndarray, FrameResult]:
         """Run every stage on one frame.
 
         Args:
             frame: a :class:`vision.io.capture.Frame` or a uint8 (H, W, 3) BGR array.
+            draw: return this frame annotated. False (the session, when no sink looks at this
+                frame's picture): the frame itself is returned and the annotated picture is
+                drawn only if a round takes it as its key frame (the same picture, drawn from
+                the view of this frame, :class:`_Deferred`); the frame's pixels must then stay
+                unchanged (a capture's frames are new arrays).
 
         Returns:
-            ``(annotated frame uint8 (H, W, 3), FrameResult)``.
+            ``(annotated frame uint8 (H, W, 3) -- the frame itself with ``draw=False`` --,
+            FrameResult)``.
 
         Raises:
             InputError: the frame is not an (H, W, 3) image.
@@ -221,13 +260,19 @@ class Pipeline:
         t3 = time.perf_counter()
         res = FrameResult(index, ts, src, path, reads, where, positions, settled, rnd,
                           decoded=n_dec)
-        out = self.draw(image, res) if self.config.draw else image
+        if not self.config.draw:
+            out = picture = image
+        elif draw:
+            out = picture = self.draw(image, res)
+        else:  # nobody looks at it now: drawn only if a round keeps it (its view of now)
+            out, picture = image, _Deferred(image, self.round_view(res))
         t4 = time.perf_counter()
         if rnd is not None:
-            res.key_frame = out if settled.result is not None or key is None else key
+            res.key_frame = _drawn(picture if settled.result is not None or key is None
+                                   else key)
         if (positions or any(p is None and r.state != "face_down" for r, p in zip(reads, where))
                 ) and not stale:
-            self._pending_picture = out
+            self._pending_picture = picture
         elif rnd is not None:
             self._pending_picture = None
         res.timings = dict(detect=t1 - t0, decode=t2 - t1, score=t3 - t2, draw=t4 - t3)
@@ -267,7 +312,7 @@ class Pipeline:
         f = settled.frame
         res = FrameResult(f.index, f.timestamp, f.source, f.path, [], [],
                           dict(settled.positions), settled, rnd,
-                          key_frame=self._pending_picture)
+                          key_frame=_drawn(self._pending_picture))
         self._pending_picture = None
         return res
 

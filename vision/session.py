@@ -242,7 +242,13 @@ class Session:
             reset()
 
     def _step(self, fr) -> bool:
-        annotated, res = self.pipeline.process(fr)
+        if self._frames is None and isinstance(self.pipeline, Pipeline) and \
+                not any([_wants_picture(s) for s in self.sinks]):
+            # no sink looks at this frame's picture: drawn only if a round keeps it
+            # (Pipeline.process, draw=False; a capture's frames are new arrays)
+            annotated, res = self.pipeline.process(fr, draw=False)
+        else:
+            annotated, res = self.pipeline.process(fr)
         self.frames += 1
         event = res.round
         if event is not None:
@@ -333,6 +339,13 @@ def _disk_full(exc: BaseException) -> bool:
     """True for "no space left" / "quota exceeded" errors (the audit store turns SQLite's
     "disk is full" into ``ENOSPC``)."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _wants_picture(sink) -> bool:
+    """``sink.wants_picture()`` (:meth:`vision.io.sinks.Sink.wants_picture`); True for a sink
+    without the method."""
+    ask = getattr(sink, "wants_picture", None)
+    return True if ask is None else bool(ask())
 
 
 def run(source: str, layout=None, out_dir: str | Path | None = None, show: bool = False,

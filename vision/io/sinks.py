@@ -39,6 +39,12 @@ class Sink:
         False to stop the session (a window closed by the user)."""
         return True
 
+    def wants_picture(self) -> bool:
+        """Whether the next :meth:`frame` call uses the annotated picture (asked before the
+        frame is processed; False lets the session skip drawing frames nobody looks at).
+        Default True: a sink that does not say otherwise gets every picture drawn."""
+        return True
+
     def round(self, event: RoundEvent) -> None:
         """One round (settled or not), after it was stored."""
 
@@ -168,6 +174,10 @@ class EventsFile(Sink):
         self.path = Path(path)
         self._writer = EventWriter(self.path, fsync=True)
 
+    def wants_picture(self) -> bool:
+        """Rounds only: no picture."""
+        return False
+
     def round(self, event: RoundEvent) -> None:
         try:
             self._writer.write(event)
@@ -185,6 +195,10 @@ class EventStream(Sink):
 
     def __init__(self, stream: IO[str]) -> None:
         self._writer = EventWriter(None, stream)
+
+    def wants_picture(self) -> bool:
+        """Rounds only: no picture."""
+        return False
 
     def round(self, event: RoundEvent) -> None:
         self._writer.write(event)

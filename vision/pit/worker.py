@@ -46,6 +46,13 @@ class _PipeSink(Sink):
         self.conn, self.rules = conn, rules
         self.min_interval = 1.0 / max_picture_fps if max_picture_fps > 0 else 0.0
         self._last_picture = 0.0
+        self._due: bool | None = None  # what wants_picture() said for the next frame
+
+    def wants_picture(self) -> bool:
+        """A picture is sent at most ``max_picture_fps`` a second: only those are drawn; the
+        answer stands for the next :meth:`frame` (which sends a picture exactly then)."""
+        self._due = time.monotonic() - self._last_picture >= self.min_interval
+        return self._due
 
     def frame(self, image, frame, result) -> bool:
         from vision.io.views import live_positions_view
@@ -54,7 +61,9 @@ class _PipeSink(Sink):
         now = time.monotonic()
         jpeg = None
         picture = image if image is not None else getattr(frame, "image", None)
-        if picture is not None and now - self._last_picture >= self.min_interval:
+        due = self._due if self._due is not None else now - self._last_picture >= self.min_interval
+        self._due = None
+        if picture is not None and due:
             jpeg = encode_jpeg(picture)
             self._last_picture = now
         positions = getattr(result, "positions", None)

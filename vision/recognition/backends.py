@@ -24,11 +24,21 @@ environment variable ``PAIGOW_THREADS`` (the pit sets it for its workers, splitt
 machine's cores between them, or 1 each when they share a detector service), else the machine's
 CPU count read once. A backend never asks ``os.cpu_count()`` itself, so N tables on one machine
 no longer start N x cores inference threads.
+
+Streams (the pit's detector service): a backend built with ``streams=S`` answers up to S
+``infer`` calls at once, from S caller threads, each call on ``threads / S`` of the process's
+inference threads (OpenVINO: S infer requests of a model compiled with ``NUM_STREAMS = S``;
+ONNX Runtime: one session, ``intra_op_num_threads = threads / S``, whose ``run`` is
+thread-safe). Several tables' requests on one thread each cost less CPU per call than one call
+on every core (no sync between the threads of one call; measured in docs/pit.md), and the same
+graph on the same blob gives the same outputs, bit for bit, on any number of threads
+(tests/test_backends.py).
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
@@ -140,6 +150,13 @@ def _machine_shared() -> bool:
     return inference_threads() < (os.cpu_count() or 1)
 
 
+def _streams(streams: Any) -> int:
+    """``streams`` checked: an integer >= 1 (InputError otherwise)."""
+    if isinstance(streams, bool) or not isinstance(streams, int) or streams < 1:
+        raise InputError(f"streams must be an integer >= 1, got {streams!r}")
+    return streams
+
+
 # ----------------------------------------------------------------------------- onnxruntime
 
 class OnnxRuntimeBackend:
@@ -148,8 +165,10 @@ class OnnxRuntimeBackend:
     Args:
         path: the ``.onnx`` file (checksum already verified by the caller).
         providers: execution providers (default ``["CPUExecutionProvider"]``).
+        streams: calls answered at once (module docstring); each gets
+            ``inference_threads() // streams`` threads (at least 1).
 
-    ``intra_op_num_threads`` = :func:`inference_threads`; spinning idle threads are switched off
+    ``intra_op_num_threads`` = :func:`inference_threads` (divided by ``streams``); spinning idle threads are switched off
     when the process shares the machine (:func:`_machine_shared`).
 
     Raises:
@@ -158,16 +177,18 @@ class OnnxRuntimeBackend:
 
     name = "onnx"
 
-    def __init__(self, path: Path, providers: Sequence[str] | None = None) -> None:
+    def __init__(self, path: Path, providers: Sequence[str] | None = None,
+                 streams: int = 1) -> None:
         import onnxruntime as ort
 
         self.path = Path(path)
+        self.streams = _streams(streams)
         so = ort.SessionOptions()
-        so.intra_op_num_threads = inference_threads()
+        so.intra_op_num_threads = max(1, inference_threads() // self.streams)
         so.inter_op_num_threads = 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.log_severity_level = 3
-        if _machine_shared():
+        if _machine_shared() or self.streams > 1:
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self.session = ort.InferenceSession(str(self.path), sess_options=so,
@@ -217,6 +238,9 @@ class OpenVINOBackend:
 
     Args:
         path: the ``.onnx`` file (checksum already verified by the caller).
+        streams: calls answered at once (module docstring): 1, the LATENCY hint; more, the
+            THROUGHPUT hint with ``NUM_STREAMS = streams`` and one infer request per stream,
+            the process's inference threads split between the streams.
 
     Raises:
         InputError: the ``openvino`` package is missing, or it cannot read/compile the model.
@@ -224,16 +248,21 @@ class OpenVINOBackend:
 
     name = "openvino"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, streams: int = 1) -> None:
         self.path = Path(path)
+        self.streams = _streams(streams)
         core = _openvino_core()
+        config = ({"PERFORMANCE_HINT": "LATENCY"} if self.streams == 1 else
+                  {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": self.streams})
         try:
             model = core.read_model(str(self.path))
-            self.compiled = core.compile_model(model, "CPU", {"PERFORMANCE_HINT": "LATENCY"})
+            self.compiled = core.compile_model(model, "CPU", config)
         except Exception as exc:  # noqa: BLE001 - OpenVINO raises its own RuntimeError types
             raise InputError(f"OpenVINO cannot compile {self.path}: {exc}") from None
-        self._request = self.compiled.create_infer_request()
-        self._lock = threading.Lock()
+        #: idle infer requests, one per stream: a caller takes one for its call
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+        for _ in range(self.streams):
+            self._requests.put(self.compiled.create_infer_request())
         ps = model.input(0).get_partial_shape()
         self.input_shape = tuple(d.get_length() if d.is_static else None for d in ps)
         self.metadata = _openvino_metadata(model)
@@ -241,10 +270,13 @@ class OpenVINOBackend:
 
     def infer(self, blob: np.ndarray) -> list[np.ndarray]:
         """The graph's outputs for ``blob`` (see :class:`DetectorBackend`)."""
-        with self._lock:  # one infer request: one caller at a time
-            self._request.infer({0: blob})
-            return [np.array(self._request.get_output_tensor(i).data, copy=True)
+        request = self._requests.get()  # waits while every stream is busy
+        try:
+            request.infer({0: blob})
+            return [np.array(request.get_output_tensor(i).data, copy=True)
                     for i in range(self._n_out)]
+        finally:
+            self._requests.put(request)
 
 
 def _openvino_metadata(model) -> dict[str, str]:

@@ -16,9 +16,17 @@ for the same cores.
   request and waits for the outputs, so :class:`vision.recognition.detect.Detector` and the whole pipeline
   run unchanged on top of it (:func:`use_shared_detector` registers it in the worker).
 
+Streams: the service runs ``streams`` inference calls at once (default: one per thread of the
+process, each call on one thread; :mod:`vision.recognition.backends`, streams): one call on
+two threads costs more CPU than two calls on one thread each (the threads of one call wait for
+each other), and a 2-core machine with several tables has a second call to run. The same graph
+on the same blob gives the same outputs on any number of threads. Measured with the rest of
+issue 21's changes in docs/pit.md (Throughput).
+
 Batching: requests waiting in the queue for the same model and the same input size (and a model
-whose batch axis is dynamic) are stacked into one inference call; ``batch=False`` runs them one
-by one. scripts/bench_tables.py measures both.
+whose batch axis is dynamic) are stacked into one inference call (split between the streams);
+``batch=False`` runs them one by one. Requests wait in the queue only while every stream is
+busy, so they are batched exactly then. scripts/bench_tables.py measures both.
 
 A request carries its slot, a per-client sequence number and a client nonce, so a restarted
 worker never takes an answer meant for the worker it replaces. A blob larger than the slot is
@@ -83,6 +91,10 @@ class DetectorService:
         slots: number of clients (tables).
         threads: inference threads of the detector process (None: the machine's CPU count).
         batch: stack waiting requests of the same model and size into one call.
+        streams: inference calls run at once, each on ``threads / streams`` threads
+            (module docstring, streams); None: ``threads`` (one thread a call: the least CPU
+            per call when several tables keep the service busy); 1: one call at a time on
+            every thread (the shortest call for a lone table).
         slot_bytes: size of each slot's input block, bytes.
         start_method: multiprocessing start method (``spawn``).
 
@@ -90,11 +102,16 @@ class DetectorService:
     """
 
     def __init__(self, slots: int, *, threads: int | None = None, batch: bool = True,
-                 slot_bytes: int = SLOT_BYTES, start_method: str = "spawn") -> None:
+                 slot_bytes: int = SLOT_BYTES, start_method: str = "spawn",
+                 streams: int | None = None) -> None:
         if slots < 1:
             raise InputError(f"a detector service needs >= 1 slot, got {slots}")
         self.ctx = mp.get_context(start_method)
         self.threads = int(threads or os.cpu_count() or 1)
+        self.streams = self.threads if streams is None else int(streams)
+        if not 1 <= self.streams <= self.threads:
+            raise InputError(f"detector service streams must be 1..{self.threads} (its "
+                             f"threads), got {streams!r}")
         self.batch = bool(batch)
         self.requests = self.ctx.Queue()
         self.replies = [self.ctx.Queue() for _ in range(slots)]
@@ -113,7 +130,7 @@ class DetectorService:
         self.process = self.ctx.Process(
             target=_service_main, name="paigow-detector",
             args=(self.requests, self.replies, [b.name for b in self.blocks], self.threads,
-                  self.batch), daemon=True)
+                  self.batch, self.streams), daemon=True)
         self.process.start()
         return self
 
@@ -150,41 +167,71 @@ class DetectorService:
 
 # ----------------------------------------------------------------------------- the service
 
-def _service_main(requests, replies, block_names, threads: int, batch: bool) -> None:
-    """The detector process: answer ``open`` and ``infer`` requests until ``None``."""
+def _service_main(requests, replies, block_names, threads: int, batch: bool,
+                  streams: int = 1) -> None:
+    """The detector process: answer ``open`` and ``infer`` requests until ``None``.
+
+    ``streams`` threads serve at once (module docstring, streams): each in turn takes the
+    request queue, takes what waits there (batched by :func:`_jobs`), keeps one job and leaves
+    the others to the next free thread, then runs its job on its own stream. A thread waits
+    for the queue only when no job is left over, so requests pile up (and are batched) exactly
+    while every stream is busy.
+    """
     os.environ[THREADS_ENV] = str(threads)
     configure_threads(threads, shared=True)  # the table workers use the cores too
     blocks = [shared_memory.SharedMemory(name=n) for n in block_names]
     models: dict[tuple[str, str], Any] = {}
-    try:
+    state = {"stop": False, "jobs": []}
+    take = threading.Lock()  # one thread at a time reads the queue and the left-over jobs
+    opening = threading.Lock()  # one model opened at a time (each once)
+
+    def serve_forever() -> None:
         while True:
-            msg = requests.get()
-            if msg is None:
-                return
-            todo = [msg]
-            while len(todo) < 4 * len(blocks):  # whatever else is waiting now
-                try:
-                    more = requests.get_nowait()
-                except queue_mod.Empty:
-                    break
-                if more is None:
-                    _serve(todo, replies, blocks, models, batch)
+            with take:
+                if state["stop"] and not state["jobs"]:
                     return
-                todo.append(more)
-            _serve(todo, replies, blocks, models, batch)
+                if not state["jobs"]:
+                    msg = requests.get()
+                    todo = [] if msg is None else [msg]
+                    while msg is not None and len(todo) < 4 * len(blocks):
+                        try:  # whatever else is waiting now
+                            msg = requests.get_nowait()
+                        except queue_mod.Empty:
+                            break
+                        if msg is not None:
+                            todo.append(msg)
+                    if msg is None:
+                        state["stop"] = True
+                    state["jobs"] = _jobs(todo, replies, models, batch, streams, opening)
+                if not state["jobs"]:
+                    continue
+                job = state["jobs"].pop(0)
+            _run(job, replies, blocks, models, opening, streams)
+
+    try:
+        workers = [threading.Thread(target=serve_forever, name=f"detector-stream-{k}",
+                                    daemon=True) for k in range(max(1, streams))]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
     finally:
         for b in blocks:
             b.close()
 
 
-def _serve(todo, replies, blocks, models, batch: bool) -> None:
+def _jobs(todo, replies, models, batch: bool, streams: int, opening) -> list:
+    """Answer the ``open`` requests of ``todo`` and group its ``infer`` requests into jobs
+    ``(backend, path, [(slot, tag, shape, inline), ...])``: with ``batch``, the requests of one
+    model and input size share a job, split in up to ``streams`` jobs of as even a size as may
+    be so that every stream has work; without, one job each."""
     infers: dict[tuple, list] = {}
     for msg in todo:
         kind, slot, tag = msg[0], msg[1], msg[2]
         if kind == "open":
             _, _, _, backend, path = msg
             try:
-                m = _model(models, backend, path)
+                m = _model(models, backend, path, opening, streams)
                 replies[slot].put((tag, "ok", {"metadata": dict(m.metadata),
                                                "input_shape": tuple(m.input_shape)}))
             except Exception as exc:  # noqa: BLE001 - the client raises it as its own error
@@ -193,30 +240,47 @@ def _serve(todo, replies, blocks, models, batch: bool) -> None:
         _, _, _, backend, path, shape, inline = msg
         key = (backend, path, tuple(shape[1:])) if batch else (backend, path, tag)
         infers.setdefault(key, []).append((slot, tag, shape, inline))
+    jobs = []
     for (backend, path, _), reqs in infers.items():
-        try:
-            m = _model(models, backend, path)
-            blobs = [inline if inline is not None else
-                     np.ndarray(shape, np.float32, buffer=blocks[slot].buf)
-                     for slot, _, shape, inline in reqs]
-            if len(blobs) > 1 and m.input_shape and m.input_shape[0] is None:
-                outs = m.infer(np.concatenate(blobs))
-                ends = np.cumsum([len(b) for b in blobs])
-                parts = [[o[e - len(b):e] for o in outs] for b, e in zip(blobs, ends)]
-            else:
-                parts = [m.infer(np.ascontiguousarray(b)) for b in blobs]
-            for (slot, tag, _, _), out in zip(reqs, parts):
-                replies[slot].put((tag, "ok", [np.ascontiguousarray(o) for o in out]))
-        except Exception as exc:  # noqa: BLE001 - the client raises it as its own error
-            for slot, tag, _, _ in reqs:
-                replies[slot].put((tag, "error", f"{type(exc).__name__}: {exc}"))
+        parts = min(len(reqs), max(1, streams))
+        size = -(-len(reqs) // parts)
+        jobs += [(backend, path, reqs[i:i + size]) for i in range(0, len(reqs), size)]
+    return jobs
 
 
-def _model(models: dict, backend: str, path: str):
+def _run(job, replies, blocks, models, opening, streams: int = 1) -> None:
+    """Run one job (:func:`_jobs`): one inference call for its requests when the model's
+    batch axis is dynamic, else one call each; every request answered (outputs or the
+    error)."""
+    backend, path, reqs = job
+    try:
+        m = _model(models, backend, path, opening, streams)
+        blobs = [inline if inline is not None else
+                 np.ndarray(shape, np.float32, buffer=blocks[slot].buf)
+                 for slot, _, shape, inline in reqs]
+        if len(blobs) > 1 and m.input_shape and m.input_shape[0] is None:
+            outs = m.infer(np.concatenate(blobs))
+            ends = np.cumsum([len(b) for b in blobs])
+            parts = [[o[e - len(b):e] for o in outs] for b, e in zip(blobs, ends)]
+        else:
+            parts = [m.infer(np.ascontiguousarray(b)) for b in blobs]
+        for (slot, tag, _, _), out in zip(reqs, parts):
+            replies[slot].put((tag, "ok", [np.ascontiguousarray(o) for o in out]))
+    except Exception as exc:  # noqa: BLE001 - the client raises it as its own error
+        for slot, tag, _, _ in reqs:
+            replies[slot].put((tag, "error", f"{type(exc).__name__}: {exc}"))
+
+
+def _model(models: dict, backend: str, path: str, opening, streams: int = 1):
+    """The service's one copy of a model (opened on first use, ``streams`` at once where the
+    backend takes them: onnx, openvino)."""
     key = (backend, path)
-    if key not in models:
-        models[key] = open_backend(backend, path)
-    return models[key]
+    with opening:
+        if key not in models:
+            models[key] = (open_backend(backend, path, streams=streams)
+                           if streams > 1 and backend in ("onnx", "openvino")
+                           else open_backend(backend, path))
+        return models[key]
 
 
 # ----------------------------------------------------------------------------- the client
