@@ -129,8 +129,10 @@ def test_decode_budget_spreads_a_new_table_over_frames():
 def test_motion_gate_runs_the_detector_when_the_picture_changes():
     scene = scene_of(SEEDS[1])
     fake = GroundTruthDetectors([scene])
+    # one input size: no fused still reading stands, so a still picture is re-detected
     pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=2, tile_detector=fake,
-                    pip_detector=fake, draw=False, redetect_every=5, motion_detect_every=1)
+                    pip_detector=fake, draw=False, redetect_every=5, motion_detect_every=1,
+                    scales=())
     def contrasting(img, x, y):  # a hand that stands out from whatever the renderer drew
         return (0, 0, 0) if img[max(0, y - 60):y + 60, max(0, x - 60):x + 60].mean() > 110 \
             else (255, 255, 255)
@@ -167,6 +169,38 @@ def test_motion_gate_runs_the_detector_when_the_picture_changes():
     for f in frames[:3]:
         off.process(f)
     assert off.engine.detector_runs == 3
+
+
+def test_a_standing_still_reading_holds_the_gate_until_the_picture_drifts():
+    """With the fused still reading standing (several input sizes), a still picture is not
+    re-detected every ``redetect_every`` frames (that could not change the reading), and the
+    gate's reference is kept: a change too slow to move a block between two frames adds up
+    against the picture the reading was made of, runs the detector and drops the reading."""
+    scene = scene_of(SEEDS[1])
+    fake = GroundTruthDetectors([scene])
+    pipe = Pipeline(layout=Layout.from_dict(scene.layout), n_stable=2, tile_detector=fake,
+                    pip_detector=fake, draw=False, redetect_every=5, motion_detect_every=1)
+    assert len(pipe.engine.scales) >= 2
+    runs = []
+    for f in [scene.image] * 14:
+        before = pipe.engine.detector_runs
+        pipe.process(f)
+        runs.append(pipe.engine.detector_runs - before)
+    # the first frame; the fused reading is made on the 3rd frame without motion (VET_AFTER_STILL) and
+    # stands: frames 5 and 10, which the period would have re-detected, are not
+    assert runs == [1] + [0] * 13
+    assert pipe.engine.gate.holding and pipe.engine._still_reading is not None
+    # a slow brightening of one corner, 3 grey levels a frame (under the 8-level threshold
+    # between two frames, over it against the held reference after 3 frames)
+    drift = []
+    for k in range(1, 5):
+        f = scene.image.astype(np.int16)
+        f[:216, :384] += 3 * k
+        before = pipe.engine.detector_runs
+        pipe.process(np.clip(f, 0, 255).astype(np.uint8))
+        drift.append(pipe.engine.detector_runs - before)
+    assert drift == [0, 0, 1, 0]
+    assert pipe.engine._still_reading is None and not pipe.engine.gate.holding
 
 
 def test_auto_grouping_without_layout_matches_layout_positions():

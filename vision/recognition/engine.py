@@ -224,6 +224,11 @@ class RecognitionEngine:
             self.detector_runs += max(len(self.scales), 1)
             return Reads(tuple(reads), first, sum(r.state != "face_down" for r in reads),
                          timings={"detect": time.perf_counter() - t0, "decode": 0.0})
+        # a standing fused reading is of the gate's reference picture: no periodic re-detection
+        # while it stands (it would not change that reading), motion against that picture
+        # still runs the detector and drops the reading (vision.recognition.gate)
+        self.gate.holding = (self._still_reading is not None
+                             and self._still_frames >= VET_AFTER_STILL)
         dets, ran, stale = self._detect_gated(image)
         t1 = time.perf_counter()
         if not ran and not stale and not self._moved and self._still_reading is not None \

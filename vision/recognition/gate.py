@@ -5,7 +5,12 @@ Each frame is reduced to a grey thumbnail (:attr:`vision.config.GateConfig.thumb
 thumbnail of the frame the detector last ran on. When no block's mean absolute difference exceeds
 ``motion_threshold`` (8 grey levels) the previous detections are reused; a hand, a moved or
 swapped tile or a camera move changes blocks and the detector runs. It runs at least every
-``redetect_every`` frames anyway. While the picture keeps changing it runs on every
+``redetect_every`` frames anyway -- except while the caller *holds* a reading of the reference
+picture (:attr:`MotionGate.holding`: the engine's fused still reading,
+:mod:`vision.recognition.engine`): then a still picture is never re-detected, because a
+re-detection could not change that reading; and the reference is not renewed, so a slow change
+that never moves a block by the threshold between two frames still adds up against the picture
+the reading was made of, and moves the gate once it does. While the picture keeps changing it runs on every
 ``motion_detect_every``-th frame; the frames in between are *stale*: drawn with the previous
 detections but not counted by the round tracker, so stability (and settlement) rests only on
 frames the detector saw or that did not change.
@@ -62,6 +67,9 @@ class MotionGate:
         self._frame = 0
         self._current = 0
         self._thumb: np.ndarray | None = None
+        #: the caller holds a reading of the reference picture (module docstring): no periodic
+        #: re-detection of a still picture while True; motion still moves the gate
+        self.holding = False
 
     def decide(self, image: np.ndarray) -> GateDecision:
         """Look at the next frame (uint8 (H, W, 3) BGR) and decide."""
@@ -77,7 +85,7 @@ class MotionGate:
             (w, h), (bx, by) = cfg.thumb_size, cfg.blocks
             diff = np.abs(thumb - self._last_thumb).reshape(by, h // by, bx, w // bx)
             moved = float(diff.mean((1, 3)).max()) > cfg.motion_threshold
-            if not moved and since < cfg.redetect_every:
+            if not moved and (since < cfg.redetect_every or self.holding):
                 return GateDecision(False, moved=False)
             if moved and since < cfg.motion_detect_every:
                 return GateDecision(False, stale=True)
@@ -94,3 +102,4 @@ class MotionGate:
         """Forget the reference frame (the next frame is always detected)."""
         self._last_thumb = None
         self._last_frame = -1
+        self.holding = False
