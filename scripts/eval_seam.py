@@ -1,0 +1,123 @@
+#!/usr/bin/env python
+"""The seam check (:mod:`vision.recognition.seam`) on rendered flush blocks of known cut.
+
+Renders table scenes with every hand laid flush and level (:func:`vision.synth.render.render_scene`
+with ``touching=1``; ``square_blocks`` makes the blocks square as often as asked) in the
+project's own styles and families, takes every hand whose two tiles are labelled and fully in
+the picture, builds its block from the first tile's outline and the second's side
+(:func:`vision.recognition.seam.block_of`) with every corner moved at random by ``--jitter`` of
+the tile width (a detector's outline is a few px off), turns the corner order a quarter at
+random (so the true cut is 0 or 1 equally), and counts the check's answers: right (the true
+cut), WRONG (the crosswise cut) and unsure (None). Also reported: the same counts for a grid
+of (seam, line) thresholds, and the margin: the highest score a crosswise cut reached where
+the true cut was below the line threshold (what a wrong answer needs).
+
+Nothing from ../shared is read. Seeds >= 1_000_000 (held out from training).
+
+Usage::
+
+    .venv/bin/python scripts/eval_seam.py [--n 120] [--seed 1000000] [--jitter 0.06]
+        [--mode table,train] [--json]
+
+Measured (2026-12-02, defaults: 120 scenes of each mode, 4 jitter draws): see the report of
+the session that set :data:`vision.recognition.seam.SEAM` / ``LINE`` (figures in
+models/MODEL_CARD.md is not touched: this is a rule, not a model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def blocks(n: int, seed: int, modes, square: float = 0.7):
+    """Yield ``(image, block float32 (4, 2), tile polygon, style, mode, face pair)`` for every
+    flush hand of ``n`` rendered scenes per mode; cut 0 of ``block`` is the true seam."""
+    from vision.recognition.seam import block_of
+    from vision.synth.render import render_scene
+
+    for mode in modes:
+        for i in range(n):
+            s = seed + i
+            size = (1280, 720) if mode == "table" else (960, 640)
+            sc = render_scene(s, size, mode=mode, touching=1.0, square_blocks=square,
+                              tile_long=(None if mode == "train" else
+                                         float(np.random.default_rng([s, 5]).uniform(90, 240))))
+            hands = defaultdict(list)
+            for t in sc.tiles:
+                if t.position is not None and t.hand is not None:
+                    hands[(t.position, t.hand)].append(t)
+            for pair in hands.values():
+                if len(pair) != 2 or not all(t.labelled and t.visible >= 0.98 for t in pair):
+                    continue
+                a, b = pair
+                yield (sc.image, block_of(a.polygon, b.polygon), a.polygon, sc.style, mode,
+                       f"{a.face}|{b.face}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=120, help="scenes per mode")
+    ap.add_argument("--seed", type=int, default=1_000_000)
+    ap.add_argument("--jitter", type=float, default=0.06,
+                    help="corner noise, fraction of the tile width (sd)")
+    ap.add_argument("--draws", type=int, default=4, help="jittered blocks per hand")
+    ap.add_argument("--mode", default="table,train")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    from vision.recognition import seam as S
+
+    rng = np.random.default_rng(a.seed)
+    grid = [(s, l) for s in (0.1, 0.15, 0.2, 0.25, 0.3) for l in (0.05, 0.08, 0.1, 0.12, 0.15)]
+    counts = Counter()
+    per_style = defaultdict(Counter)
+    per_grid = {g: Counter() for g in grid}
+    margin = []  # crosswise score where the true cut is below LINE
+    wrong = []
+    scores = []
+    for img, block, poly, style, mode, faces in blocks(a.n, a.seed, a.mode.split(",")):
+        w = float(np.linalg.norm(block[1] - block[0])) / 2
+        for _ in range(a.draws):
+            q = block + rng.normal(0, a.jitter * w, block.shape).astype(np.float32)
+            turn = int(rng.integers(2))
+            q = np.roll(q, -turn, 0)  # turned a quarter: the true cut becomes cut 1
+            sc = S.seam_scores(img, q)  # ((seam, line) of cut 0, of cut 1)
+            true, other = sc[turn], sc[1 - turn]
+            scores.append((true[0], other[0]))
+            for g in grid:
+                got = (0 if sc[0][0] >= g[0] and sc[1][1] < g[1] else
+                       1 if sc[1][0] >= g[0] and sc[0][1] < g[1] else None)
+                per_grid[g]["unsure" if got is None else "right" if got == turn else "wrong"] += 1
+            got = S.seam_cut(img, q)
+            k = "unsure" if got is None else "right" if got == turn else "wrong"
+            counts[k] += 1
+            per_style[f"{mode}/{style}"][k] += 1
+            if true[1] < S.LINE:
+                margin.append(other[0])
+            if k == "wrong":
+                wrong.append({"mode": mode, "style": style, "faces": faces,
+                              "scores": [[round(v, 3) for v in c] for c in sc], "turn": turn})
+    sc = np.array(scores) if scores else np.zeros((0, 2))
+    out = {"thresholds": {"seam": S.SEAM, "line": S.LINE}, "counts": dict(counts),
+           "per_style": {k: dict(v) for k, v in sorted(per_style.items())},
+           "grid": {f"seam {g[0]} line {g[1]}": dict(v) for g, v in per_grid.items()},
+           "crosswise_max_where_true_below_line": round(max(margin), 3) if margin else None,
+           "crosswise_score_quantiles": [round(float(v), 3) for v in
+                                         np.quantile(sc[:, 1], [0.5, 0.9, 0.99, 1.0])] if len(sc) else [],
+           "true_score_quantiles": [round(float(v), 3) for v in
+                                    np.quantile(sc[:, 0], [0.01, 0.1, 0.5, 0.9])] if len(sc) else [],
+           "wrong_examples": wrong[:20]}
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
