@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     from vision.recognition import seam as S
 
     rng = np.random.default_rng(a.seed)
-    grid = [(s, l) for s in (0.1, 0.15, 0.2, 0.25, 0.3) for l in (0.05, 0.08, 0.1, 0.12, 0.15)]
+    grid = [(s, l) for s in (1.0, 1.5, 2.0, 3.0, 4.0, 6.0) for l in (0.5, 1.0, 1.5, 2.0, 3.0)]
     counts = Counter()
     per_style = defaultdict(Counter)
     per_grid = {g: Counter() for g in grid}
@@ -92,15 +92,16 @@ def main(argv=None) -> int:
             sc = S.seam_scores(img, q)  # ((seam, line) of cut 0, of cut 1)
             true, other = sc[turn], sc[1 - turn]
             scores.append((true[0], other[0]))
+            small = float(np.mean(np.linalg.norm(np.roll(q, -1, 0) - q, axis=1))) < S.MIN_SIDE
             for g in grid:
-                got = (0 if sc[0][0] >= g[0] and sc[1][1] < g[1] else
+                got = None if small else (0 if sc[0][0] >= g[0] and sc[1][1] < g[1] else
                        1 if sc[1][0] >= g[0] and sc[0][1] < g[1] else None)
                 per_grid[g]["unsure" if got is None else "right" if got == turn else "wrong"] += 1
             got = S.seam_cut(img, q)
             k = "unsure" if got is None else "right" if got == turn else "wrong"
             counts[k] += 1
             per_style[f"{mode}/{style}"][k] += 1
-            if true[1] < S.LINE:
+            if true[1] < S.LINE and not small:
                 margin.append(other[0])
             if k == "wrong":
                 wrong.append({"mode": mode, "style": style, "faces": faces,

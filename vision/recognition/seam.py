@@ -53,15 +53,20 @@ from scoring.errors import InputError
 __all__ = ["seam_cut", "seam_scores", "block_of", "long_cut", "SEAM", "LINE", "QUANTILE",
            "MIN_SIDE", "MAX_SIDE"]
 
-#: Rectified block side, px: the block's own mean side, clipped to these.
-MIN_SIDE: int = 40
-MAX_SIDE: int = 160
+#: Rectified block side, px: the block's own mean side, at most MAX_SIDE; a block whose mean
+#: side is under MIN_SIDE is too small to tell a seam (tiles under 32 px wide: a spot or two
+#: fill the width; rendered blocks that small were cut the wrong way, ``scripts/eval_seam.py``):
+#: :func:`seam_cut` is unsure.
+MIN_SIDE: int = 64
+MAX_SIDE: int = 240
 #: Offset and slant searched for the seam line, as a fraction of the side.
 SEARCH: float = 0.05
-#: Half-width of the band a line's colour is taken from, fraction of the side (>= 1 px).
-BAND: float = 0.02
-#: Distance beyond the band where the sides' colours are taken, fraction of the side (>= 2 px).
-FLANK: float = 0.04
+#: Half-width of the band a line's colour is taken from, px of the block at about its own
+#: size (a seam is a thin line: a gap, a drawn border, the dark edge of a bevel).
+BAND: float = 1.0
+#: Distance beyond the band where the sides' colours are taken, px (inside a spot crossed by
+#: the line both sides show the spot: no line).
+FLANK: float = 2.0
 #: Part of the line at each end left out (rounded corners meet there), fraction of the side.
 END_SKIP: float = 0.06
 #: The middle of the line where the seam must show too (a divider is broken there by the
@@ -70,13 +75,17 @@ CENTRE: float = 0.1
 #: The score is this quantile of a line's contrasts over its positions: the line holds at
 #: 1 - QUANTILE of its length.
 QUANTILE: float = 0.2
-#: The colour range of a block is at least this many grey levels (a near-blank block).
-MIN_RANGE: float = 40.0
+#: Weight of the line colour's spread along its length (its 1 - QUANTILE quantile of the
+#: distance to its median colour) taken off the median contrast in the seam score.
+SPREAD: float = 1.0
+#: The noise a block's contrasts are measured in is at least this many grey levels (a clean
+#: drawing).
+MIN_NOISE: float = 2.0
 #: A cut shows a seam at this score or more (contrast / colour range), from rendered blocks
 #: (``scripts/eval_seam.py``).
-SEAM: float = 0.25
+SEAM: float = 4.0
 #: A cut shows a line at this score or more: then the other cut's seam is not taken.
-LINE: float = 0.12
+LINE: float = 1.0
 
 
 def _quad(block) -> np.ndarray:
@@ -122,19 +131,18 @@ def _cut_score(img: np.ndarray, norm: float, face: np.ndarray) -> tuple[float, f
     s = img.shape[0]
     ys = np.arange(int(np.ceil(END_SKIP * s)), int(np.floor((1 - END_SKIP) * s)))
     t = (ys - s / 2) / s                                            # (n,) -0.5..0.5
-    step = max(0.5, 0.01 * s)
     reach = SEARCH * s
-    offs = np.arange(-reach, reach + 1e-6, step)
-    slants = np.arange(-reach, reach + 1e-6, max(1.0, reach / 3))
-    band = max(1.0, BAND * s)
-    flank = band + max(2.0, FLANK * s)
+    offs = np.arange(-reach, reach + 1e-6, 0.5)
+    slants = np.arange(-reach, reach + 1e-6, 1.0)
+    band = BAND
+    flank = BAND + FLANK
     us = np.arange(-band, band + 1e-6, 0.5)
     # line centres for every (offset, slant) and row: (o, k, n)
     xc = s / 2 + offs[:, None, None] + slants[None, :, None] * t[None, None, :]
     y = ys[None, None, :]
     left = _sample(img, xc - flank, y)                              # (o, k, n, 3)
     right = _sample(img, xc + flank, y)
-    best = None
+    best, colour = None, None
     for u in us:
         b = _sample(img, xc + u, y)
         # a line differs from both sides and from the tile's face: not a spot's edge, not
@@ -142,10 +150,23 @@ def _cut_score(img: np.ndarray, norm: float, face: np.ndarray) -> tuple[float, f
         c = np.minimum(np.minimum(np.linalg.norm(b - left, axis=-1),
                                   np.linalg.norm(b - right, axis=-1)),
                        np.linalg.norm(b - face, axis=-1))
-        best = c if best is None else np.maximum(best, c)            # (o, k, n)
+        # a ridge or a trough (lighter or darker than both sides), not the blended px of a
+        # step between two colours (a tile's edge on the felt, a spot's rim)
+        gb, gl, gr = b.mean(-1), left.mean(-1), right.mean(-1)
+        c = np.where((gb - gl) * (gb - gr) > 0, c, 0.0)
+        if best is None:
+            best, colour = c, b
+        else:
+            more = c > best
+            best = np.where(more, c, best)                          # (o, k, n)
+            colour = np.where(more[..., None], b, colour)           # (o, k, n, 3)
     line = np.quantile(best, QUANTILE, axis=-1)                     # (o, k)
     mid = np.abs(t) <= CENTRE / 2
-    seam = np.minimum(line, np.median(best[..., mid], axis=-1))
+    # one colour the whole length (a seam), not the blend of whatever lies on the line
+    spread = np.quantile(np.linalg.norm(colour - np.median(colour, axis=-2, keepdims=True),
+                                        axis=-1), 1 - QUANTILE, axis=-1)
+    seam = np.minimum(np.minimum(line, np.median(best[..., mid], axis=-1)),
+                      np.median(best, axis=-1) - SPREAD * spread)
     return float(seam.max() / norm), float(line.max() / norm)
 
 
@@ -166,8 +187,10 @@ def seam_scores(image: np.ndarray, block) -> tuple[float, float]:
     """
     img = _rectified(image, block)
     grey = img.mean(-1)
-    lo, hi = np.percentile(grey, [1, 99])
-    norm = max(float(hi - lo), MIN_RANGE)
+    # the picture's noise: neighbouring px of the face differ by about this (robust: most
+    # neighbours are face and face)
+    noise = 1.4826 * float(np.median(np.abs(np.diff(grey, axis=1))))
+    norm = max(noise, MIN_NOISE)
     face = np.median(img.reshape(-1, 3), axis=0)
     return (_cut_score(img, norm, face),
             _cut_score(np.ascontiguousarray(img.transpose(1, 0, 2)), norm, face))
@@ -183,8 +206,12 @@ def seam_cut(image: np.ndarray, block, seam: float = SEAM, line: float = LINE) -
 
     Returns:
         0 (the seam runs through the midpoints of sides 0-1 and 2-3), 1 (through those of
-        sides 1-2 and 3-0), or None: unsure -- both cuts show a line or neither a seam.
+        sides 1-2 and 3-0), or None: unsure -- both cuts show a line or neither a seam, or
+        the block's mean side is under :data:`MIN_SIDE` px.
     """
+    q = _quad(block)
+    if np.mean(np.linalg.norm(np.roll(q, -1, 0) - q, axis=1)) < MIN_SIDE:
+        return None  # too small to tell
     (sa, la), (sb, lb) = seam_scores(image, block)
     if sa >= seam and lb < line:
         return 0
