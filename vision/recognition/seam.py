@@ -11,28 +11,36 @@ divider line that stops short of the tile's sides. So a line of contrasting colo
 cut, the whole length, and none along the other tells which way the block is cut.
 
 The check (:func:`seam_cut`). The block (float (4, 2) px corners, in order around it) is
-rectified to a square of about its own size in px (:data:`MIN_SIDE` .. :data:`MAX_SIDE`). For
-each of the two cuts -- cut 0 through the midpoints of sides 0-1 and 2-3, cut 1 through the
-midpoints of sides 1-2 and 3-0 -- straight lines near the middle (offset up to
-:data:`SEARCH` of the side, slanted up to the same at the ends: outlines are a few px off) are
-scored: at each position along the line (its whole length but the outer :data:`END_SKIP` at
-each end, where tiles' rounded corners meet), the line's *contrast* is how far the colour on
-the line (the most distinct within :data:`BAND` of it) lies from the colour on *both* sides at
-:data:`FLANK` beyond (the smaller of the two colour distances: a line differs from both sides,
-a spot's edge from one), over the block's colour range (its 1st to 99th percentile of grey, at
-least :data:`MIN_RANGE` grey levels). A line's score is the :data:`QUANTILE` quantile of its
-contrasts over the positions: it holds at :data:`1 - QUANTILE` of the length, so spots
-crossing or lying beside part of it do not make a seam, and a divider, which stops at each
-tile's side, does not either where it is broken at the block's centre. A cut *shows a seam*
-when its best line scores at least :data:`SEAM` and *shows a line* at :data:`LINE` (lower).
+rectified to a square of its own size in px (at most :data:`MAX_SIDE`; a block under
+:data:`MIN_SIDE` is too small to tell: unsure). For each of the two cuts -- cut 0 through the
+midpoints of sides 0-1 and 2-3, cut 1 through the midpoints of sides 1-2 and 3-0 -- straight
+lines near the middle (offset up to :data:`SEARCH` of the side, slanted up to the same at the
+ends: outlines are a few px off) are scored. At each position along a line (its whole length
+but the outer :data:`END_SKIP` at each end, where rounded corners meet) its *contrast* is the
+colour on the line (the most distinct px within :data:`BAND` px of it) against the colours on
+*both* sides :data:`FLANK` px beyond and against the tile face (the block's median colour):
+the smallest of the three colour distances, and 0 unless the line is lighter or darker than
+both sides (a ridge or a trough: not the blended px of a step, a tile's edge on the felt or a
+spot's rim; not the face between two rows of spots; not the inside of a spot the line
+crosses). Contrasts are in units of the picture's noise (the robust spread of neighbouring
+px differences, at least :data:`MIN_NOISE` grey levels). A line's *line score* is the
+:data:`QUANTILE` quantile of its contrasts over the positions: it holds at 1 - QUANTILE of
+the length, so spots crossing or lying beside part of it make no line. Its *seam score* is
+the smallest of that, the median contrast over the middle :data:`CENTRE` of the line (a
+divider across each tile, drawn short of the tile's sides, is broken at the block's centre:
+no seam), and the median contrast less :data:`SPREAD` x the spread of the line's colour along
+it (a seam is one colour the whole length; a line through gaps and spots is not). A cut
+*shows a seam* when its best line's seam score is at least :data:`SEAM`, and *shows a line*
+when its best line score is at least :data:`LINE` (far lower).
 
 The answer is a cut only when one cut shows a seam and the other shows not even a line;
-otherwise None (unsure): both (a drawing with a divider across each tile, tightly packed
-spots beside the midline) or neither (flat drawings whose seam does not show). The thresholds
-come from rendered flush blocks only (``scripts/eval_seam.py``: the project's renderer,
-:func:`vision.synth.render.render_scene` with ``touching`` and ``square_blocks``, every style
-and family, outline corners jittered), where they answer no block the wrong way with margin
-(the figures are in ``scripts/eval_seam.py``'s docstring); ../shared is never used to fit them.
+otherwise None (unsure): both (a drawing with a line across each tile) or neither (flat
+drawings whose seam does not show). The thresholds come from rendered flush blocks only
+(``scripts/eval_seam.py``: the project's renderer, :func:`vision.synth.render.render_scene`
+with ``touching`` and ``square_blocks``, every style and family, corners jittered as a
+detector's outline is), where they answered no block the wrong way, with a factor of about
+two to the nearest wrong answer on each threshold (figures in ``scripts/eval_seam.py``'s
+docstring); ../shared is never used to fit them.
 
 Why it cannot settle a face wrongly on its own: it never reads a face. Its callers use it only
 to lift an abstention where each tile of the cut it names is still read by the decoder's two
@@ -125,9 +133,11 @@ def _sample(img: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _cut_score(img: np.ndarray, norm: float, face: np.ndarray) -> tuple[float, float]:
     """Scores of the best near-vertical line through the middle of ``img`` (S, S, 3) float:
-    ``(seam, line)``, the line score the :data:`QUANTILE` quantile over rows of its contrast /
-    ``norm``, the seam score the smaller of that and the median contrast over the middle
-    :data:`CENTRE` of the line (where a divider is broken), each of the best line."""
+    ``(seam, line)`` in units of ``norm`` (grey levels of noise), ``face`` the face colour
+    (3,) (module docstring: the line score the :data:`QUANTILE` quantile over rows of the
+    line's contrast; the seam score also no more than its median over the middle
+    :data:`CENTRE` and its median less :data:`SPREAD` x its colour's spread), each the
+    best over the lines tried."""
     s = img.shape[0]
     ys = np.arange(int(np.ceil(END_SKIP * s)), int(np.floor((1 - END_SKIP) * s)))
     t = (ys - s / 2) / s                                            # (n,) -0.5..0.5
@@ -170,17 +180,18 @@ def _cut_score(img: np.ndarray, norm: float, face: np.ndarray) -> tuple[float, f
     return float(seam.max() / norm), float(line.max() / norm)
 
 
-def seam_scores(image: np.ndarray, block) -> tuple[float, float]:
-    """The seam scores of the block's two cuts.
+def seam_scores(image: np.ndarray, block) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The seam and line scores of the block's two cuts.
 
     Args:
         image: uint8 (H, W, 3) BGR (or (H, W) grey).
         block: float (4, 2) px, the block's corners in order around it (either direction).
 
     Returns:
-        ``(cut 0, cut 1)``: scores (contrast over the block's colour range, >= 0) of the best
-        line through the midpoints of sides 0-1 and 2-3 (cut 0) and of sides 1-2 and 3-0
-        (cut 1), module docstring.
+        ``((seam, line) of cut 0, (seam, line) of cut 1)``: scores in units of the picture's
+        noise (module docstring) of the best line through the midpoints of sides 0-1 and 2-3
+        (cut 0) and of sides 1-2 and 3-0 (cut 1); computed at any size (:func:`seam_cut`
+        leaves blocks under :data:`MIN_SIDE` unanswered).
 
     Raises:
         InputError: a block that is not finite (4, 2).
