@@ -66,7 +66,7 @@ __all__ = ["seam_cut", "seam_scores", "block_of", "long_cut", "SEAM", "LINE", "Q
 #: fill the width; rendered blocks that small were cut the wrong way, ``scripts/eval_seam.py``):
 #: :func:`seam_cut` is unsure.
 MIN_SIDE: int = 64
-MAX_SIDE: int = 240
+MAX_SIDE: int = 160
 #: Offset and slant searched for the seam line, as a fraction of the side.
 SEARCH: float = 0.05
 #: Half-width of the band a line's colour is taken from, px of the block at about its own
@@ -126,7 +126,7 @@ def _sample(img: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     s = img.shape[1]
     x = np.clip(x, 0, s - 1.001)
     x0 = np.floor(x).astype(np.int64)
-    f = (x - x0)[..., None]
+    f = (x - x0).astype(np.float32)[..., None]
     yy = np.broadcast_to(y, x.shape)
     return img[yy, x0] * (1 - f) + img[yy, x0 + 1] * f
 
