@@ -44,6 +44,7 @@ from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
 from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
+from vision.recognition.seam import block_of, seam_cut
 from vision.recognition.spot_colours import recolour_unknowns
 from vision.schema import UnreadReason
 from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window,
@@ -285,7 +286,9 @@ class RecognitionEngine:
         image is read once more: it adds tiles only where none was identified, and a tile it
         outlines otherwise (an outline across it) is made unknown
         (:func:`vision.recognition.fill.disputed_outlines`). Last, a tile with unread spots flush beside
-        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`).
+        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`). Both
+        abstentions are lifted where the seam check (:mod:`vision.recognition.seam`) shows the
+        seam between the tile and its flush neighbour along the tile's long side.
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
@@ -294,6 +297,12 @@ class RecognitionEngine:
         longer = max(image.shape[:2])
         sizes = tuple(v for v in self.scales if v <= longer) or (None,)
         per_scale, looks, first = [], [], None
+
+        def seam(polygon: np.ndarray, beside: np.ndarray) -> bool:
+            """The picture shows the seam between two flush outlines (float (4, 2) px) along
+            ``polygon``'s long side (:mod:`vision.recognition.seam`; unsure: False)."""
+            return seam_cut(image, block_of(polygon, beside)) == 0
+
         for size in sizes:
             dets = self.detect(image, size)
             first = dets if first is None else first
@@ -316,12 +325,14 @@ class RecognitionEngine:
             second, _ = self.decode(image, dets, use_cache=False)
             first_reads = [r for rs in per_scale + looks for r in rs]
             second = resolve_overlapping_reads(second)
-            reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second)
-        # a face read from one cut of a flush square whose other half is unread is a guess
+            reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second,
+                                      seam)
+        # a face read from one cut of a flush square whose other half is unread is a guess,
+        # unless the seam shows the tile's outline is a tile's
         reads = flush_beside(reads, image.shape, lambda polys: self.decode(
             image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
                                             np.full(len(polys), TILE, np.int64)),
-            use_cache=False)[0])
+            use_cache=False)[0], seam)
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

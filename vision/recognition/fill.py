@@ -36,23 +36,25 @@ unknown. Video reads one size per frame with the first model only; a still pictu
 read by the still reading of :class:`vision.recognition.engine.RecognitionEngine`, so both get the second model.
 
 Public API: :data:`SECOND_MODEL_SIZE`, :func:`fill_from_second_model`,
-:func:`disputed_outlines`.
+:func:`disputed_outlines`, :data:`IN_BLOCK`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from vision.recognition.decode import TileRead
+from vision.recognition.flush import beside_outlines
+from vision.recognition.seam import block_of
 from vision.schema import UnreadReason
 from vision.geometry import inside_fractions, polygon_iou_matrix
 from vision.recognition.overlaps import DUPLICATE_OVERLAP, resolve_overlapping_reads
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.zoom import cut_short_faces
 
-__all__ = ["SECOND_MODEL_SIZE", "fill_from_second_model", "disputed_outlines"]
+__all__ = ["SECOND_MODEL_SIZE", "fill_from_second_model", "disputed_outlines", "IN_BLOCK"]
 
 #: The second tile model's input size (longer side, px): the middle one of
 #: :data:`vision.recognition.scales.STILL_SCALES`. One pass: each pass costs a tile-model run.
@@ -107,15 +109,38 @@ def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead]
     return resolve_overlapping_reads(reads + add)
 
 
-def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> list[TileRead]:
+#: A disputing outline of the second model lies across a flush block (the seam check may
+#: lift the dispute) when at least this fraction of its area lies inside the block.
+IN_BLOCK: float = 0.8
+
+
+def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead],
+                      seam: Callable[[np.ndarray, np.ndarray], bool] | None = None
+                      ) -> list[TileRead]:
     """The first model's identified tiles that an identified outline of the second model lies
     across made unknown (the models disagree where the tiles are). Every face, a 2 or a 6
     half included: on scenes_flush a box across a flush 3-3 | 1-6 read 1-2 with its half
     shapes, so a 2 or a 6 does not prove which way a box was cut.
 
+    The seam lifts a dispute (``seam`` given): where the tile's flush neighbour -- an
+    identified read lying where the tile's outline moved by its width across its long side
+    lies (:func:`vision.recognition.flush.beside_outlines`, polygon IoU >= :data:`SAME_TILE_IOU`)
+    -- is there, every disputing outline lies inside the block the two cover (at least
+    :data:`IN_BLOCK` of its area: it cuts that block crosswise, nothing else), and ``seam``
+    says the picture shows the seam between them along their long sides
+    (:func:`vision.recognition.seam.seam_cut`), the tile keeps its face. Why that cannot
+    settle wrongly: the block has two cuts; the second model's names the crosswise one, the
+    first model's the lengthwise one, and the seam check answers only where one cut shows a
+    line the whole length through the block's centre and the other shows none (unsure
+    otherwise: the dispute stands); the faces kept are each the decoder's two agreeing reads
+    of a lengthwise outline -- the tiles as laid.
+
     Args:
         reads: the still reading (image px polygons, float (4, 2)).
         second: the second model's reads of the same image (image px).
+        seam: ``seam(polygon, neighbour) -> bool`` (float (4, 2) px outlines): True where the
+            picture shows the seam between the two along ``polygon``'s long side; None: no
+            seam check (every dispute stands).
 
     Returns:
         ``reads`` in the same order; a disputed tile is ``as_unknown`` with the reason, and
@@ -132,9 +157,12 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> 
     n = len(a)
     over = np.maximum(ins[:n, n:], ins[n:, :n].T) >= DUPLICATE_OVERLAP      # (n, m)
     disputed = over & ~(polygon_iou_matrix(a, b) >= SAME_TILE_IOU)
+    lifted = set()
+    if seam is not None:
+        lifted = _seam_lifted(reads, mine, a, b, disputed, seam)
     for row, k in enumerate(mine):
         hit = np.flatnonzero(disputed[row])
-        if len(hit):
+        if len(hit) and k not in lifted:
             faces = "/".join(sorted({other[m].face for m in hit}))
             was = reads[k].face
             reads[k] = reads[k].as_unknown(
@@ -145,3 +173,25 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead]) -> 
             # (vision.table.open_tile.block_fills)
             reads[k].reads["disputed"] = was
     return reads
+
+
+def _seam_lifted(reads, mine, a, b, disputed, seam) -> set[int]:
+    """Indices into ``reads`` of disputed tiles whose dispute the seam lifts
+    (:func:`disputed_outlines`): ``a`` float32 (n, 4, 2) the identified outlines ``mine``,
+    ``b`` (m, 4, 2) the second model's identified ones, ``disputed`` bool (n, m)."""
+    lifted = set()
+    for row, k in enumerate(mine):
+        hit = np.flatnonzero(disputed[row])
+        if not len(hit):
+            continue
+        sides = beside_outlines(a[row]).astype(np.float32)                 # (2, 4, 2)
+        iou = polygon_iou_matrix(sides, a)                                 # (2, n)
+        iou[:, row] = 0.0
+        s, j = np.unravel_index(int(np.argmax(iou)), iou.shape)
+        if iou[s, j] < SAME_TILE_IOU:
+            continue  # no identified neighbour flush beside it
+        block = block_of(a[row], a[j])
+        inside = inside_fractions(np.concatenate([block[None], b[hit]]))[1:, 0]
+        if (inside >= IN_BLOCK).all() and seam(a[row], a[j]):
+            lifted.add(k)
+    return lifted

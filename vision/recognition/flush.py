@@ -35,7 +35,7 @@ import numpy as np
 
 from vision.recognition.decode import TileRead, _counted_spots
 from vision.geometry import crop_to_image, inside_fractions, order_polygon, points_in_polygon
-from vision.recognition.overlaps import COVERED_UNKNOWN
+from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["beside_outlines", "crosswise_alike", "flush_beside", "MIN_SPOTS", "SURE",
            "TURNED_ALIKE"]
@@ -72,8 +72,24 @@ def beside_outlines(polygon) -> np.ndarray:
 
 
 def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
-                 read_outlines: Callable[[np.ndarray], list[TileRead]]) -> list[TileRead]:
+                 read_outlines: Callable[[np.ndarray], list[TileRead]],
+                 seam: Callable[[np.ndarray, np.ndarray], bool] | None = None
+                 ) -> list[TileRead]:
     """Identified tiles with unread tile surface flush beside a long side made unknown.
+
+    The seam settles it (``seam`` given): where the picture shows the seam between the tile
+    and the outline beside it along the tile's long side
+    (:func:`vision.recognition.seam.seam_cut` on the block the two cover), the tile's outline
+    is a real tile's -- the block is cut lengthwise, as the tile model outlined it -- so its
+    face stands, and the outline beside it, decoded as any tile (two agreeing spot reads,
+    half shapes, colours), is added as a tile where it is identified (resolved against the
+    other outlines, :func:`vision.recognition.overlaps.resolve_overlapping_reads`). Why that
+    cannot settle wrongly: the rule feared the crosswise cut, whose outline would read a face
+    neither tile has; the seam check names the lengthwise cut only where a line runs the whole
+    length of the block through its centre along it and none along the crosswise cut (unsure
+    otherwise, and then the tile becomes unknown as before), and every face kept or added is
+    the decoder's reading of a lengthwise outline. A tile flagged by its other side stays
+    unknown, and nothing is added beside it.
 
     Args:
         reads: a still reading (image px polygons), free of overlapping outlines.
@@ -81,10 +97,15 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
             picture are not read (nothing to see there).
         read_outlines: decodes float (n, 4, 2) image-px outlines into n :class:`TileRead`
             (spots in crop px), e.g. ``RecognitionEngine.decode`` on them.
+        seam: ``seam(polygon, beside) -> bool`` (float (4, 2) px outlines): True where the
+            picture shows the seam between the two along ``polygon``'s long side; None: no
+            seam check (as before).
 
     Returns:
         ``reads`` in the same order; a tile with unread spots flush beside it is
-        ``as_unknown`` with the reason.
+        ``as_unknown`` with the reason; with ``seam``, outlines beside a tile that the seam
+        shows are real tiles, identified, are added (the result resolved for overlapping
+        outlines).
     """
     reads = list(reads)
     known = [k for k, r in enumerate(reads) if r.state == "face_up" and crosswise_alike(r.face)]
@@ -111,6 +132,7 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         return reads
     found = read_outlines(np.stack([q for _, q in cand]).astype(np.float32))
     flagged: set[int] = set()
+    add: list[tuple[int, TileRead]] = []
     for (k, q), d in zip(cand, found):
         p = d.pips
         if k in flagged or len(p) < MIN_SPOTS:
@@ -123,7 +145,16 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         inside_q = points_in_polygon(pts, q)
         on_other = np.logical_or.reduce([points_in_polygon(pts, o) for o in outlines])
         if int((inside_q & ~on_other).sum()) >= MIN_SPOTS:
+            if seam is not None and seam(np.asarray(reads[k].polygon, np.float64), q):
+                # the seam runs along the tile's long side: the block is cut lengthwise
+                if d.state == "face_up":
+                    add.append((k, d))
+                continue
             flagged.add(k)
-    return [r.as_unknown(f"unread spots lie flush beside its long side (read {r.face}): two "
-                         "tiles touching flush may be cut across") if k in flagged else r
-            for k, r in enumerate(reads)]
+    out = [r.as_unknown(f"unread spots lie flush beside its long side (read {r.face}): two "
+                        "tiles touching flush may be cut across") if k in flagged else r
+           for k, r in enumerate(reads)]
+    add = [d for k, d in add if k not in flagged]
+    if not add:
+        return out
+    return resolve_overlapping_reads(out + add)
