@@ -69,3 +69,41 @@ def test_a_two_or_a_six_read_with_its_shape_was_read_along_its_tile():
     assert crosswise_alike("1-4") and crosswise_alike("3-5") and crosswise_alike("5-5")
     x = read("4-6", 100, 0, 150, 100)
     assert flush_beside([x], (400, 400, 3), spots_reader(3))[0].face == "4-6"
+
+
+def test_a_flush_pair_of_turned_alike_faces_is_a_guess_unless_something_shows_the_cut():
+    """A 4-4 | 1-5 block boxed across reads 1-4 and 4-5 (both faces of the set; composed
+    imilako tables): two identified, flush, level tiles whose halves all look alike turned a
+    quarter are both unknown, the read faces kept as ``disputed`` for open_tile.block_fills."""
+    from vision.recognition.flush import cut_either_way
+
+    a, b = read("1-4", 100, 0, 150, 100), read("4-5", 150, 0, 200, 100)
+    out = cut_either_way([a, b])
+    assert [r.face for r in out] == [None, None]
+    assert [r.reads["disputed"] for r in out] == ["1-4", "4-5"]
+    assert "may be cut across" in out[0].reason and "beside a 4-5" in out[0].reason
+    # the seam shows the cut as the outlines lie: both stand
+    assert [r.face for r in cut_either_way([a, b], seam=lambda p, q: True)] == ["1-4", "4-5"]
+    assert [r.face for r in cut_either_way([a, b], seam=lambda p, q: False)] == [None, None]
+    # the second model read the same two outlines with the same faces: both stand; one of
+    # them only, or another face: not
+    same = [read("1-4", 101, 1, 151, 99), read("4-5", 149, 0, 199, 100)]
+    assert [r.face for r in cut_either_way([a, b], same)] == ["1-4", "4-5"]
+    assert [r.face for r in cut_either_way([a, b], same[:1])] == [None, None]
+    assert [r.face for r in cut_either_way([a, b], [same[0], read("5-5", 149, 0, 199, 100)])
+            ] == [None, None]
+    # the other cut gives the same faces (4-4 | 4-4), a half that turned would not read
+    # (a 6: 4-6), tiles apart (a gap of a tile width) or offset along the long side: no doubt
+    assert [r.face for r in cut_either_way([read("4-4", 100, 0, 150, 100),
+                                            read("4-4", 150, 0, 200, 100)])] == ["4-4", "4-4"]
+    assert [r.face for r in cut_either_way([a, read("4-6", 150, 0, 200, 100)])] == ["1-4", "4-6"]
+    assert [r.face for r in cut_either_way([a, read("4-5", 200, 0, 250, 100)])] == ["1-4", "4-5"]
+    assert [r.face for r in cut_either_way([a, read("4-5", 150, 60, 200, 160)])] == ["1-4", "4-5"]
+    # one identified tile beside an unknown outline flush and level (a box across the other
+    # halves that failed the half shapes): unknown too, unless the seam shows the cut
+    gone = read(None, 150, 0, 200, 100)
+    out = cut_either_way([a, gone])
+    assert out[0].face is None and "beside an unread tile" in out[0].reason
+    assert "disputed" not in out[1].reads
+    assert cut_either_way([a, gone], seam=lambda p, q: True)[0].face == "1-4"
+    assert cut_either_way([a, read(None, 200, 0, 250, 100)])[0].face == "1-4"  # a gap between

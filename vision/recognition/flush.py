@@ -37,7 +37,7 @@ from vision.recognition.decode import TileRead, _counted_spots
 from vision.geometry import crop_to_image, inside_fractions, order_polygon, points_in_polygon
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
-__all__ = ["beside_outlines", "crosswise_alike", "flush_beside", "MIN_SPOTS", "SURE",
+__all__ = ["beside_outlines", "crosswise_alike", "cut_either_way", "flush_beside", "MIN_SPOTS", "SURE",
            "TURNED_ALIKE"]
 
 #: A face shows at least two spots (1-1), so two spots of its own make a tile surface.
@@ -158,3 +158,111 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     if not add:
         return out
     return resolve_overlapping_reads(out + add)
+
+
+def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
+                   seam: Callable[[np.ndarray, np.ndarray], bool] | None = None
+                   ) -> list[TileRead]:
+    """Two identified tiles lying flush and level as one square block, both faces read from
+    halves that look alike turned a quarter, made unknown unless something shows the cut.
+
+    Why. The two outlines cover the block's four halves. If the tile model cut the block
+    crosswise, *both* boxes are read -- each from one half of each tile -- and nothing
+    flags them: every pairing of halves among :data:`TURNED_ALIKE` (1, 3, 4, 5) names a face
+    of the set, and no spot lies outside the two outlines for :func:`flush_beside` to see.
+    Composed tables of ../shared/realdata drawings (``scripts/eval_composed.py``) showed it:
+    a flush 4-4 | 1-5 boxed across read 1-4 and 4-5, a 2-5 | 1-5 read 5-5. The picture's
+    outlines cannot tell those two cuts apart; so the pair is a guess unless:
+
+    * the seam check (``seam``, :mod:`vision.recognition.seam`) shows the seam between the two
+      outlines along their long sides (the tiles are cut as the outlines lie), or
+    * the other cut gives the same faces (e.g. 4-4 | 4-4), or
+    * the second tile model (``second``: its reads of the same picture) read the same two
+      outlines (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with the same
+      two faces: two models outlining the block the same way, each box's halves read the same.
+
+    The same holds for one identified tile of such halves with an *unknown* outline flush and
+    level beside it (the tile model found tile surface there that nothing read: the other
+    half of a square cut across, whose box failed the half shapes): it is unknown unless the
+    seam shows the cut. (:func:`flush_beside` asks for sure spots there; on small tiles the
+    spots may not be sure.)
+
+    Otherwise both tiles become unknown; the face each read is kept in ``reads["disputed"]``
+    (never reported as its face) so that :func:`vision.table.open_tile.block_fills` can still
+    settle the seat where *every* cut of the block gives it the same result. Why this cannot
+    settle wrongly: it only ever removes faces; a face is kept only where one of the three
+    conditions above holds, and the third rests on two models' reads, the way every other face
+    rests on the tile model.
+
+    Args:
+        reads: the still reading (image px polygons, float (4, 2)).
+        second: the second tile model's reads of the same image (image px); () for none.
+        seam: ``seam(polygon, neighbour) -> bool`` as in :func:`flush_beside`; None: no check.
+
+    Returns:
+        ``reads`` in the same order, such pairs ``as_unknown`` with the reason.
+    """
+    from vision.geometry import polygon_iou_matrix
+    from vision.recognition.scales import SAME_TILE_IOU
+
+    reads = list(reads)
+    alike = [k for k, r in enumerate(reads) if r.state == "face_up" and crosswise_alike(r.face)]
+    if not alike:
+        return reads
+    polys = np.stack([np.asarray(reads[k].polygon, np.float32) for k in alike])
+    beside = np.concatenate([beside_outlines(p).astype(np.float32) for p in polys])  # (2n, 4, 2)
+    flush = polygon_iou_matrix(beside, polys).reshape(len(alike), 2, len(alike)).max(1)
+    seconds = [r for r in second if r.face is not None]
+    sp = (np.stack([np.asarray(r.polygon, np.float32) for r in seconds]) if seconds
+          else np.zeros((0, 4, 2), np.float32))
+    same2 = polygon_iou_matrix(polys, sp) >= SAME_TILE_IOU if len(sp) else None
+
+    def confirmed(i: int) -> bool:
+        """The second model read outline ``alike[i]`` with the same face."""
+        if same2 is None:
+            return False
+        return any(seconds[m].face == reads[alike[i]].face for m in np.flatnonzero(same2[i]))
+
+    def same_either_way(fa: str, fb: str) -> bool:
+        (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
+        mine = sorted((fa, fb))
+        return all(sorted((f"{min(x, y)}-{max(x, y)}", f"{min(u, v)}-{max(u, v)}")) == mine
+                   for (x, y), (u, v) in (((a1, b1), (a2, b2)), ((a1, b2), (a2, b1))))
+
+    doubt: dict[int, str] = {}
+    # an identified tile with an *unknown* outline flush and level beside it: the tile model
+    # found tile surface there that nothing read -- the other half of a square cut across
+    # (a 2-5 | 1-5 block boxed across read 5-5 beside an unreadable 1-2 box, composed
+    # turtleflyer tables), or a neighbour read nowhere; flush_beside needs sure spots for it,
+    # and spots this small may not be sure
+    unread = [r for r in reads if r.state == "unknown"]
+    if unread:
+        up = np.stack([np.asarray(r.polygon, np.float32) for r in unread])
+        beside_unread = polygon_iou_matrix(beside, up).reshape(len(alike), 2, len(unread))
+        for i in range(len(alike)):
+            for m in np.flatnonzero(beside_unread[i].max(0) >= SAME_TILE_IOU):
+                if seam is None or not seam(np.asarray(reads[alike[i]].polygon),
+                                            np.asarray(unread[m].polygon)):
+                    doubt[alike[i]] = "tile not read"
+                    break
+    for i in range(len(alike)):
+        for j in range(i + 1, len(alike)):
+            if max(flush[i, j], flush[j, i]) < SAME_TILE_IOU:
+                continue
+            a, b = reads[alike[i]], reads[alike[j]]
+            if same_either_way(a.face, b.face):
+                continue
+            if confirmed(i) and confirmed(j):
+                continue
+            if seam is not None and seam(np.asarray(a.polygon), np.asarray(b.polygon)):
+                continue
+            doubt[alike[i]] = b.face
+            doubt[alike[j]] = a.face
+    for k, other in doubt.items():
+        was = reads[k].face
+        beside_what = "an unread tile" if other == "tile not read" else f"a {other}"
+        reads[k] = reads[k].as_unknown(
+            f"flush and level beside {beside_what}, halves that look alike turned a quarter "
+            f"(read {was}): the block may be cut across")
+        reads[k].reads["disputed"] = was
+    return reads
