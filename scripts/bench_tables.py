@@ -283,19 +283,11 @@ def bench_ray(videos: list[Path], models: str | None) -> dict:
 
 def _cluster_pids(temp_dir: str) -> list[int]:
     """Processes whose command line names this cluster's temp folder (its raylets, GCS,
-    workers): the only ones :func:`bench_ray_pit` stops."""
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit() or int(d) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as fh:
-                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if temp_dir in cmd:
-            pids.append(int(d))
-    return pids
+    workers): the only ones :func:`bench_ray_pit` stops (psutil, as :func:`_cpu_s`)."""
+    import psutil
+
+    return [p.pid for p in psutil.process_iter(["cmdline"])
+            if p.pid != os.getpid() and temp_dir in " ".join(p.info["cmdline"] or ())]
 
 
 def bench_ray_pit(video: Path, models: str | None, backend: str, tables: int,
