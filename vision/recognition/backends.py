@@ -46,6 +46,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from scoring.errors import InputError
+from vision.recognition.ov_cache import compile_cached
 
 __all__ = ["DetectorBackend", "OnnxRuntimeBackend", "OpenVINOBackend", "register_backend",
            "unregister_backend", "backend_names", "open_backend", "configure_threads",
@@ -234,7 +235,9 @@ class OpenVINOBackend:
 
     The ONNX graph itself (embedded NMS included) is read by OpenVINO's ONNX front end and
     compiled for the CPU with the LATENCY hint (one request at a time, all of this process's
-    threads on it); the model file's metadata comes from the same read (``rt_info``).
+    threads on it); the model file's metadata comes from the same read (``rt_info``). The
+    compiled model comes from the verified model cache when an earlier start left it there
+    (:mod:`vision.recognition.ov_cache`: checksummed, never a damaged blob).
 
     Args:
         path: the ``.onnx`` file (checksum already verified by the caller).
@@ -256,7 +259,8 @@ class OpenVINOBackend:
                   {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": self.streams})
         try:
             model = core.read_model(str(self.path))
-            self.compiled = core.compile_model(model, "CPU", config)
+            # compiled once per machine, then imported from the verified cache (ov_cache)
+            self.compiled = compile_cached(core, model, self.path, config, inference_threads())
         except Exception as exc:  # noqa: BLE001 - OpenVINO raises its own RuntimeError types
             raise InputError(f"OpenVINO cannot compile {self.path}: {exc}") from None
         #: idle infer requests, one per stream: a caller takes one for its call
