@@ -38,7 +38,7 @@ from vision.detections import TILE, TILE_BACK, Detections
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
-from vision.recognition.flush import flush_beside
+from vision.recognition.flush import cut_either_way, flush_beside, stubby_boxes
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
@@ -296,7 +296,7 @@ class RecognitionEngine:
         """
         longer = max(image.shape[:2])
         sizes = tuple(v for v in self.scales if v <= longer) or (None,)
-        per_scale, looks, first = [], [], None
+        per_scale, looks, first, second = [], [], None, []
 
         def seam(polygon: np.ndarray, beside: np.ndarray) -> bool:
             """The picture shows the seam between two flush outlines (float (4, 2) px) along
@@ -333,6 +333,13 @@ class RecognitionEngine:
             image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
                                             np.full(len(polys), TILE, np.int64)),
             use_cache=False)[0], seam)
+        # two flush, level tiles read from halves alike turned a quarter: either cut reads
+        # faces, so the pair stands only where the seam, the other cut or the second model
+        # confirms it (vision.recognition.flush.cut_either_way)
+        reads = cut_either_way(reads, second, seam)
+        # an outline stubbier than the picture's tiles, read from such halves: a box across
+        # a block of long tiles (vision.recognition.flush.stubby_boxes)
+        reads = stubby_boxes(reads)
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
