@@ -23,8 +23,14 @@ spots (confidence >= :data:`SURE`, counted by the decoder's rule, on no read out
 tile surface lies there unread, flush against the tile's long side: the tile becomes unknown. It only ever removes a face; an unknown tile is never settled except
 by :mod:`vision.table.open_tile`, which guesses nothing.
 
-Public API: :func:`beside_outlines`, :func:`crosswise_alike`, :func:`flush_beside`,
-:data:`MIN_SPOTS`, :data:`SURE`, :data:`TURNED_ALIKE`.
+Two more rules for boxes cut across a block (:func:`cut_either_way`: two identified tiles
+flush and level as a block such a cut can give; :func:`stubby_boxes`: an outline stubbier than
+the picture's tiles), each only removing faces.
+
+Public API: :func:`beside_outlines`, :func:`block_ratio`, :func:`could_be_cut_across`,
+:func:`crosswise_alike`, :func:`cut_either_way`, :func:`flush_beside`, :func:`stubby_boxes`,
+:data:`CROSSWISE_RATIO_MAX`, :data:`MIN_PEERS`, :data:`MIN_SPOTS`, :data:`OUTLINE_JITTER`,
+:data:`STUBBY`, :data:`SURE`, :data:`TILE_ASPECT_MIN`, :data:`TURNED_ALIKE`.
 """
 
 from __future__ import annotations
@@ -262,10 +268,13 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     """Two identified tiles lying flush and level as one square block, both faces read from
     halves that look alike turned a quarter, made unknown unless something shows the cut.
 
-    Not applied by :class:`vision.recognition.engine.RecognitionEngine` yet: on the project's
-    own rendered rounds (hands flush, the seam check unsure, the second model not reading the
-    same outlines) it left seats unsettled that settle without it; it is kept, tested, to be
-    narrowed and measured before it is wired in.
+    Only blocks a crosswise cut can give are in doubt (:func:`could_be_cut_across`): cut
+    across, a block of two tiles of aspect a is boxed as two outlines whose block ratio
+    (:func:`block_ratio`) is 2 / a, at most 1.053 for the set's tiles (a >= 1.9); two outlines
+    making a longer block (above :data:`CROSSWISE_RATIO_MAX`, outline error allowed for) are
+    the tiles as laid. Without that, every flush hand of two such faces of long tiles (the
+    project's rendered rounds, tiles of aspect 2.4-2.9, where the seam check is unsure and
+    there is no second model) was left unknown, and their seats unsettled.
 
     Why. The two outlines cover the block's four halves. If the tile model cut the block
     crosswise, *both* boxes are read -- each from one half of each tile -- and nothing
@@ -288,12 +297,14 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     seam shows the cut. (:func:`flush_beside` asks for sure spots there; on small tiles the
     spots may not be sure.)
 
-    Otherwise both tiles become unknown; the face each read is kept in ``reads["disputed"]``
+    Otherwise both tiles become unknown (a box across a block of long tiles is stubbier than
+    the picture's tiles: :func:`stubby_boxes`); the face each read is kept in ``reads["disputed"]``
     (never reported as its face) so that :func:`vision.table.open_tile.block_fills` can still
     settle the seat where *every* cut of the block gives it the same result. Why this cannot
     settle wrongly: it only ever removes faces; a face is kept only where one of the three
-    conditions above holds, and the third rests on two models' reads, the way every other face
-    rests on the tile model.
+    conditions above holds (the third rests on two models' reads, the way every other face
+    rests on the tile model) or where the outlines are longer than any box across the set's
+    tiles -- and there it keeps exactly what the engine kept without this rule.
 
     Args:
         reads: the still reading (image px polygons, float (4, 2)).
