@@ -286,9 +286,13 @@ class RecognitionEngine:
         image is read once more: it adds tiles only where none was identified, and a tile it
         outlines otherwise (an outline across it) is made unknown
         (:func:`vision.recognition.fill.disputed_outlines`). Last, a tile with unread spots flush beside
-        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`). Both
-        abstentions are lifted where the seam check (:mod:`vision.recognition.seam`) shows the
-        seam between the tile and its flush neighbour along the tile's long side.
+        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`), so are two
+        such tiles flush and level as a block a crosswise cut can give
+        (:func:`vision.recognition.flush.cut_either_way`, unless the other cut or the second
+        model confirms them) and such a tile whose outline is stubbier than the picture's tiles
+        (:func:`vision.recognition.flush.stubby_boxes`). The first three abstentions are lifted
+        where the seam check (:mod:`vision.recognition.seam`) shows the seam between the tile
+        and its flush neighbour along the tile's long side.
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
