@@ -107,3 +107,49 @@ def test_a_flush_pair_of_turned_alike_faces_is_a_guess_unless_something_shows_th
     assert "disputed" not in out[1].reads
     assert cut_either_way([a, gone], seam=lambda p, q: True)[0].face == "1-4"
     assert cut_either_way([a, read(None, 200, 0, 250, 100)])[0].face == "1-4"  # a gap between
+
+
+def test_a_flush_pair_longer_than_a_box_across_the_sets_tiles_is_the_tiles_as_laid():
+    """Cut across, a block of two tiles of aspect a is boxed as two outlines whose block is
+    2 / a long for its width (<= 1.053 for the set's tiles, a >= 1.9); two tiles of aspect 2.5
+    laid flush make a block 1.25 long: no crosswise cut gives it, so the pair stands (the
+    project's rendered rounds, tiles of aspect 2.4-2.9, hands laid flush)."""
+    from vision.recognition.flush import (CROSSWISE_RATIO_MAX, block_ratio, could_be_cut_across,
+                                          cut_either_way)
+
+    a, b = read("1-4", 100, 0, 150, 100), read("4-5", 150, 0, 200, 100)
+    assert abs(block_ratio(a.polygon, b.polygon) - 1.0) < 1e-6 and could_be_cut_across(
+        a.polygon, b.polygon)
+    # boxes across a block of two 40 x 112 tiles (aspect 2.8): 56 wide, 80 long
+    x, y = read("1-4", 100, 0, 156, 80), read("4-5", 156, 0, 212, 80)
+    assert abs(block_ratio(x.polygon, y.polygon) - 2 / 2.8) < 1e-6
+    assert [r.face for r in cut_either_way([x, y])] == [None, None]
+    # two tiles of aspect 2.5 laid flush, outlines exact: the tiles as laid
+    la, lb = read("1-4", 100, 0, 140, 100), read("4-5", 140, 0, 180, 100)
+    assert block_ratio(la.polygon, lb.polygon) == 1.25 > CROSSWISE_RATIO_MAX
+    assert [r.face for r in cut_either_way([la, lb])] == ["1-4", "4-5"]
+    # and beside an unknown outline of their shape
+    assert cut_either_way([la, read(None, 140, 0, 180, 100)])[0].face == "1-4"
+    # the order of the pair and of the corners does not matter
+    assert block_ratio(lb.polygon, la.polygon[::-1]) == 1.25
+
+
+def test_a_box_stubbier_than_the_pictures_tiles_read_from_turned_alike_halves_is_unknown():
+    """A 2-5 | 1-5 block of tiles of aspect 2.8 boxed across read 5-5 (composed turtleflyer
+    tables; the second model's box too): an outline of aspect 1.65 among tiles of aspect 2.6
+    is a box across two flush tiles, so its face is not taken; faces with a 2 or a 6 half, an
+    outline of the picture's shape, or a picture of too few other outlines: left alone."""
+    from vision.recognition.flush import MIN_PEERS, stubby_boxes
+
+    tiles = [read(f, 100 * k, 0, 100 * k + 20, 52) for k, f in
+             enumerate(("6-6", "3-5", "4-5", "1-1"))]
+    box = read("5-5", 500, 0, 522, 36.3)
+    out = stubby_boxes(tiles + [box])
+    assert [r.face for r in out] == ["6-6", "3-5", "4-5", "1-1", None]
+    assert out[-1].reads["disputed"] == "5-5" and "stubbier" in out[-1].reason
+    assert stubby_boxes(tiles + [read("2-5", 500, 0, 522, 36.3)])[-1].face == "2-5"
+    assert stubby_boxes(tiles + [read("5-5", 500, 0, 520, 50)])[-1].face == "5-5"
+    assert stubby_boxes(tiles[:MIN_PEERS - 1] + [box])[-1].face == "5-5"
+    # unknown outlines do not count as the picture's tiles
+    unread = [read(None, 100 * k, 100, 100 * k + 22, 136) for k in range(4)]
+    assert stubby_boxes(tiles[:MIN_PEERS - 1] + unread + [box])[-1].face == "5-5"

@@ -38,7 +38,7 @@ from vision.detections import TILE, TILE_BACK, Detections
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
-from vision.recognition.flush import flush_beside
+from vision.recognition.flush import cut_either_way, flush_beside, stubby_boxes
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
@@ -286,9 +286,13 @@ class RecognitionEngine:
         image is read once more: it adds tiles only where none was identified, and a tile it
         outlines otherwise (an outline across it) is made unknown
         (:func:`vision.recognition.fill.disputed_outlines`). Last, a tile with unread spots flush beside
-        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`). Both
-        abstentions are lifted where the seam check (:mod:`vision.recognition.seam`) shows the
-        seam between the tile and its flush neighbour along the tile's long side.
+        its long side is made unknown (:func:`vision.recognition.flush.flush_beside`), so are two
+        such tiles flush and level as a block a crosswise cut can give
+        (:func:`vision.recognition.flush.cut_either_way`, unless the other cut or the second
+        model confirms them) and such a tile whose outline is stubbier than the picture's tiles
+        (:func:`vision.recognition.flush.stubby_boxes`). The first three abstentions are lifted
+        where the seam check (:mod:`vision.recognition.seam`) shows the seam between the tile
+        and its flush neighbour along the tile's long side.
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
@@ -296,7 +300,7 @@ class RecognitionEngine:
         """
         longer = max(image.shape[:2])
         sizes = tuple(v for v in self.scales if v <= longer) or (None,)
-        per_scale, looks, first = [], [], None
+        per_scale, looks, first, second = [], [], None, []
 
         def seam(polygon: np.ndarray, beside: np.ndarray) -> bool:
             """The picture shows the seam between two flush outlines (float (4, 2) px) along
@@ -333,6 +337,13 @@ class RecognitionEngine:
             image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
                                             np.full(len(polys), TILE, np.int64)),
             use_cache=False)[0], seam)
+        # two flush, level tiles read from halves alike turned a quarter: either cut reads
+        # faces, so the pair stands only where the seam, the other cut or the second model
+        # confirms it (vision.recognition.flush.cut_either_way)
+        reads = cut_either_way(reads, second, seam)
+        # an outline stubbier than the picture's tiles, read from such halves: a box across
+        # a block of long tiles (vision.recognition.flush.stubby_boxes)
+        reads = stubby_boxes(reads)
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

@@ -23,8 +23,14 @@ spots (confidence >= :data:`SURE`, counted by the decoder's rule, on no read out
 tile surface lies there unread, flush against the tile's long side: the tile becomes unknown. It only ever removes a face; an unknown tile is never settled except
 by :mod:`vision.table.open_tile`, which guesses nothing.
 
-Public API: :func:`beside_outlines`, :func:`crosswise_alike`, :func:`flush_beside`,
-:data:`MIN_SPOTS`, :data:`SURE`, :data:`TURNED_ALIKE`.
+Two more rules for boxes cut across a block (:func:`cut_either_way`: two identified tiles
+flush and level as a block such a cut can give; :func:`stubby_boxes`: an outline stubbier than
+the picture's tiles), each only removing faces.
+
+Public API: :func:`beside_outlines`, :func:`block_ratio`, :func:`could_be_cut_across`,
+:func:`crosswise_alike`, :func:`cut_either_way`, :func:`flush_beside`, :func:`stubby_boxes`,
+:data:`CROSSWISE_RATIO_MAX`, :data:`MIN_PEERS`, :data:`MIN_SPOTS`, :data:`OUTLINE_JITTER`,
+:data:`STUBBY`, :data:`SURE`, :data:`TILE_ASPECT_MIN`, :data:`TURNED_ALIKE`.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from vision.recognition.decode import TileRead, _counted_spots
 from vision.geometry import crop_to_image, inside_fractions, order_polygon, points_in_polygon
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
-__all__ = ["beside_outlines", "crosswise_alike", "cut_either_way", "flush_beside", "MIN_SPOTS", "SURE",
-           "TURNED_ALIKE"]
+__all__ = ["beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
+           "cut_either_way", "flush_beside", "stubby_boxes", "CROSSWISE_RATIO_MAX", "MIN_PEERS",
+           "MIN_SPOTS", "OUTLINE_JITTER", "STUBBY", "SURE", "TILE_ASPECT_MIN", "TURNED_ALIKE"]
 
 #: A face shows at least two spots (1-1), so two spots of its own make a tile surface.
 MIN_SPOTS: int = 2
@@ -47,6 +54,33 @@ SURE: float = 0.5
 #: Halves that look the same turned a quarter (1: one spot; 3: a diagonal, turned the other
 #: diagonal; 4: a square; 5: a quincunx); a 2 or a 6 turned fails the half-shape rules.
 TURNED_ALIKE: frozenset[int] = frozenset({1, 3, 4, 5})
+#: The stubbiest tile of a drawn set, long side / short side: the project's renderer draws
+#: sets of 1.9-2.9 (:func:`vision.synth.draw.random_style`, chosen to cover the drawn sets).
+TILE_ASPECT_MIN: float = 1.9
+#: A detector's outline error as the project models it: every corner moved at random by
+#: N(0, 0.06 x the tile's width) (``scripts/eval_seam.py --jitter``).
+OUTLINE_JITTER: float = 0.06
+#: Largest block ratio (:func:`block_ratio`) of two flush outlines that a crosswise cut can
+#: give. Cut across, a block of two tiles w x a.w (aspect a) is boxed as two outlines
+#: a.w/2 wide and 2w long: their block ratio is 2 / a, at most 2 / TILE_ASPECT_MIN = 1.053.
+#: With :data:`OUTLINE_JITTER` on the eight corners the ratio spreads by 4.7 % (sd, Monte
+#: Carlo of 20 000 blocks): 1.053 x (1 + 2 x 0.047) = 1.15. Two boxes across a block of the
+#: stubbiest tiles (a = 1.9) measure above it in 2.8 % of blocks, of tiles of aspect 2 in
+#: 0.16 %, of 2.1 in 0.01 %; two tiles of aspect 2.43 laid flush (the project's rendered
+#: rounds, outlines exact) measure 1.18-1.23 and are left alone. Above it the two outlines are
+#: longer than a box across the set's tiles is but for outline error: they are the tiles as
+#: laid. Derived from the renderer's geometry only, never from ../shared.
+CROSSWISE_RATIO_MAX: float = 1.15
+#: An outline whose aspect is below this fraction of the picture's median tile aspect is not
+#: shaped like the picture's tiles: 0.79 is the 0.1 % quantile of one outline's aspect with
+#: :data:`OUTLINE_JITTER` (sd 6.7 %, Monte Carlo), times cos 25 deg = 0.906 for the camera's
+#: tilt (the renderer's table tilt, at most 25 deg, foreshortens one tile more than
+#: another). A box cut across a block of tiles of aspect a has aspect 4 / a: 4 / a^2 of the
+#: tiles' -- below 0.72 for a >= 2.36 (for stubbier tiles the block is near square and
+#: :data:`CROSSWISE_RATIO_MAX` applies). Derived from geometry only, never from ../shared.
+STUBBY: float = 0.72
+#: A picture's median tile aspect is taken over at least this many other outlines.
+MIN_PEERS: int = 3
 
 
 def crosswise_alike(face: str | None) -> bool:
@@ -61,6 +95,74 @@ def crosswise_alike(face: str | None) -> bool:
     if not face:
         return False
     return all(int(v) in TURNED_ALIKE for v in face.split("-"))
+
+
+def _sides(polygon) -> tuple[float, float]:
+    """(width, length) of an outline (float (4, 2) px): the means of its short and of its
+    long opposite sides, px."""
+    p = order_polygon(np.asarray(polygon, np.float64)).astype(np.float64)
+    w = (np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[3] - p[2])) / 2
+    ln = (np.linalg.norm(p[2] - p[1]) + np.linalg.norm(p[0] - p[3])) / 2
+    return float(w), float(ln)
+
+
+def block_ratio(polygon, beside) -> float:
+    """The block two flush outlines (float (4, 2) px each) make, length over width: the mean
+    of their long sides over the sum of their short sides (1.0: a square block, as two tiles
+    of aspect 2 make; two tiles of aspect a: a / 2; two boxes cut across a block of tiles of
+    aspect a: 2 / a). Unitless float; inf for degenerate outlines."""
+    (wa, la), (wb, lb) = _sides(polygon), _sides(beside)
+    return (la + lb) / 2 / (wa + wb) if wa + wb > 0 else float("inf")
+
+
+def could_be_cut_across(polygon, beside) -> bool:
+    """True when two flush outlines could be the two boxes of a block of the set's tiles cut
+    across: :func:`block_ratio` at most :data:`CROSSWISE_RATIO_MAX`."""
+    return block_ratio(polygon, beside) <= CROSSWISE_RATIO_MAX
+
+
+def stubby_boxes(reads: Sequence[TileRead]) -> list[TileRead]:
+    """Identified tiles whose outline is too stubby for the picture's tiles, read from halves
+    that look alike turned a quarter, made unknown.
+
+    Why. Cut across, a block of two flush tiles of aspect a (long tiles: a >= 2.36) is boxed
+    as outlines of aspect 4 / a, stubbier than every tile of the picture (the set's tiles are
+    one shape); both halves such a box reads are one half of each tile, so where they look
+    alike turned a quarter (:func:`crosswise_alike`) it reads a face of the set that neither
+    tile has (composed turtleflyer tables: a 2-5 | 1-5 block of tiles of aspect 2.8 boxed
+    across read 5-5, the second model's box too, the other box unread a little apart). An
+    identified outline whose aspect (long side / short side) is below :data:`STUBBY` x the
+    median aspect of the picture's other outlines (identified tiles and backs, at least
+    :data:`MIN_PEERS`) becomes unknown, the face kept in ``reads["disputed"]`` (never reported
+    as its face). Why this cannot settle wrongly: it only ever removes faces.
+
+    Args:
+        reads: a still reading (image px polygons, float (4, 2)).
+
+    Returns:
+        ``reads`` in the same order, such tiles ``as_unknown`` with the reason.
+    """
+    reads = list(reads)
+    shaped = [k for k, r in enumerate(reads) if r.state != "unknown"]
+    if len(shaped) < MIN_PEERS + 1:
+        return reads
+    aspect = {}
+    for k in shaped:
+        w, ln = _sides(reads[k].polygon)
+        aspect[k] = ln / w if w > 0 else float("inf")
+    for k in shaped:
+        r = reads[k]
+        if r.state != "face_up" or not crosswise_alike(r.face):
+            continue
+        peers = np.median([aspect[m] for m in shaped if m != k])
+        if aspect[k] < STUBBY * peers:
+            was = r.face
+            reads[k] = r.as_unknown(
+                f"outline stubbier than the picture's tiles (aspect {aspect[k]:.2f} against "
+                f"{peers:.2f}), halves that look alike turned a quarter (read {was}): a box "
+                "across two flush tiles")
+            reads[k].reads["disputed"] = was
+    return reads
 
 
 def beside_outlines(polygon) -> np.ndarray:
@@ -166,10 +268,13 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     """Two identified tiles lying flush and level as one square block, both faces read from
     halves that look alike turned a quarter, made unknown unless something shows the cut.
 
-    Not applied by :class:`vision.recognition.engine.RecognitionEngine` yet: on the project's
-    own rendered rounds (hands flush, the seam check unsure, the second model not reading the
-    same outlines) it left seats unsettled that settle without it; it is kept, tested, to be
-    narrowed and measured before it is wired in.
+    Only blocks a crosswise cut can give are in doubt (:func:`could_be_cut_across`): cut
+    across, a block of two tiles of aspect a is boxed as two outlines whose block ratio
+    (:func:`block_ratio`) is 2 / a, at most 1.053 for the set's tiles (a >= 1.9); two outlines
+    making a longer block (above :data:`CROSSWISE_RATIO_MAX`, outline error allowed for) are
+    the tiles as laid. Without that, every flush hand of two such faces of long tiles (the
+    project's rendered rounds, tiles of aspect 2.4-2.9, where the seam check is unsure and
+    there is no second model) was left unknown, and their seats unsettled.
 
     Why. The two outlines cover the block's four halves. If the tile model cut the block
     crosswise, *both* boxes are read -- each from one half of each tile -- and nothing
@@ -192,12 +297,14 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     seam shows the cut. (:func:`flush_beside` asks for sure spots there; on small tiles the
     spots may not be sure.)
 
-    Otherwise both tiles become unknown; the face each read is kept in ``reads["disputed"]``
+    Otherwise both tiles become unknown (a box across a block of long tiles is stubbier than
+    the picture's tiles: :func:`stubby_boxes`); the face each read is kept in ``reads["disputed"]``
     (never reported as its face) so that :func:`vision.table.open_tile.block_fills` can still
     settle the seat where *every* cut of the block gives it the same result. Why this cannot
     settle wrongly: it only ever removes faces; a face is kept only where one of the three
-    conditions above holds, and the third rests on two models' reads, the way every other face
-    rests on the tile model.
+    conditions above holds (the third rests on two models' reads, the way every other face
+    rests on the tile model) or where the outlines are longer than any box across the set's
+    tiles -- and there it keeps exactly what the engine kept without this rule.
 
     Args:
         reads: the still reading (image px polygons, float (4, 2)).
@@ -246,6 +353,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
         beside_unread = polygon_iou_matrix(beside, up).reshape(len(alike), 2, len(unread))
         for i in range(len(alike)):
             for m in np.flatnonzero(beside_unread[i].max(0) >= SAME_TILE_IOU):
+                if not could_be_cut_across(reads[alike[i]].polygon, unread[m].polygon):
+                    continue  # longer than a box across the set's tiles: the tiles as laid
                 if seam is None or not seam(np.asarray(reads[alike[i]].polygon),
                                             np.asarray(unread[m].polygon)):
                     doubt[alike[i]] = "tile not read"
@@ -255,6 +364,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
             if max(flush[i, j], flush[j, i]) < SAME_TILE_IOU:
                 continue
             a, b = reads[alike[i]], reads[alike[j]]
+            if not could_be_cut_across(a.polygon, b.polygon):
+                continue  # longer than a box across the set's tiles: the tiles as laid
             if same_either_way(a.face, b.face):
                 continue
             if confirmed(i) and confirmed(j):
