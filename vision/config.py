@@ -166,9 +166,12 @@ class GateConfig:
     # Outside the crop the gate saw no change against the picture the kept detections were
     # made of, so the merged detections are those of a whole-frame pass (tests/test_region.py).
     region_detect: StrictBool = True
-    # model time grows with the input's area plus a fixed cost per call: above about a third
-    # of the frame a region saves little (measured in docs/configuration.md)
-    region_max_area: float = 0.35
+    # The tile model's time is a fixed cost per call (about 0.4 of a whole 1080p pass, measured
+    # with OpenVINO on 1 thread: a crop of 9-16% of the frame) plus a part growing with the
+    # input's area (24%: 0.48, 43%: 0.59, 62-93%: 0.7-0.86): up to half the frame a region
+    # still saves about 40% of a pass; beyond, little, and a whole pass renews the whole
+    # reference (docs/configuration.md)
+    region_max_area: float = 0.5
 
     def __post_init__(self) -> None:
         _check(float(self.motion_threshold) >= 0,
