@@ -14,7 +14,9 @@ from vision.detections import TILE, Detections
 from vision.recognition.detect import ModelInfo
 from vision.recognition.engine import Detectors, RecognitionEngine
 from vision.recognition.gate import MotionGate
-from vision.recognition.region import RegionPlan, merge_region, plan_region, tile_length
+from vision.recognition.detect import letterbox
+from vision.recognition.region import (RegionPlan, cut, full_pass_grid, merge_region, plan_region,
+                                      tile_length)
 
 ROOT = Path(__file__).resolve().parents[1]
 H, W = 1080, 1920
@@ -82,6 +84,27 @@ def test_the_region_is_the_change_grown_by_a_tile_at_the_full_pass_scale():
     # at the frame's edge the crop is shifted inside it, same size
     edge = plan_region((0.0, 0.0, 60.0, 60.0), prev, (H, W, 3), GAIN, 32, 0.35)
     assert edge.crop[:2] == (0, 0) and edge.crop[2] * GAIN % 32 == 0
+
+
+def test_the_crop_s_input_is_the_whole_frame_pass_s_input_there():
+    """Same scale, same pixels, same stride grid -- also at the frame's edge, where the crop
+    reaches onto the pass's padding."""
+    rng = np.random.default_rng(0)
+    frame = rng.integers(0, 255, (H, W, 3), dtype=np.uint8)
+    whole, lb = letterbox(frame, (640, 640), auto=True)
+    gain, canvas = full_pass_grid(frame.shape, (640, 640), 32)
+    assert whole.shape[:2] == (384, 640) and canvas == (0.0, -36.0, 1920.0, 1116.0)
+    assert (lb.gain_x, lb.pad_y) == (gain, 12)
+    prev = _boxes([[900, 500, 950, 600]])
+    for changed in [(880.0, 420.0, 1000.0, 540.0), (0.0, 0.0, 60.0, 60.0),
+                    (1800.0, 1000.0, 1920.0, 1080.0)]:
+        plan = plan_region(changed, prev, frame.shape, gain, 32, 0.5, canvas)
+        x0, y0, x1, y1 = plan.crop
+        got, lbc = letterbox(cut(frame, plan), (plan.imgsz, plan.imgsz), auto=True)
+        assert (lbc.pad_x, lbc.pad_y) == (0, 0) and lbc.gain_x == gain
+        r0, c0 = round((y0 - canvas[1]) * gain), round((x0 - canvas[0]) * gain)
+        assert r0 % 32 == 0 and c0 % 32 == 0  # on the pass's stride grid
+        assert np.array_equal(got, whole[r0:r0 + got.shape[0], c0:c0 + got.shape[1]])
 
 
 def test_the_merge_keeps_the_old_outside_the_core_and_the_crop_s_inside_it():

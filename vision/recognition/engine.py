@@ -45,7 +45,7 @@ from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
 from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
-from vision.recognition.region import RegionPlan, merge_region, plan_region
+from vision.recognition.region import RegionPlan, cut, full_pass_grid, merge_region, plan_region
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
 from vision.recognition.seam import block_of, seam_cut
 from vision.recognition.spot_colours import recolour_unknowns
@@ -378,9 +378,8 @@ class RecognitionEngine:
             self._last_dets = self.detect(image)
             self.gate.ran()
         else:
-            x0, y0, x1, y1 = plan.crop
-            found = self.detect(np.ascontiguousarray(image[y0:y1, x0:x1]), plan.imgsz)
-            off = np.array([x0, y0], np.float32)
+            found = self.detect(cut(image, plan), plan.imgsz)
+            off = np.array(plan.crop[:2], np.float32)
             found = Detections(found.xyxy + np.tile(off, 2), found.confidence, found.class_id,
                                found.polygon + off)
             self._last_dets = merge_region(self._last_dets, found, plan, image.shape)
@@ -406,10 +405,9 @@ class RecognitionEngine:
         changed = self.gate.changed_box(decision.blocks)
         if changed is None:
             return None
-        (h_in, w_in), (H, W) = info.imgsz, image.shape[:2]
-        gain = min(h_in / H, w_in / W)  # the full-frame pass's letterbox gain
+        gain, canvas = full_pass_grid(image.shape, info.imgsz, int(info.stride))
         return plan_region(changed, self._last_dets, image.shape, gain, int(info.stride),
-                           float(cfg.region_max_area))
+                           float(cfg.region_max_area), canvas)
 
     def decode(self, image: np.ndarray, dets: Detections, use_cache: bool = True
                ) -> tuple[list[TileRead], int]:
