@@ -75,7 +75,10 @@ class Detectors:
 
     Attributes:
         tile: ``detect(image uint8 (H, W, 3) BGR, imgsz: int | None = None) -> Detections``
-            (image px; ``imgsz`` the input size, None: the model's own).
+            (image px; ``imgsz`` the input size, None: the model's own). Video frames are
+            re-detected on regions (``GateConfig.region_detect``) only when it has an ``info``
+            (:class:`vision.recognition.detect.ModelInfo`) of a dynamic-input model; else
+            always whole.
         pip: ``detect_batch(crops: list of uint8 (96, 192, 3)) -> list[Detections]`` (crop px).
         second: the second tile model (same interface as ``tile``), or None: none (as when
             ``tiles_touch.*`` is not in the models folder).
