@@ -109,6 +109,7 @@ def main(argv=None) -> int:
         "cpu_s": round(cpu, 2),
         "ms_per_frame": summary.get("ms_per_frame"),
         "detector_runs": summary.get("detector_runs"),
+        "region_runs": summary.get("region_runs"),
         "tiles_decoded": summary.get("tiles_decoded"),
         "rounds_settled": len(events),
         "process_changing": _stats(per_frame[:min(args.deal, n)]),
@@ -123,7 +124,7 @@ def main(argv=None) -> int:
     print(f"paigow run end to end: {res['fps_end_to_end']} fps ({res['wall_s']} s wall, "
           f"{res['cpu_s']} s CPU), "
           f"{res['rounds_settled']} round(s) settled, tile detector ran {res['detector_runs']} "
-          f"times, {res['tiles_decoded']} tile decodes")
+          f"times ({res['region_runs']} on a region), {res['tiles_decoded']} tile decodes")
     print("per stage, mean ms/frame: " + ", ".join(f"{k} {v}" for k, v in res["ms_per_frame"].items()))
     for k in ("process_changing", "process_still"):
         s = res[k]

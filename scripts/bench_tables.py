@@ -99,7 +99,8 @@ def _table_worker(video: str, models: str | None, backend: str, ready, start, ou
     s = session.run()
     out.put({"frames": s.get("frames"), "wall_s": time.perf_counter() - t0,
              "cpu_s": time.process_time() - c0,
-             "rounds": len(s.get("events") or []), "detector_runs": s.get("detector_runs")})
+             "rounds": len(s.get("events") or []), "detector_runs": s.get("detector_runs"),
+             "region_runs": s.get("region_runs")})
 
 
 def _cpu_s(pid: int) -> float:
@@ -147,6 +148,7 @@ def bench_tables(video: Path, models: str | None, max_workers: int, backend: str
             rows.append({"workers": k, "fps_per_table": [round(x, 2) for x in per],
                          "fps_total": round(sum(per), 2), "rounds": [r["rounds"] for r in res],
                          "detector_runs": res[0]["detector_runs"],
+                         "region_runs": res[0]["region_runs"],
                          "cpu_ms_per_frame": round(cpu_ms, 1),
                          "detector_cpu_share": round(svc_cpu * 1000 / max(frames, 1) / cpu_ms, 2)
                          if svc else None,

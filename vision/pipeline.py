@@ -348,6 +348,7 @@ class Pipeline:
             "fps_pipeline": round(self.frames / proc, 2) if proc > 0 else None,
             "tiles_decoded": self.decoded_total,
             "detector_runs": self.engine.detector_runs,
+            "region_runs": self.engine.region_runs,
             "tiles_seen": self.tiles_total,
         }
         if wall_s is not None:

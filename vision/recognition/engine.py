@@ -11,7 +11,9 @@ with the gate and identity-cache settings), never by what detectors it was given
   :mod:`vision.recognition.fill`), and last the flush-hand check
   (:mod:`vision.recognition.flush`).
 * ``ReadMode.VIDEO`` (a frame of a stream): the motion gate in front of the tile model
-  (:mod:`vision.recognition.gate`), one pass at the model's size, the identity cache in front of
+  (:mod:`vision.recognition.gate`), one pass at the model's size -- while the picture changes,
+  of only the part of the frame that moved (``region_detect``, :mod:`vision.recognition.region`)
+  --, the identity cache in front of
   the pip model (:mod:`vision.recognition.identity`), and -- with two or more ``scales`` --
   the vet: once the picture has been still for :data:`VET_AFTER_STILL` frames it is read once
   as a still picture, that reading stands for it until something moves, and faces it
@@ -43,6 +45,7 @@ from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
 from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
+from vision.recognition.region import RegionPlan, cut, full_pass_grid, merge_region, plan_region
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
 from vision.recognition.seam import block_of, seam_cut
 from vision.recognition.spot_colours import recolour_unknowns
@@ -72,7 +75,10 @@ class Detectors:
 
     Attributes:
         tile: ``detect(image uint8 (H, W, 3) BGR, imgsz: int | None = None) -> Detections``
-            (image px; ``imgsz`` the input size, None: the model's own).
+            (image px; ``imgsz`` the input size, None: the model's own). Video frames are
+            re-detected on regions (``GateConfig.region_detect``) only when it has an ``info``
+            (:class:`vision.recognition.detect.ModelInfo`) of a dynamic-input model; else
+            always whole.
         pip: ``detect_batch(crops: list of uint8 (96, 192, 3)) -> list[Detections]`` (crop px).
         second: the second tile model (same interface as ``tile``), or None: none (as when
             ``tiles_touch.*`` is not in the models folder).
@@ -206,6 +212,8 @@ class RecognitionEngine:
         self._still_reading: list[TileRead] | None = None
         self._last_dets: Detections | None = None
         self.detector_runs = 0
+        #: video: detector runs on a region of the frame (counted in detector_runs too)
+        self.region_runs = 0
         #: video frames answered by the standing fused still reading (no decode, no vet)
         self.still_reuses = 0
 
@@ -379,10 +387,41 @@ class RecognitionEngine:
         self._moved = decision.moved
         if not decision.detect and self._last_dets is not None:
             return self._last_dets, False, decision.stale
-        self._last_dets = self.detect(image)
-        self.gate.ran()
+        plan = self._region(image, decision)
+        if plan is None:
+            self._last_dets = self.detect(image)
+            self.gate.ran()
+        else:
+            found = self.detect(cut(image, plan), plan.imgsz)
+            off = np.array(plan.crop[:2], np.float32)
+            found = Detections(found.xyxy + np.tile(off, 2), found.confidence, found.class_id,
+                               found.polygon + off)
+            self._last_dets = merge_region(self._last_dets, found, plan, image.shape)
+            self.gate.ran(plan.core)
+            self.region_runs += 1
         self.detector_runs += 1
         return self._last_dets, True, False
+
+    def _region(self, image: np.ndarray, decision) -> RegionPlan | None:
+        """The region to re-detect instead of the whole frame (:mod:`vision.recognition.region`),
+        or None: the whole frame -- with ``region_detect`` off, on the first frame or without
+        previous detections, for the gate's periodic re-detection of a still picture (it
+        corrects whatever a region run left), when the tile model's input size is fixed or
+        unknown (a detector without ``info``, :class:`vision.recognition.detect.ModelInfo`),
+        or when the region is large (``region_max_area``)."""
+        cfg = self.gate.config
+        if not cfg.region_detect or not decision.moved or decision.blocks is None \
+                or self._last_dets is None or not len(self._last_dets):
+            return None
+        info = getattr(self.tile_detector, "info", None)
+        if info is None or not getattr(info, "dynamic_hw", False):
+            return None
+        changed = self.gate.changed_box(decision.blocks)
+        if changed is None:
+            return None
+        gain, canvas = full_pass_grid(image.shape, info.imgsz, int(info.stride))
+        return plan_region(changed, self._last_dets, image.shape, gain, int(info.stride),
+                           float(cfg.region_max_area), canvas)
 
     def decode(self, image: np.ndarray, dets: Detections, use_cache: bool = True
                ) -> tuple[list[TileRead], int]:

@@ -15,11 +15,17 @@ the reading was made of, and moves the gate once it does. While the picture keep
 detections but not counted by the round tracker, so stability (and settlement) rests only on
 frames the detector saw or that did not change.
 
+The decision names the blocks that moved (:attr:`GateDecision.blocks`, :meth:`MotionGate.changed_box`)
+so the engine can re-detect only that part of the frame (:mod:`vision.recognition.region`,
+``region_detect``); after such a run :meth:`MotionGate.ran` renews the reference only inside the
+re-detected core, so each block is always compared with the picture its detections were made of.
+
 :class:`MotionGate` holds no model: it decides, the caller detects (testable with plain arrays).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -46,11 +52,15 @@ class GateDecision:
             detections are drawn, the frame is not counted by the round tracker.
         moved: the picture changed since the reference frame (always True for the first
             frame and with the gate off); a periodic re-detection of a still picture is not.
+        blocks: bool (rows, columns) of :attr:`vision.config.GateConfig.blocks`: the blocks
+            whose mean difference from the reference exceeds ``motion_threshold``; None when
+            nothing was compared (first frame, gate off, after :meth:`MotionGate.reset`).
     """
 
     detect: bool
     stale: bool = False
     moved: bool = True
+    blocks: np.ndarray | None = None
 
 
 class MotionGate:
@@ -67,6 +77,7 @@ class MotionGate:
         self._frame = 0
         self._current = 0
         self._thumb: np.ndarray | None = None
+        self._shape: tuple[int, int] = (0, 0)  # (H, W) of the frame just decided
         #: the caller holds a reading of the reference picture (module docstring): no periodic
         #: re-detection of a still picture while True; motion still moves the gate
         self.holding = False
@@ -77,6 +88,7 @@ class MotionGate:
         self._thumb = None
         frame, self._frame = self._frame, self._frame + 1
         self._current = frame
+        self._shape = (int(image.shape[0]), int(image.shape[1]))
         if cfg.motion_threshold <= 0:
             return GateDecision(True)
         thumb = self._thumb = thumbnail(image, cfg.thumb_size)
@@ -84,18 +96,48 @@ class MotionGate:
             since = frame - self._last_frame
             (w, h), (bx, by) = cfg.thumb_size, cfg.blocks
             diff = np.abs(thumb - self._last_thumb).reshape(by, h // by, bx, w // bx)
-            moved = float(diff.mean((1, 3)).max()) > cfg.motion_threshold
+            fired = diff.mean((1, 3)) > cfg.motion_threshold
+            moved = bool(fired.any())
             if not moved and (since < cfg.redetect_every or self.holding):
-                return GateDecision(False, moved=False)
+                return GateDecision(False, moved=False, blocks=fired)
             if moved and since < cfg.motion_detect_every:
-                return GateDecision(False, stale=True)
-            return GateDecision(True, moved=moved)
+                return GateDecision(False, stale=True, blocks=fired)
+            return GateDecision(True, moved=moved, blocks=fired)
         return GateDecision(True)
 
-    def ran(self) -> None:
-        """The detector ran on the frame just decided: it becomes the reference."""
+    def changed_box(self, blocks: np.ndarray) -> tuple[float, float, float, float] | None:
+        """The bounding box ``(x0, y0, x1, y1)`` (frame px of the frame just decided, float) of
+        the ``True`` blocks of ``blocks`` (:attr:`GateDecision.blocks`); None when none fired."""
+        rows, cols = np.nonzero(np.asarray(blocks, bool))
+        if not len(rows):
+            return None
+        by, bx = blocks.shape
+        H, W = self._shape
+        return (cols.min() * W / bx, rows.min() * H / by,
+                (cols.max() + 1) * W / bx, (rows.max() + 1) * H / by)
+
+    def ran(self, core: tuple[float, float, float, float] | None = None) -> None:
+        """The detector ran on the frame just decided: it becomes the reference.
+
+        Args:
+            core: ``(x0, y0, x1, y1)`` frame px: only this part was re-detected (a region run,
+                :mod:`vision.recognition.region`): the reference is renewed only in the
+                thumbnail pixels wholly inside it (rounded inwards, so a pixel whose
+                detections were kept is never renewed); elsewhere it stays the picture the
+                kept detections were made of. None: the whole frame.
+        """
         if self._thumb is not None:
-            self._last_thumb = self._thumb
+            if core is None or self._last_thumb is None \
+                    or self._last_thumb.shape != self._thumb.shape:
+                self._last_thumb = self._thumb
+            else:
+                (w, h), (H, W) = self.config.thumb_size, self._shape
+                x0, x1 = math.ceil(core[0] * w / W - 1e-6), math.floor(core[2] * w / W + 1e-6)
+                y0, y1 = math.ceil(core[1] * h / H - 1e-6), math.floor(core[3] * h / H + 1e-6)
+                ref = self._last_thumb.copy()
+                if x1 > x0 and y1 > y0:
+                    ref[y0:y1, x0:x1] = self._thumb[y0:y1, x0:x1]
+                self._last_thumb = ref
         self._last_frame = self._current
 
     def reset(self) -> None:
