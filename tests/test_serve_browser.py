@@ -44,7 +44,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 RESULT_TEXT = {"win": "WIN", "lose": "LOSE", "push": "PUSH", "not_settled": "NOT SETTLED"}
 WAIT_MS = 20_000  # an upper bound for slow shared machines, not a speed assertion
 REPO = Path(__file__).resolve().parents[1]
-SEEDS = (1_000_201, 1_000_202)  # held-out range (most tiles read; unread ones: NOT SETTLED)
+# held-out range (most tiles read; unread ones: NOT SETTLED). 1_000_202 was here until the
+# flush-block rule (vision.recognition.flush.cut_either_way): at 960 x 540 three of its hands
+# are square flush blocks of halves alike turned a quarter, too small for the seam check, so
+# six of its tiles are unknown by design -- this test is about the page, not that rule
+SEEDS = (1_000_201, 1_000_204)
 
 DEAL_1 = {"dealer": ["6-6", "1-3", "4-5", "2-2"], "1": ["1-1", "5-6", "3-4", "2-6"],
           "2": ["1-2", "2-4", "3-3", "5-5"], "3": ["4-4", "1-6", "2-3", "3-6"]}
@@ -118,9 +122,12 @@ def _check_table(page, ev):
         row = page.locator(f'#positions-body tr[data-pos="{pos}"]')
         cells = row.locator("td")
         result = row.locator(".result").inner_text()
-        if p.get("high") is None:  # a position the models could not read: shown as such
+        if p.get("high") is None:  # a position with a tile not read: no hands shown
             assert cells.nth(1).locator(".tiles").inner_text() == "-", pos
-            assert result == RESULT_TEXT["not_settled"], pos
+            # not settled -- or settled all the same where every face the unread tile can
+            # have gives one result (vision.table.open_tile): the page shows what the event says
+            want = "not_settled" if pos == ev["banker_position"] else p.get("result")
+            assert result == RESULT_TEXT[want or "not_settled"], pos
             continue
         assert cells.nth(1).locator(".tiles").inner_text() == " ".join(p["high"]), pos
         assert cells.nth(2).locator(".tiles").inner_text() == " ".join(p["low"]), pos
