@@ -94,6 +94,8 @@ class RecognitionConfig:
         second_model: read a still image once more with the second tile model
             (``tiles_touch.*`` in the models folder, when there, or the one handed in) for the
             tiles the first leaves unread (:mod:`vision.recognition.fill`; default True).
+        refine: refit a still image's unknown outlines from the picture's face regions
+            (:mod:`vision.recognition.refine`; default True).
 
     These strategies are the same whatever detectors the engine runs on
     (:class:`vision.recognition.engine.RecognitionEngine`).
@@ -108,11 +110,14 @@ class RecognitionConfig:
     scales: tuple[int, ...] | None = None
     zoom: StrictBool = True
     second_model: StrictBool = True
+    refine: StrictBool = True
 
     def __post_init__(self) -> None:
         _check(isinstance(self.zoom, bool), f"zoom must be true or false, got {self.zoom!r}")
         _check(isinstance(self.second_model, bool),
                f"second_model must be true or false, got {self.second_model!r}")
+        _check(isinstance(self.refine, bool),
+               f"refine must be true or false, got {self.refine!r}")
         if self.scales is not None:
             sizes = tuple(int(v) for v in self.scales)
             _check(all(v >= 32 and v % 32 == 0 for v in sizes),

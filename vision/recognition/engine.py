@@ -8,7 +8,8 @@ with the gate and identity-cache settings), never by what detectors it was given
   ``scales`` with the reads fused (:mod:`vision.recognition.scales`; one size: a single pass),
   a magnified second look at the tiles left unknown (``zoom``, :mod:`vision.recognition.zoom`),
   the second tile model for the tiles the first leaves unread (``second_model``,
-  :mod:`vision.recognition.fill`), and last the flush-hand check
+  :mod:`vision.recognition.fill`), the unknown outlines refitted to the picture
+  (``refine``, :mod:`vision.recognition.refine`), and last the flush-hand check
   (:mod:`vision.recognition.flush`).
 * ``ReadMode.VIDEO`` (a frame of a stream): the motion gate in front of the tile model
   (:mod:`vision.recognition.gate`), one pass at the model's size -- while the picture changes,
@@ -45,6 +46,7 @@ from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
 from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
+from vision.recognition.refine import refine_unknowns
 from vision.recognition.region import RegionPlan, cut, full_pass_grid, merge_region, plan_region
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
 from vision.recognition.seam import block_of, seam_cut
@@ -298,7 +300,10 @@ class RecognitionEngine:
         such tiles flush and level as a block a crosswise cut can give
         (:func:`vision.recognition.flush.cut_either_way`, unless the other cut or the second
         model confirms them) and such a tile whose outline is stubbier than the picture's tiles
-        (:func:`vision.recognition.flush.stubby_boxes`). The first three abstentions are lifted
+        (:func:`vision.recognition.flush.stubby_boxes`). Before those checks, the outlines
+        still unknown are refitted to the picture's face regions (``refine``,
+        :mod:`vision.recognition.refine`: a two-tile block split where exactly one cut
+        reads). The first three abstentions are lifted
         where the seam check (:mod:`vision.recognition.seam`) shows the seam between the tile
         and its flush neighbour along the tile's long side.
 
@@ -339,6 +344,15 @@ class RecognitionEngine:
             second = resolve_overlapping_reads(second)
             reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second,
                                       seam)
+        if self.config.refine and self.scales and any(r.state == "unknown" for r in reads):
+            # unknown outlines refitted to the picture's face regions; a two-tile block is
+            # split only where exactly one cut reads (vision.recognition.refine); the refined
+            # tiles meet the flush guards below like any other
+            reads = resolve_overlapping_reads(refine_unknowns(
+                reads, image, lambda polys, conf: self.decode(
+                    image, Detections.from_polygons(polys, np.full(len(polys), conf, np.float32),
+                                                    np.full(len(polys), TILE, np.int64)),
+                    use_cache=False)[0]))
         # a face read from one cut of a flush square whose other half is unread is a guess,
         # unless the seam shows the tile's outline is a tile's
         reads = flush_beside(reads, image.shape, lambda polys: self.decode(

@@ -1,0 +1,143 @@
+"""Outline refinement of a still picture's unknown tiles (vision.recognition.refine, issue 20).
+
+Why it cannot give a wrong face: it names no face itself -- the decoder does, on an outline
+fitted to the picture's face region -- and a two-tile block is split only where exactly one cut
+reads both tiles and one of the two faces has a 2 or 6 half (a box cut across two tiles cannot
+read such a half); a refined outline on an identified tile of another face is dropped. These
+tests hold each of those abstentions on a drawn block and a stand-in decoder.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.config import RecognitionConfig
+from vision.geometry import polygon_iou_matrix
+from vision.recognition.decode import TileRead
+from vision.recognition.refine import (accept_cut, block_cuts, face_rectangle, refine_unknowns,
+                                       tile_shaped)
+from scoring.errors import InputError
+
+FELT = (40, 120, 40)
+
+
+def box(x1, y1, x2, y2):
+    return np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+
+
+def read(face, poly, state=None):
+    st = state or ("face_up" if face else "unknown")
+    return TileRead(face, st, 0.9, poly, np.r_[poly.min(0), poly.max(0)],
+                    reason=None if st == "face_up" else "test")
+
+
+def picture():
+    """Green felt 400 x 400 with two black tiles 50 x 100 apart (identified elsewhere) and a
+    block of two black tiles flush at x 200-300, y 200-300 (white spots)."""
+    img = np.zeros((400, 400, 3), np.uint8)
+    img[:] = FELT
+    for x1, y1, x2, y2 in ((20, 20, 70, 120), (80, 20, 130, 120), (200, 200, 300, 300)):
+        cv2.rectangle(img, (x1, y1), (x2 - 1, y2 - 1), (10, 10, 10), -1)
+    for cx, cy in ((215, 220), (235, 280), (265, 230), (285, 270)):
+        cv2.circle(img, (cx, cy), 4, (250, 250, 250), -1)
+    return img
+
+
+KNOWN = [read("2-2", box(20, 20, 70, 120)), read("6-6", box(80, 20, 130, 120))]
+LEFT, RIGHT = box(200, 200, 250, 300), box(250, 200, 300, 300)  # the block's tiles, lengthwise
+TOP, BOTTOM = box(200, 200, 300, 250), box(200, 250, 300, 300)  # cut across
+
+
+def decoder(truth):
+    """A stand-in for the engine's decoder: an outline on one of ``truth``'s polygons (IoU >=
+    0.8) reads its face, any other outline is unknown."""
+    polys = [p for p, _ in truth]
+
+    def run(q, conf):
+        iou = polygon_iou_matrix(np.asarray(q, np.float32), np.stack(polys))
+        return [read(truth[int(np.argmax(v))][1] if v.max() >= 0.8 else None, p)
+                for p, v in zip(q, iou)]
+    return run
+
+
+def test_face_rectangle_is_the_block_under_a_crosswise_box():
+    rect = face_rectangle(picture(), TOP, 100.0)
+    assert rect is not None
+    assert polygon_iou_matrix(rect[None], box(200, 200, 300, 300)[None])[0, 0] > 0.95
+
+
+def test_a_region_cut_by_the_window_is_not_whole():
+    img = np.zeros((400, 400, 3), np.uint8)
+    img[:] = FELT
+    cv2.rectangle(img, (0, 150), (399, 249), (10, 10, 10), -1)  # a dark band across it all
+    # the window (150 px around the centre) ends inside the picture: the band is cut
+    assert face_rectangle(img, box(175, 150, 225, 250), 50.0) is None
+
+
+def test_block_cuts_halve_the_block_both_ways():
+    c0, c1 = block_cuts(box(200, 200, 300, 300))
+    got = sorted(tuple(np.round(p.mean(0))) for p in np.concatenate([c0, c1]))
+    assert got == [(225.0, 250.0), (250.0, 225.0), (250.0, 275.0), (275.0, 250.0)]
+
+
+def test_tile_shaped_wants_the_pictures_size_and_aspect():
+    assert tile_shaped(LEFT, 100.0, 2.0)
+    assert not tile_shaped(box(200, 200, 300, 300), 100.0, 2.0)  # a square block
+    assert not tile_shaped(box(0, 0, 25, 50), 100.0, 2.0)        # a quarter-size box
+
+
+def test_accept_cut_rules():
+    a, b = read("2-6", LEFT), read("4-5", RIGHT)
+    assert accept_cut([a, b], [read(None, TOP), read("1-3", BOTTOM)])
+    assert accept_cut([a])
+    # a read missing
+    assert not accept_cut([a, read(None, RIGHT)], [])
+    # the other cut reads too: unsure which way the block lies
+    assert not accept_cut([a, b], [read("1-3", TOP), read("4-5", BOTTOM)])
+    # both faces of halves alike turned a quarter: could be boxes cut across
+    assert not accept_cut([read("1-3", LEFT), read("4-5", RIGHT)], [read(None, TOP)])
+
+
+def test_refine_splits_a_block_where_exactly_one_cut_reads():
+    seed = read(None, TOP)
+    out = refine_unknowns(KNOWN + [seed], picture(), decoder([(LEFT, "2-6"), (RIGHT, "4-5")]))
+    faces = sorted(r.face for r in out if r.face)
+    assert faces == ["2-2", "2-6", "4-5", "6-6"]
+    assert not any(r.state == "unknown" for r in out)  # the crosswise box is replaced
+
+
+def test_refine_abstains_where_either_cut_reads_or_faces_are_alike_turned():
+    seed = read(None, TOP)
+    both = decoder([(LEFT, "2-6"), (RIGHT, "4-5"), (TOP, "3-4"), (BOTTOM, "1-5")])
+    out = refine_unknowns(KNOWN + [seed], picture(), both)
+    assert [r.face for r in out] == ["2-2", "6-6", None]
+    alike = decoder([(LEFT, "1-3"), (RIGHT, "4-5")])
+    out = refine_unknowns(KNOWN + [seed], picture(), alike)
+    assert [r.face for r in out] == ["2-2", "6-6", None]
+
+
+def test_refine_never_contradicts_an_identified_tile():
+    seed = read(None, TOP)
+    dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
+    # an identified read of another face on one of the tiles: nothing taken
+    other = read("5-5", RIGHT)
+    out = refine_unknowns(KNOWN + [other, seed], picture(), dec)
+    assert sorted(r.face for r in out if r.face) == ["2-2", "5-5", "6-6"]
+    # the same face there: it stays, the other tile is added
+    same = read("4-5", RIGHT)
+    out = refine_unknowns(KNOWN + [same, seed], picture(), dec)
+    assert sorted(r.face for r in out if r.face) == ["2-2", "2-6", "4-5", "6-6"]
+
+
+def test_refine_needs_identified_tiles_for_the_size():
+    seed = read(None, TOP)
+    out = refine_unknowns([seed], picture(), decoder([(LEFT, "2-6"), (RIGHT, "4-5")]))
+    assert [r.face for r in out] == [None]
+
+
+def test_refine_is_a_bool_setting():
+    assert RecognitionConfig().refine is True
+    with pytest.raises(InputError):
+        RecognitionConfig(refine="yes")

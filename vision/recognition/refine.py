@@ -1,0 +1,263 @@
+"""Outline refinement of a still picture's unknown tiles: the tile face's rectangle fitted from
+the picture, a two-tile block split where exactly one cut reads (issue 20).
+
+Why. Where hands lie flush and level, edge to edge, two tiles side by side form one block of
+the face colour (a square for tiles of aspect 2). The tile model often boxes such a block
+crosswise -- one half of each tile -- or a third of a tile off; the decoder then rejects the
+box (wrong spot layout for a tile: unknown, ``scripts/eval_scenes.py`` class ``outline_off``),
+and the tiles themselves stay unread though the picture shows them plainly.
+
+How (:func:`refine_unknowns`). For each unknown face-up outline (the surest
+:data:`vision.recognition.zoom.ZOOM_MAX_TILES`), in a window of :data:`WINDOW` local tile
+lengths around it (the median long side of the identified tiles nearest to it,
+:func:`vision.recognition.zoom._local_tile_length`), the pixels are split by Otsu's threshold on
+their brightness (HSV value) into two classes; the face's class is the one most of the
+outline's pixels fall in (spots are a minority of a face). The connected region of that class
+overlapping the outline most is the face region; a region touching the window's edge is not
+whole and is left alone. Its minimum-area rectangle (``cv2.minAreaRect``) is either
+
+* one tile (:func:`tile_shaped`: its long side within
+  :data:`vision.recognition.zoom.SIZE_TOLERANCE` of the local tile length, its aspect within
+  :data:`vision.recognition.flush.STUBBY` of the picture's tile aspect): one outline; or
+* a block of two: each of its two middle cuts gives two outlines (:func:`block_cuts`); a cut
+  counts only where both its outlines are tile-shaped.
+
+Each candidate outline is decoded by the engine's decoder (every guard of
+:mod:`vision.recognition.decode`: shapes, the two agreeing reads). A candidate is taken
+(:func:`accept_cut`) only where:
+
+1. every outline of it is identified (one tile: the one; a block: both);
+2. a block: the *other* cut does not read both its outlines (either cut reading: unsure which
+   way the block lies -- the seam does not show on flush dark faces, :mod:`vision.recognition.seam`);
+3. a block: at least one of the two faces is not :func:`vision.recognition.flush.crosswise_alike`
+   (a face with a 2 or 6 half cannot be read from a box cut across two tiles: that half turned
+   a quarter fails the decoder's half shapes);
+4. no outline lies on an identified tile of the reading (more than :data:`OVERLAP` of its area)
+   unless it is that tile (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with
+   the same face -- then that read stays and only the new tile is added.
+
+The unknown outlines lying mostly on the taken outlines (at least
+:data:`vision.recognition.overlaps.COVERED_UNKNOWN` of their area) are replaced by them; other
+overlaps are left to :func:`vision.recognition.overlaps.resolve_overlapping_reads`.
+
+Why it cannot give a wrong face on its own: it never names a face -- the decoder does, on an
+outline the picture's own face region gives, with every check it always makes. The one new way
+to be wrong is the wrong cut of a square block: a box across the halves of two tiles. Such a
+box reads a face only from halves that look alike turned a quarter (1, 3, 4, 5), so rule 3
+leaves a block whose faces could both come from such boxes unread; and rule 2 leaves a block
+unread wherever the other cut reads too. A wrong face would need both the true cut to fail to
+read *and* the wrong cut to read two faces, one with a 2 or 6 half made from turned halves
+(a spot lost or added as well). The refined tiles then meet every later guard of the still
+reading (:func:`vision.recognition.flush.flush_beside`,
+:func:`vision.recognition.flush.cut_either_way`, :func:`vision.recognition.flush.stubby_boxes`,
+:func:`vision.recognition.overlaps.resolve_overlapping_reads`). Every threshold is geometry or an
+existing constant; none comes from ../shared.
+
+Public API: :func:`refine_unknowns`, :func:`face_rectangle`, :func:`block_cuts`,
+:func:`tile_shaped`, :func:`accept_cut`, :data:`WINDOW`, :data:`OVERLAP`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import cv2
+import numpy as np
+
+from vision.geometry import order_polygon, polygon_intersections, polygon_iou_matrix, side_pairs
+from vision.recognition.decode import TileRead
+from vision.recognition.flush import OUTLINE_JITTER, STUBBY, crosswise_alike
+from vision.recognition.overlaps import COVERED_UNKNOWN
+from vision.recognition.scales import SAME_TILE_IOU
+from vision.recognition.zoom import SIZE_NEIGHBOURS, SIZE_TOLERANCE, ZOOM_MAX_TILES
+
+__all__ = ["refine_unknowns", "face_rectangle", "block_cuts", "tile_shaped", "accept_cut",
+           "WINDOW", "OVERLAP"]
+
+#: Window side around an unknown outline, in local tile lengths: a block of two tiles (one
+#: tile length square) holding the outline's centre lies within sqrt(2) = 1.41 lengths of
+#: it, inside a window of 3 (1.5 each way).
+WINDOW: float = 3.0
+#: A refined outline lying on an identified tile by more than this fraction of its area is not
+#: beside it: two outlines each up to OUTLINE_JITTER of a width off overlap by at most about
+#: twice that.
+OVERLAP: float = 2 * OUTLINE_JITTER
+
+
+def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
+                   window: float = WINDOW) -> np.ndarray | None:
+    """The minimum-area rectangle of the face region under an outline (module docstring).
+
+    Args:
+        image: uint8 (H, W, 3) BGR.
+        polygon: float (4, 2) px, the unknown outline.
+        length: the local tile length, px.
+        window: window side in tile lengths.
+
+    Returns:
+        float32 (4, 2) px corners in order around the rectangle, or None: no region, or one
+        touching the window's cut edge (not whole).
+    """
+    p = np.asarray(polygon, np.float64).reshape(4, 2)
+    h, w = image.shape[:2]
+    c = p.mean(0)
+    half = window * float(length) / 2
+    x0, y0 = int(max(np.floor(c[0] - half), 0)), int(max(np.floor(c[1] - half), 0))
+    x1, y1 = int(min(np.ceil(c[0] + half), w)), int(min(np.ceil(c[1] + half), h))
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return None
+    value = cv2.cvtColor(np.ascontiguousarray(image[y0:y1, x0:x1]), cv2.COLOR_BGR2HSV)[..., 2]
+    _, mask = cv2.threshold(value, 0, 1, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    inside = np.zeros_like(mask)
+    cv2.fillPoly(inside, [np.round(p - [x0, y0]).astype(np.int32)], 1)
+    if not inside.any():
+        return None
+    if mask[inside > 0].mean() < 0.5:  # the face is of the darker class
+        mask = 1 - mask
+    n, labels = cv2.connectedComponents(mask.astype(np.uint8))
+    counts = np.bincount(labels[(inside > 0) & (mask > 0)], minlength=n)
+    counts[0] = 0
+    if n < 2 or not counts.any():
+        return None
+    ys, xs = np.nonzero(labels == int(np.argmax(counts)))
+    touches = ((xs.min() == 0 and x0 > 0) or (ys.min() == 0 and y0 > 0)
+               or (xs.max() == x1 - x0 - 1 and x1 < w) or (ys.max() == y1 - y0 - 1 and y1 < h))
+    if touches or len(xs) < 16:
+        return None
+    rect = cv2.minAreaRect(np.stack([xs, ys], 1).astype(np.float32))
+    return (cv2.boxPoints(rect) + np.array([x0, y0], np.float32)).astype(np.float32)
+
+
+def block_cuts(rect: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two middle cuts of a rectangle: cut 0 through the midpoints of sides 0-1 and 2-3,
+    cut 1 through those of sides 1-2 and 3-0; each float32 (2, 4, 2) px, the two outlines in
+    the project's corner order (:func:`vision.geometry.order_polygon`)."""
+    q = np.asarray(rect, np.float32).reshape(4, 2)
+    out = []
+    for k in (0, 1):
+        r = np.roll(q, -k, 0)
+        m01, m23 = (r[0] + r[1]) / 2, (r[2] + r[3]) / 2
+        pieces = [np.stack([r[0], m01, m23, r[3]]), np.stack([m01, r[1], r[2], m23])]
+        out.append(np.stack([order_polygon(x) for x in pieces]).astype(np.float32))
+    return out[0], out[1]
+
+
+def tile_shaped(polygon: np.ndarray, length: float, aspect: float) -> bool:
+    """Whether an outline (float (4, 2) px) has the picture's tile size and shape: its long
+    side within [length / SIZE_TOLERANCE, length x SIZE_TOLERANCE] and its aspect (long over
+    short side) within [aspect x STUBBY, aspect / STUBBY]."""
+    a, b = sorted(side_pairs(np.asarray(polygon, np.float64)))
+    if a <= 0:
+        return False
+    return (length / SIZE_TOLERANCE <= b <= length * SIZE_TOLERANCE
+            and aspect * STUBBY <= b / a <= aspect / STUBBY)
+
+
+def accept_cut(cut: Sequence[TileRead], other: Sequence[TileRead] = ()) -> bool:
+    """Rules 1-3 of the module docstring for one candidate: every read identified; a block
+    (two reads): the other cut's reads not all identified, and a face not crosswise alike."""
+    if not cut or any(r.face is None for r in cut):
+        return False
+    if len(cut) == 1:
+        return True
+    if other and all(r.face is not None for r in other):
+        return False
+    return not all(crosswise_alike(r.face) for r in cut)
+
+
+def _local(r_centre: np.ndarray, known: Sequence[TileRead]) -> tuple[float, float]:
+    """(length, aspect): medians over the SIZE_NEIGHBOURS identified tiles nearest to a
+    point."""
+    centres = np.stack([q.centre for q in known])
+    near = np.argsort(np.linalg.norm(centres - r_centre, axis=1))[:SIZE_NEIGHBOURS]
+    sides = np.array([sorted(side_pairs(np.asarray(known[i].polygon, np.float64)))
+                      for i in near])
+    return float(np.median(sides[:, 1])), float(np.median(sides[:, 1] / np.maximum(sides[:, 0],
+                                                                                   1e-6)))
+
+
+def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
+                    decode: Callable[[np.ndarray, float], list[TileRead]],
+                    max_tiles: int = ZOOM_MAX_TILES) -> list[TileRead]:
+    """Refine the outlines of a still reading's unknown tiles from the picture (module
+    docstring).
+
+    Args:
+        reads: the still reading (image px), free of overlapping outlines.
+        image: uint8 (H, W, 3) BGR.
+        decode: ``decode(polygons float32 (n, 4, 2) px, tile confidence) -> n TileRead`` (the
+            engine's decoder, no cache).
+        max_tiles: at most this many unknown outlines are refined (the surest first).
+
+    Returns:
+        the reads with the refined tiles in place of the unknown outlines they cover (the rest
+        in order, the new reads appended); ``reads`` unchanged where nothing is taken.
+    """
+    reads = list(reads)
+    known = [r for r in reads if r.state == "face_up"]
+    if not known:
+        return reads
+    seeds = sorted((k for k, r in enumerate(reads) if r.state == "unknown"),
+                   key=lambda k: -float(reads[k].tile_confidence))[:max_tiles]
+    taken: list[TileRead] = []
+    done: list[np.ndarray] = []  # rectangles already tried
+    for k in seeds:
+        seed = reads[k]
+        if any(cv2.pointPolygonTest(d.reshape(-1, 1, 2), tuple(map(float, seed.centre)), False)
+               >= 0 for d in done):
+            continue
+        length, aspect = _local(seed.centre, known + taken)
+        rect = face_rectangle(image, seed.polygon, length)
+        if rect is None:
+            continue
+        done.append(rect)
+        if tile_shaped(rect, length, aspect):
+            options = [(decode(order_polygon(rect)[None].astype(np.float32),
+                               seed.tile_confidence), [])]
+        else:
+            cuts = block_cuts(rect)
+            if not all(tile_shaped(p, length, aspect) for p in cuts[0]) and \
+                    not all(tile_shaped(p, length, aspect) for p in cuts[1]):
+                continue
+            got = [decode(c, seed.tile_confidence) for c in cuts]
+            options = [(got[i], got[1 - i]) for i in (0, 1)
+                       if all(tile_shaped(p, length, aspect) for p in cuts[i])]
+        chosen = [c for c, other in options if accept_cut(c, other)]
+        if len(chosen) != 1:
+            continue
+        new = _agreeing(chosen[0], known + taken)
+        if new is not None:
+            taken.extend(new)
+    if not taken:
+        return reads
+    polys = np.stack([np.asarray(r.polygon, np.float32) for r in taken])
+    out = []
+    for r in reads:
+        if r.state == "unknown":
+            inter, area, _ = polygon_intersections(np.asarray(r.polygon, np.float32)[None], polys)
+            if area[0] > 0 and inter.sum() / area[0] >= COVERED_UNKNOWN:
+                continue  # an outline of the refined tiles, off (or across them)
+        out.append(r)
+    return out + taken
+
+
+def _agreeing(cut: Sequence[TileRead], known: Sequence[TileRead]) -> list[TileRead] | None:
+    """Rule 4: the reads of ``cut`` new to ``known`` (identified reads), or None where one lies
+    on an identified tile it is not (or names another face than the tile it is)."""
+    polys = np.stack([np.asarray(r.polygon, np.float32) for r in cut])
+    kp = np.stack([np.asarray(r.polygon, np.float32) for r in known])
+    iou = polygon_iou_matrix(polys, kp)
+    inter, area, _ = polygon_intersections(polys, kp)
+    new = []
+    for i, r in enumerate(cut):
+        same = iou[i] >= SAME_TILE_IOU
+        if same.any():
+            if any(known[j].face != r.face for j in np.nonzero(same)[0]):
+                return None
+            if (inter[i][~same] > OVERLAP * area[i]).any():
+                return None
+            continue
+        if (inter[i] > OVERLAP * area[i]).any():
+            return None
+        new.append(r)
+    return new
