@@ -83,6 +83,13 @@ class Detections:
         return Detections(self.xyxy[index], self.confidence[index], self.class_id[index],
                           self.polygon[index])
 
+    def shifted(self, dx: float, dy: float) -> "Detections":
+        """The same detections moved by ``(dx, dy)`` px (a crop's detections in the whole
+        picture's pixels)."""
+        off = np.array([dx, dy], np.float32)
+        return Detections(self.xyxy + np.tile(off, 2), self.confidence, self.class_id,
+                          self.polygon + off)
+
     @classmethod
     def merge(cls, parts: list["Detections"]) -> "Detections":
         """Concatenate several Detections (same image)."""

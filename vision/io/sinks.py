@@ -166,8 +166,7 @@ class AnnotatedOutput(Sink):
     def _encode(self) -> None:
         """The encoder thread: writes queued frames in order until the None sentinel.
         OpenCV encodes without holding the GIL, so encoding runs beside the frame loop on a
-        2-core box (bench_run's annotated video: about 13 ms a 1080p frame, measured in the
-        note of issue 21). A failure is kept for the frame loop's next call (or close)."""
+        2-core box (docs/pit.md, session 12). A failure is kept for the frame loop's next call (or close)."""
         while True:
             image = self._queue.get()
             if image is None:

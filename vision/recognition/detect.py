@@ -74,7 +74,7 @@ __all__ = [
     "TileDetector",
     "PipDetector",
     "ModelInfo",
-    "letterbox",
+    "letterbox", "letterbox_geometry",
     "read_model_info",
     "DEFAULT_TILE_MODEL",
     "DEFAULT_PIP_MODEL",
@@ -100,6 +100,23 @@ class LetterboxInfo:
     shape: tuple[int, int]  # (h, w) of the letterboxed image
 
 
+def letterbox_geometry(shape: tuple[int, int], new_shape: tuple[int, int], *, auto: bool = False,
+                       stride: int = 32) -> tuple[float, tuple[int, int], tuple[int, int, int, int]]:
+    """Where :func:`letterbox` puts an image of ``shape`` ``(h, w)`` px: ``(gain, (unpad_w,
+    unpad_h), (left, top, right, bottom))`` -- the scale (input px per image px), the resized
+    image's size and the padding on each side, px (ultralytics ``LetterBox(center=True)``)."""
+    h, w = int(shape[0]), int(shape[1])
+    nh, nw = int(new_shape[0]), int(new_shape[1])
+    r = min(nh / h, nw / w)
+    unpad_w, unpad_h = max(round(w * r), 1), max(round(h * r), 1)
+    dw, dh = nw - unpad_w, nh - unpad_h
+    if auto:
+        dw, dh = dw % stride, dh % stride
+    dw, dh = dw / 2, dh / 2
+    pads = (round(dw - 0.1), round(dh - 0.1), round(dw + 0.1), round(dh + 0.1))
+    return r, (unpad_w, unpad_h), pads
+
+
 def letterbox(image: np.ndarray, new_shape: tuple[int, int], *, auto: bool = False,
               stride: int = 32, pad_value: int = 114) -> tuple[np.ndarray, LetterboxInfo]:
     """Resize keeping aspect ratio and pad, exactly as ultralytics ``LetterBox(center=True)``.
@@ -115,18 +132,11 @@ def letterbox(image: np.ndarray, new_shape: tuple[int, int], *, auto: bool = Fal
         ``(img, info)``: the letterboxed uint8 image and :class:`LetterboxInfo`.
     """
     h, w = image.shape[:2]
-    nh, nw = int(new_shape[0]), int(new_shape[1])
-    r = min(nh / h, nw / w)
-    unpad_w, unpad_h = max(round(w * r), 1), max(round(h * r), 1)
-    dw, dh = nw - unpad_w, nh - unpad_h
-    if auto:
-        dw, dh = dw % stride, dh % stride
-    dw, dh = dw / 2, dh / 2
+    _, (unpad_w, unpad_h), (left, top, right, bottom) = letterbox_geometry(
+        (h, w), new_shape, auto=auto, stride=stride)
     img = image
     if (w, h) != (unpad_w, unpad_h):
         img = cv2.resize(image, (unpad_w, unpad_h), interpolation=cv2.INTER_LINEAR)
-    top, bottom = round(dh - 0.1), round(dh + 0.1)
-    left, right = round(dw - 0.1), round(dw + 0.1)
     img = cv2.copyMakeBorder(img, top, bottom, left, right, cv2.BORDER_CONSTANT,
                              value=(pad_value,) * 3)
     return img, LetterboxInfo(unpad_w / w, unpad_h / h, left, top, img.shape[:2])

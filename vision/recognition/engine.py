@@ -380,9 +380,7 @@ class RecognitionEngine:
                 self.detector_runs += 1
                 if not len(d):
                     continue
-                off = np.array([x0, y0], np.float32)
-                d = Detections(d.xyxy + np.tile(off, 2), d.confidence, d.class_id,
-                               d.polygon + off)
+                d = d.shifted(x0, y0)
                 parts.append(d[inside_window(d.polygon, (x0, y0, x1, y1), image.shape)])
             dets = Detections.merge(parts)
             if len(dets):
@@ -406,10 +404,7 @@ class RecognitionEngine:
             self._last_dets = self.detect(image)
             self.gate.ran()
         else:
-            found = self.detect(cut(image, plan), plan.imgsz)
-            off = np.array(plan.crop[:2], np.float32)
-            found = Detections(found.xyxy + np.tile(off, 2), found.confidence, found.class_id,
-                               found.polygon + off)
+            found = self.detect(cut(image, plan), plan.imgsz).shifted(*plan.crop[:2])
             self._last_dets = merge_region(self._last_dets, found, plan, image.shape)
             self.gate.ran(plan.core)
             self.region_runs += 1

@@ -40,7 +40,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vision.recognition.decode import TileRead, _counted_spots
-from vision.geometry import crop_to_image, inside_fractions, order_polygon, points_in_polygon
+from vision.geometry import (crop_to_image, inside_fractions, order_polygon, points_in_polygon,
+                             side_pairs)
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
@@ -100,10 +101,8 @@ def crosswise_alike(face: str | None) -> bool:
 def _sides(polygon) -> tuple[float, float]:
     """(width, length) of an outline (float (4, 2) px): the means of its short and of its
     long opposite sides, px."""
-    p = order_polygon(np.asarray(polygon, np.float64)).astype(np.float64)
-    w = (np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[3] - p[2])) / 2
-    ln = (np.linalg.norm(p[2] - p[1]) + np.linalg.norm(p[0] - p[3])) / 2
-    return float(w), float(ln)
+    a, b = side_pairs(polygon)
+    return min(a, b), max(a, b)
 
 
 def block_ratio(polygon, beside) -> float:

@@ -1,8 +1,7 @@
 """A verified on-disk cache of OpenVINO's compiled models (docs/configuration.md, model cache).
 
-Compiling the three models for the CPU is most of a table worker's start (about a second
-each on a 2-core box; the note of issue 21 has the figures); importing a compiled model that
-an earlier start exported takes a fifth of that. A table re-placed on another Ray node, a
+Compiling the three models for the CPU is most of a table worker's start; importing a
+compiled model that an earlier start exported is several times faster (figures: docs/pit.md). A table re-placed on another Ray node, a
 restarted ``paigow run`` or ``paigow serve`` start that much sooner.
 
 Why not OpenVINO's own ``CACHE_DIR``: it imports whatever blob it finds under its key without
@@ -39,6 +38,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
+from vision.recognition.modelcheck import file_sha256
+
 __all__ = ["compile_cached", "cache_dir", "CACHE_ENV", "KEEP"]
 
 #: Environment variable: the cache folder, or ``off`` (also ``0``, ``no``, ``false``).
@@ -66,14 +67,6 @@ def _warn_once(what: str, detail: str) -> None:
         warnings.warn(f"model cache: {detail}", RuntimeWarning, stacklevel=3)
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _key(core, path: Path, config: Mapping[str, Any], threads: int) -> str:
     import openvino as ov
 
@@ -81,7 +74,8 @@ def _key(core, path: Path, config: Mapping[str, Any], threads: int) -> str:
         cpu = str(core.get_property("CPU", "FULL_DEVICE_NAME"))
     except Exception:  # noqa: BLE001 - a plugin without the property: the key still differs by path
         cpu = "?"
-    parts = {"model_sha256": _file_sha256(path), "openvino": ov.__version__, "cpu": cpu,
+    # the file's digest is the one the checksum check computed (modelcheck caches it)
+    parts = {"model_sha256": file_sha256(path), "openvino": ov.__version__, "cpu": cpu,
              "config": {str(k): str(v) for k, v in sorted(config.items())},
              "threads": int(threads)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]

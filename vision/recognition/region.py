@@ -27,9 +27,7 @@ renews its reference only inside the core, so a slow change there still adds up 
 gate). Every tile whose centre is in the core lies whole inside the crop (the margin is a tile
 length). They are not bit for bit a whole-frame pass's: the model's outline of a tile also
 depends on the picture beyond the crop (its receptive field and attention span the whole
-input), so on rendered rounds (seeds 1000901-1000903, 60 dealing frames) 92% of a whole-frame
-pass's boxes had a merged box at IoU > 0.8 and 98.5% at IoU > 0.5 (a whole-frame pass against
-the previous one, outside the change: 98% at 0.8). A face is decided from an outline as from any
+input; the agreement measured on rendered rounds is in docs/configuration.md). A face is decided from an outline as from any
 other (decode's checks of shape and spots, the vet, and the fused still reading, which never
 uses regions, stands for a still picture), so a different outline can leave a tile unknown, not
 name a wrong face: the same rounds settled with and without regions on five rendered rounds,
@@ -50,6 +48,7 @@ import cv2
 import numpy as np
 
 from vision.detections import Detections
+from vision.recognition.detect import letterbox_geometry
 from vision.recognition.overlaps import drop_straddlers
 
 __all__ = ["RegionPlan", "tile_length", "full_pass_grid", "plan_region", "cut", "merge_region",
@@ -109,14 +108,10 @@ def full_pass_grid(shape: tuple[int, ...], imgsz: tuple[int, int], stride: int
     with ``auto=True``, a dynamic-input model): ``(gain, canvas)``, the gain (input px per
     frame px) and the frame px ``(x0, y0, x1, y1)`` its input covers, padding included
     (1080p at 640: 1/3 and (0, -36, 1920, 1116): 12 input rows of padding above and below)."""
-    H, W = int(shape[0]), int(shape[1])
-    h_in, w_in = int(imgsz[0]), int(imgsz[1])
-    gain = min(h_in / H, w_in / W)
-    uw, uh = max(round(W * gain), 1), max(round(H * gain), 1)
-    dw, dh = (w_in - uw) % stride, (h_in - uh) % stride
-    left, top = round(dw / 2 - 0.1), round(dh / 2 - 0.1)
+    gain, (uw, uh), (left, top, right, bottom) = letterbox_geometry(
+        shape[:2], imgsz, auto=True, stride=stride)
     ox, oy = -left / gain, -top / gain
-    return gain, (ox, oy, ox + (uw + dw) / gain, oy + (uh + dh) / gain)
+    return gain, (ox, oy, ox + (uw + left + right) / gain, oy + (uh + top + bottom) / gain)
 
 
 def _axis(lo: float, hi: float, start: float, end: float, gain: float, stride: int
