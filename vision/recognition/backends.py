@@ -46,6 +46,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from scoring.errors import InputError
+from vision.recognition.obb_nms import embedded_nms, head_graph, nms_settings
 from vision.recognition.ov_cache import compile_cached
 
 __all__ = ["DetectorBackend", "OnnxRuntimeBackend", "OpenVINOBackend", "register_backend",
@@ -239,11 +240,18 @@ class OpenVINOBackend:
     compiled model comes from the verified model cache when an earlier start left it there
     (:mod:`vision.recognition.ov_cache`: checksummed, never a damaged blob).
 
+    A tile model's embedded NMS (an ultralytics OBB export) is not run in the graph: the
+    network is compiled without it and :func:`vision.recognition.obb_nms.embedded_nms` gives
+    the same output array from the anchors above the export's threshold, without the graph's
+    fixed 1500 x 1500 box matrix (:mod:`vision.recognition.obb_nms`; ``split_nms=False`` runs
+    the whole graph).
+
     Args:
         path: the ``.onnx`` file (checksum already verified by the caller).
         streams: calls answered at once (module docstring): 1, the LATENCY hint; more, the
             THROUGHPUT hint with ``NUM_STREAMS = streams`` and one infer request per stream,
             the process's inference threads split between the streams.
+        split_nms: run an embedded OBB NMS outside the graph (above); False: the whole graph.
 
     Raises:
         InputError: the ``openvino`` package is missing, or it cannot read/compile the model.
@@ -251,7 +259,7 @@ class OpenVINOBackend:
 
     name = "openvino"
 
-    def __init__(self, path: Path, streams: int = 1) -> None:
+    def __init__(self, path: Path, streams: int = 1, split_nms: bool = True) -> None:
         self.path = Path(path)
         self.streams = _streams(streams)
         core = _openvino_core()
@@ -259,8 +267,18 @@ class OpenVINOBackend:
                   {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": self.streams})
         try:
             model = core.read_model(str(self.path))
+            self.metadata = _openvino_metadata(model)
+            #: the embedded NMS run outside the graph (vision.recognition.obb_nms), or None
+            self.nms = nms_settings(self.path, self.metadata) if split_nms else None
+            graph = model
+            if self.nms is not None:
+                names = _literal_dict(self.metadata.get("names"))
+                graph = head_graph(model, 4 + len(names) + 1) if names else None
+                if graph is None:
+                    graph, self.nms = model, None
             # compiled once per machine, then imported from the verified cache (ov_cache)
-            self.compiled = compile_cached(core, model, self.path, config, inference_threads())
+            self.compiled = compile_cached(core, graph, self.path, config, inference_threads(),
+                                           variant="head" if self.nms else "")
         except Exception as exc:  # noqa: BLE001 - OpenVINO raises its own RuntimeError types
             raise InputError(f"OpenVINO cannot compile {self.path}: {exc}") from None
         #: idle infer requests, one per stream: a caller takes one for its call
@@ -269,18 +287,31 @@ class OpenVINOBackend:
             self._requests.put(self.compiled.create_infer_request())
         ps = model.input(0).get_partial_shape()
         self.input_shape = tuple(d.get_length() if d.is_static else None for d in ps)
-        self.metadata = _openvino_metadata(model)
-        self._n_out = len(model.outputs)
+        self._n_out = len(graph.outputs)
 
     def infer(self, blob: np.ndarray) -> list[np.ndarray]:
         """The graph's outputs for ``blob`` (see :class:`DetectorBackend`)."""
         request = self._requests.get()  # waits while every stream is busy
         try:
             request.infer({0: blob})
-            return [np.array(request.get_output_tensor(i).data, copy=True)
+            outs = [np.array(request.get_output_tensor(i).data, copy=True)
                     for i in range(self._n_out)]
         finally:
             self._requests.put(request)
+        if self.nms is not None:
+            return [embedded_nms(outs[0], blob.shape[2:], self.nms)]
+        return outs
+
+
+def _literal_dict(v: Any) -> dict:
+    """A metadata value that is a dict's repr (ultralytics ``names``) as a dict; {} else."""
+    import ast
+
+    try:
+        d = ast.literal_eval(v) if isinstance(v, str) else v
+    except (ValueError, SyntaxError):
+        return {}
+    return d if isinstance(d, dict) else {}
 
 
 def _openvino_metadata(model) -> dict[str, str]:

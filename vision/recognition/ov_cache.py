@@ -67,7 +67,7 @@ def _warn_once(what: str, detail: str) -> None:
         warnings.warn(f"model cache: {detail}", RuntimeWarning, stacklevel=3)
 
 
-def _key(core, path: Path, config: Mapping[str, Any], threads: int) -> str:
+def _key(core, path: Path, config: Mapping[str, Any], threads: int, variant: str = "") -> str:
     import openvino as ov
 
     try:
@@ -78,6 +78,8 @@ def _key(core, path: Path, config: Mapping[str, Any], threads: int) -> str:
     parts = {"model_sha256": file_sha256(path), "openvino": ov.__version__, "cpu": cpu,
              "config": {str(k): str(v) for k, v in sorted(config.items())},
              "threads": int(threads)}
+    if variant:  # a part of the file's graph (vision.recognition.obb_nms.head_graph)
+        parts["variant"] = str(variant)
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -136,7 +138,7 @@ def _write(folder: Path, file: Path, blob: bytes) -> None:
 
 
 def compile_cached(core, model, path: Path, config: Mapping[str, Any], threads: int,
-                   folder: Path | None = None):
+                   folder: Path | None = None, variant: str = ""):
     """``core.compile_model(model, "CPU", config)``, from the verified cache where it holds
     this compilation (module docstring).
 
@@ -147,6 +149,9 @@ def compile_cached(core, model, path: Path, config: Mapping[str, Any], threads: 
         config: the compile configuration (``PERFORMANCE_HINT``, ``NUM_STREAMS``).
         threads: the process's inference threads (part of the key).
         folder: the cache folder; None: :func:`cache_dir`.
+        variant: names the part of the file's graph that ``model`` is, when it is not the
+            whole graph (``"head"``: :func:`vision.recognition.obb_nms.head_graph`); part of
+            the key.
 
     Returns:
         an ``openvino.CompiledModel`` -- the same graph either way (tests/test_ov_cache.py
@@ -159,7 +164,7 @@ def compile_cached(core, model, path: Path, config: Mapping[str, Any], threads: 
     if folder is None:
         return core.compile_model(model, "CPU", dict(config))
     try:
-        file = folder / f"{_key(core, Path(path), config, threads)}.ovc"
+        file = folder / f"{_key(core, Path(path), config, threads, variant)}.ovc"
     except OSError as exc:
         _warn_once("key", f"cannot hash {path} ({exc}); compiling")
         return core.compile_model(model, "CPU", dict(config))
