@@ -46,14 +46,6 @@ SAME_TILE_IOU: float = 0.5
 ACROSS_OVERLAP: float = 0.3
 
 
-def _inside(a: np.ndarray, b: np.ndarray) -> float:
-    """Area of (a intersect b) / area of a, for two convex (4, 2) outlines
-    (:func:`vision.geometry.polygon_intersections`)."""
-    inter, area_a, _ = polygon_intersections(np.asarray(a, np.float32)[None],
-                                             np.asarray(b, np.float32)[None])
-    return float(inter[0, 0] / area_a[0]) if area_a[0] > 0 else 0.0
-
-
 def fuse_scale_reads(per_scale: Sequence[Sequence[TileRead]]) -> list[TileRead]:
     """Fuse one frame's reads made at several detector input sizes (see module docstring).
 
@@ -106,21 +98,29 @@ def fuse_scale_reads(per_scale: Sequence[Sequence[TileRead]]) -> list[TileRead]:
 
 def _drop_across(fused: list[TileRead], groups: list[list[TileRead]]) -> list[TileRead]:
     """Drop identified outlines lying across two other tiles' outlines (any size, any state):
-    the box across two touching tiles of a hand, which can name a face from their halves."""
+    the box across two touching tiles of a hand, which can name a face from their halves.
+
+    An identified outline ``r`` hits a group when some outline ``o`` of it has
+    ``inside(r, o) >= ACROSS_OVERLAP`` and ``inside(o, r) < 0.8``; two groups hit (its own not
+    counted) drop it. The containments come from two intersection matrices (each orientation
+    as one pair's call of :func:`vision.geometry.polygon_intersections` computes it, so the
+    figures are the same to the bit) instead of one call per pair.
+    """
+    members = [(m, o) for m, g in enumerate(groups) for o in g]
+    if not fused or not members:
+        return list(fused)
+    fp = np.stack([np.asarray(r.polygon, np.float32).reshape(4, 2) for r in fused])
+    mp = np.stack([np.asarray(o.polygon, np.float32).reshape(4, 2) for _, o in members])
+    inter_fm, area_f, area_m = polygon_intersections(fp, mp)
+    inter_mf, _, _ = polygon_intersections(mp, fp)
+    r_in_o = np.divide(inter_fm, area_f[:, None], out=np.zeros_like(inter_fm),
+                       where=area_f[:, None] > 0)
+    o_in_r = np.divide(inter_mf, area_m[:, None], out=np.zeros_like(inter_mf),
+                       where=area_m[:, None] > 0).T
+    hit = (r_in_o >= ACROSS_OVERLAP) & (o_in_r < 0.8)  # (fused, members)
+    gid = np.array([m for m, _ in members])
     keep = []
     for k, r in enumerate(fused):
-        if r.face is None:
-            keep.append(r)
-            continue
-        hits = 0
-        for m, g in enumerate(groups):
-            if m == k:
-                continue
-            if any(_inside(r.polygon, o.polygon) >= ACROSS_OVERLAP
-                   and _inside(o.polygon, r.polygon) < 0.8 for o in g):
-                hits += 1
-                if hits >= 2:
-                    break
-        if hits < 2:
+        if r.face is None or len(set(gid[hit[k]].tolist()) - {k}) < 2:
             keep.append(r)
     return keep
