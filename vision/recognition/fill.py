@@ -49,7 +49,7 @@ from vision.recognition.decode import TileRead
 from vision.recognition.flush import beside_outlines
 from vision.recognition.seam import block_of
 from vision.schema import UnreadReason
-from vision.geometry import inside_fractions, polygon_iou_matrix
+from vision.geometry import inside_fractions, polygon_intersections, polygon_iou_matrix
 from vision.recognition.overlaps import DUPLICATE_OVERLAP, resolve_overlapping_reads
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.zoom import cut_short_faces
@@ -88,9 +88,15 @@ def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead]
         poly = np.asarray(r.polygon, np.float32).reshape(1, 4, 2)
         if up:
             others = np.stack([np.asarray(u.polygon, np.float32) for u in up])
-            ins = inside_fractions(np.concatenate([poly, others]))
-            iou = polygon_iou_matrix(poly, others)[0]
-            if any(u.face is not None and max(ins[0, k + 1], ins[k + 1, 0]) >= DUPLICATE_OVERLAP
+            # inside_fractions' first row and column and polygon_iou_matrix's row, from the
+            # two intersections they are made of (the same figures, n + n pairs, not n x n)
+            inter, area_p, area_o = polygon_intersections(poly, others)
+            inter_back = polygon_intersections(others, poly)[0][:, 0]
+            in_other = inter[0] / max(area_p[0], 1e-6)
+            in_this = inter_back / np.maximum(area_o, 1e-6)
+            union = area_p[0] + area_o - inter[0]
+            iou = np.divide(inter[0], union, out=np.zeros_like(union), where=union > 0)
+            if any(u.face is not None and max(in_other[k], in_this[k]) >= DUPLICATE_OVERLAP
                    for k, u in enumerate(up)):
                 continue  # on (or across) a tile the first model identified
             if any(u.face is None and iou[k] >= SAME_TILE_IOU
@@ -153,10 +159,16 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead],
         return reads
     a = np.stack([np.asarray(reads[k].polygon, np.float32) for k in mine])
     b = np.stack([np.asarray(r.polygon, np.float32) for r in other])
-    ins = inside_fractions(np.concatenate([a, b]))
-    n = len(a)
-    over = np.maximum(ins[:n, n:], ins[n:, :n].T) >= DUPLICATE_OVERLAP      # (n, m)
-    disputed = over & ~(polygon_iou_matrix(a, b) >= SAME_TILE_IOU)
+    # the cross blocks of inside_fractions(a + b) and polygon_iou_matrix(a, b), from the two
+    # intersections they are made of (the same figures, without the a x a and b x b pairs)
+    inter_ab, area_a, area_b = polygon_intersections(a, b)
+    inter_ba = polygon_intersections(b, a)[0]
+    a_in_b = inter_ab / np.maximum(area_a, 1e-6)[:, None]
+    b_in_a = inter_ba / np.maximum(area_b, 1e-6)[:, None]
+    over = np.maximum(a_in_b, b_in_a.T) >= DUPLICATE_OVERLAP               # (n, m)
+    union = area_a[:, None] + area_b[None, :] - inter_ab
+    iou = np.divide(inter_ab, union, out=np.zeros_like(inter_ab), where=union > 0)
+    disputed = over & ~(iou >= SAME_TILE_IOU)
     lifted = set()
     if seam is not None:
         lifted = _seam_lifted(reads, mine, a, b, disputed, seam)

@@ -40,8 +40,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from vision.recognition.decode import TileRead, _counted_spots
-from vision.geometry import (crop_to_image, inside_fractions, order_polygon, points_in_polygon,
-                             side_pairs)
+from vision.geometry import (crop_to_image, order_polygon, points_in_polygon,
+                             polygon_intersections, side_pairs)
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
@@ -225,7 +225,9 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
                 continue
             others = [o for m, o in enumerate(outlines) if m != own[k]]
             if others:
-                frac = inside_fractions(np.stack([q] + others))[0, 1:]
+                # inside_fractions' first row, without the others' rows it would also compute
+                inter, area_q, _ = polygon_intersections(q[None], np.stack(others))
+                frac = inter[0] / max(area_q[0], 1e-6)
                 if frac.sum() >= COVERED_UNKNOWN:
                     continue  # a detected tile lies there
             cand.append((k, q))
