@@ -46,7 +46,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from scoring.errors import InputError
-from vision.recognition.obb_nms import embedded_nms, head_graph, nms_settings
+from vision.recognition.obb_nms import embedded_nms, head_graph, nms_settings, onnx_head
 from vision.recognition.ov_cache import compile_cached
 
 __all__ = ["DetectorBackend", "OnnxRuntimeBackend", "OpenVINOBackend", "register_backend",
@@ -169,6 +169,8 @@ class OnnxRuntimeBackend:
         providers: execution providers (default ``["CPUExecutionProvider"]``).
         streams: calls answered at once (module docstring); each gets
             ``inference_threads() // streams`` threads (at least 1).
+        split_nms: run a tile model's embedded NMS outside the graph, as
+            :class:`OpenVINOBackend` does (the same output array); False: the whole graph.
 
     ``intra_op_num_threads`` = :func:`inference_threads` (divided by ``streams``); spinning idle threads are switched off
     when the process shares the machine (:func:`_machine_shared`).
@@ -180,7 +182,7 @@ class OnnxRuntimeBackend:
     name = "onnx"
 
     def __init__(self, path: Path, providers: Sequence[str] | None = None,
-                 streams: int = 1) -> None:
+                 streams: int = 1, split_nms: bool = True) -> None:
         import onnxruntime as ort
 
         self.path = Path(path)
@@ -192,8 +194,13 @@ class OnnxRuntimeBackend:
         so.log_severity_level = 3
         if _machine_shared() or self.streams > 1:
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        #: the embedded NMS run outside the graph (vision.recognition.obb_nms), or None
+        self.nms = None
+        graph: str | bytes = str(self.path)
+        if split_nms:
+            graph = self._head_graph(graph)
         try:
-            self.session = ort.InferenceSession(str(self.path), sess_options=so,
+            self.session = ort.InferenceSession(graph, sess_options=so,
                                                 providers=list(providers or
                                                                ["CPUExecutionProvider"]))
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidProtobuf types
@@ -204,9 +211,34 @@ class OnnxRuntimeBackend:
         self.input_shape = tuple(d if isinstance(d, int) and d > 0 else None for d in inp.shape)
         self.metadata = dict(self.session.get_modelmeta().custom_metadata_map or {})
 
+    def _head_graph(self, whole: str) -> str | bytes:
+        """The file's network without its embedded OBB NMS, serialised, with the file's
+        metadata (:func:`vision.recognition.obb_nms.onnx_head`; sets :attr:`nms`), or
+        ``whole`` where the graph is anything else or the ``onnx`` package is missing."""
+        try:
+            import onnx
+            import onnx.utils
+        except ImportError:
+            return whole
+        try:
+            model = onnx.load(whole)
+            settings = nms_settings(self.path, {p.key: p.value for p in model.metadata_props})
+            head = onnx_head(model) if settings is not None else None
+            if head is None:
+                return whole
+            sub = onnx.utils.Extractor(model).extract_model([model.graph.input[0].name], [head])
+            sub.metadata_props.extend(model.metadata_props)
+            self.nms = settings
+            return sub.SerializeToString()
+        except Exception:  # noqa: BLE001 - an unreadable file: the session says why
+            return whole
+
     def infer(self, blob: np.ndarray) -> list[np.ndarray]:
         """The graph's outputs for ``blob`` (see :class:`DetectorBackend`)."""
-        return self.session.run(self._outputs, {self._input: blob})
+        outs = self.session.run(self._outputs, {self._input: blob})
+        if self.nms is not None:
+            return [embedded_nms(outs[0], blob.shape[2:], self.nms)]
+        return outs
 
 
 # ----------------------------------------------------------------------------- OpenVINO

@@ -68,6 +68,7 @@ from scoring.errors import InputError
 from vision.detections import CLASS_NAMES, Detections
 from vision.geometry import obb_to_polygons, order_polygon
 from vision.recognition.backends import DetectorBackend, backend_names, default_backend, open_backend
+from vision.recognition.obb_nms import batches_right
 
 __all__ = [
     "Detector",
@@ -516,11 +517,14 @@ class Detector:
         prepped = [letterbox(im, size, auto=auto, stride=info.stride) for im in imgs]
         results: list[Detections] = []
         i = 0
+        # a graph running an ultralytics embedded NMS answers only the first image of a batch
+        # (vision.recognition.obb_nms.batches_right): one image per call there
+        most = self.max_batch if batches_right(self.runtime) else 1
         while i < len(prepped):
             if info.batch is None:
                 shape = prepped[i][0].shape
                 j = i
-                while j < len(prepped) and j - i < self.max_batch and \
+                while j < len(prepped) and j - i < most and \
                         prepped[j][0].shape == shape:
                     j += 1
                 chunk, pad_to = prepped[i:j], j - i

@@ -26,7 +26,13 @@ process (about a second more at every start, and the memory of torch in every ta
 and its ``non_max_suppression`` for rotated boxes is a different NMS than the exported graph's
 (it would change reads). This is the exported graph's arithmetic, nothing new.
 
-Public API: :func:`head_graph`, :func:`embedded_nms`, :func:`nms_settings`, :class:`NmsSettings`.
+The whole graph also answers a batch wrongly: ``NMSModel`` unrolls its per-image loop for the
+export's batch (1), so images after the first of a batch come back with no box at all (measured:
+a batch of two tables, the second got 0 rows against 32 alone). :func:`batches_right` says
+whether a backend's graph may be fed a batch; the split graph always may.
+
+Public API: :func:`head_graph`, :func:`onnx_head`, :func:`embedded_nms`, :func:`nms_settings`,
+:func:`batches_right`, :class:`NmsSettings`.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["NmsSettings", "nms_settings", "head_graph", "embedded_nms"]
+__all__ = ["NmsSettings", "nms_settings", "head_graph", "onnx_head", "embedded_nms",
+           "batches_right"]
 
 #: ultralytics ``NMSModel``: the normalised box side for an OBB (``multiplier = 8``)
 _OBB_SCALE = np.float32(8.0)
@@ -68,7 +75,7 @@ def nms_settings(path: Path, metadata: dict[str, str]) -> NmsSettings | None:
             :mod:`vision.synth.train`).
         metadata: the ONNX metadata (``task``, ``args``).
     """
-    if str(metadata.get("task")) != "obb" or "'nms': True" not in str(metadata.get("args", "")):
+    if str(metadata.get("task")) != "obb" or not _embedded(metadata):
         return None
     try:
         export = json.loads(Path(path).with_suffix(".json").read_text()).get("export") or {}
@@ -80,6 +87,31 @@ def nms_settings(path: Path, metadata: dict[str, str]) -> NmsSettings | None:
         return NmsSettings(float(export["conf"]), float(export["iou"]), int(export["max_det"]))
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _embedded(metadata) -> bool:
+    """The ONNX metadata of an ultralytics export says its NMS is in the graph."""
+    return "'nms': True" in str(dict(metadata or {}).get("args", ""))
+
+
+def batches_right(backend) -> bool:
+    """Whether a :class:`vision.recognition.backends.DetectorBackend` gives each image of a
+    batch its own outputs: False for a graph that runs an ultralytics embedded NMS itself
+    (module docstring), True otherwise (the NMS run here, or none in the graph)."""
+    return getattr(backend, "nms", None) is not None \
+        or not _embedded(getattr(backend, "metadata", None))
+
+
+def onnx_head(model) -> str | None:
+    """:func:`head_graph` for an ``onnx.ModelProto``: the name of the OBB head's output tensor
+    (the NMS wrapper's input), or None where the graph does not have the wrapper's shape."""
+    produced = {o: n for n in model.graph.node for o in n.output}
+    for node in model.graph.node:
+        if node.op_type != "Transpose" or node.name.startswith("/model/"):
+            continue
+        src = produced.get(node.input[0])
+        return node.input[0] if src is not None and src.name.startswith("/model/") else None
+    return None
 
 
 def head_graph(model, n_out: int):

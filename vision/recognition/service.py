@@ -24,7 +24,8 @@ on the same blob gives the same outputs on any number of threads. Measured with 
 issue 21's changes in docs/pit.md (Throughput).
 
 Batching: requests waiting in the queue for the same model and the same input size (and a model
-whose batch axis is dynamic) are stacked into one inference call (split between the streams);
+whose batch axis is dynamic, and whose graph answers every image of a batch:
+:func:`vision.recognition.obb_nms.batches_right`) are stacked into one inference call (split between the streams);
 ``batch=False`` runs them one by one. Requests wait in the queue only while every stream is
 busy, so they are batched exactly then. scripts/bench_tables.py measures both.
 
@@ -51,6 +52,7 @@ import numpy as np
 from scoring.errors import InputError
 
 from vision.recognition.backends import THREADS_ENV, configure_threads, open_backend, register_backend
+from vision.recognition.obb_nms import batches_right
 
 log = logging.getLogger("vision.recognition")
 
@@ -258,7 +260,7 @@ def _run(job, replies, blocks, models, opening, streams: int = 1) -> None:
         blobs = [inline if inline is not None else
                  np.ndarray(shape, np.float32, buffer=blocks[slot].buf)
                  for slot, _, shape, inline in reqs]
-        if len(blobs) > 1 and m.input_shape and m.input_shape[0] is None:
+        if len(blobs) > 1 and m.input_shape and m.input_shape[0] is None and batches_right(m):
             outs = m.infer(np.concatenate(blobs))
             ends = np.cumsum([len(b) for b in blobs])
             parts = [[o[e - len(b):e] for o in outs] for b, e in zip(blobs, ends)]
