@@ -19,6 +19,12 @@ Backends, chosen by name (``--backend``, ``recognition.backend``):
   (:mod:`vision.recognition.service`) and the fakes of the tests, which then run the real
   detector code paths and pipeline strategies.
 
+Both built-in backends run a tile model exported with its NMS in the graph (an ultralytics
+OBB export) without that NMS and compute the same output array outside it
+(:mod:`vision.recognition.obb_nms`): faster, and right for every image of a batch, which the
+whole graph is not (``split_nms=False`` runs the whole graph, one image per call:
+:func:`vision.recognition.obb_nms.batches_right`).
+
 Threads are set once per process (:func:`configure_threads`), from configuration: the
 environment variable ``PAIGOW_THREADS`` (the pit sets it for its workers, splitting the
 machine's cores between them, or 1 each when they share a detector service), else the machine's
