@@ -89,6 +89,7 @@ from vision.recognition.decode import TileRead
 from vision.geometry import points_in_polygon
 from vision.schema import Alert, AlertCode
 from vision.table.alerts import duplicate_face_alert
+from vision.table.count import covered_extras
 from vision.table.layout import Layout, check_polygons, load_layout  # re-exported
 from vision.table.open_tile import settle_open
 from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
@@ -190,6 +191,8 @@ class PositionState:
         open_hands: for a position whose only problem is unknown tiles among four face-up
             tiles, its two hands as laid (paired by where the tiles lie): it may still settle
             where every face that tile could be gives the same result (:mod:`vision.table.open_tile`).
+        covered: unknown outlines lying on the position's four identified tiles
+            (:func:`vision.table.count.covered_extras`): not a tile, left out of ``tiles``.
     """
 
     position: str
@@ -198,6 +201,7 @@ class PositionState:
     problems: list[tuple[str, str]] = field(default_factory=list)
     set_aside: list[TileRead] = field(default_factory=list)
     open_hands: tuple[list[TileRead], list[TileRead]] | None = None
+    covered: list[TileRead] = field(default_factory=list)
 
     @property
     def signature(self) -> tuple:
@@ -233,6 +237,11 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
             continue
         st = PositionState(pos, tiles)
         st.problems.extend((str(k), str(d)) for k, d in problems.get(pos, ()))
+        # unknown outlines lying on four identified tiles are no tile (vision.table.count)
+        st.covered = covered_extras(tiles)
+        if st.covered:
+            tiles = [r for r in tiles if all(r is not c for c in st.covered)]
+            st.tiles = tiles
         up = [r for r in tiles if r.state != "face_down"]
         down = [r for r in tiles if r.state == "face_down"]
         if len(up) == 4 and all(r.state == "face_up" for r in up):
