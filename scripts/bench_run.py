@@ -9,7 +9,11 @@ the code behind ``paigow run VIDEO --out DIR`` (capture, detect, decode, table/s
 annotated video and events.jsonl written).
 
 Reported: frames per second end to end (wall clock, incl. the models' start, video decoding
-and writing), the CPU seconds the run took (every thread of the process), the
+and writing), the CPU seconds the run took (every thread of the process), each model's
+inference calls (``inference``: calls, distinct input shapes, and the seconds spent in calls
+of a shape the model had not seen before against calls of a shape it had -- OpenVINO builds
+its kernels for each new input shape on that shape's first call, a cost a short run pays in
+full and a long-running table once), the
 per-stage split from the pipeline's own timers (capture, detect, decode, score, draw; mean ms
 per frame), and the per-frame time of ``Pipeline.process`` separately for frames whose picture
 changed (dealing) and still frames, each as mean / median / p95 ms and fps.
@@ -45,6 +49,47 @@ def _stats(ms: list[float]) -> dict:
             "fps": round(1000.0 / mean, 1) if mean > 0 else None}
 
 
+def _time_inference(calls: list) -> list:
+    """Record every backend inference call as ``(model file stem, input shape, seconds)`` in
+    ``calls``; returns ``[(backend class, its original infer)]`` to put back."""
+    from vision.recognition import backends as B
+
+    patched = []
+    for cls in (B.OpenVINOBackend, B.OnnxRuntimeBackend):
+        fn = cls.infer
+
+        def infer(self, blob, _fn=fn):
+            t0 = time.perf_counter()
+            out = _fn(self, blob)
+            calls.append((Path(self.path).stem, tuple(blob.shape), time.perf_counter() - t0))
+            return out
+
+        cls.infer = infer
+        patched.append((cls, fn))
+    return patched
+
+
+def _inference_stats(calls: list) -> dict:
+    """Per model: calls, distinct input shapes, seconds in first calls of a shape and in the
+    rest."""
+    out: dict = {}
+    seen: set = set()
+    for name, shape, dt in calls:
+        v = out.setdefault(name, {"calls": 0, "input_shapes": 0, "first_shape_s": 0.0,
+                                  "repeat_shape_s": 0.0})
+        v["calls"] += 1
+        if (name, shape) in seen:
+            v["repeat_shape_s"] += dt
+        else:
+            seen.add((name, shape))
+            v["input_shapes"] += 1
+            v["first_shape_s"] += dt
+    for v in out.values():
+        v["first_shape_s"], v["repeat_shape_s"] = (round(v["first_shape_s"], 3),
+                                                   round(v["repeat_shape_s"], 3))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--deal", type=int, default=60, help="changing frames (dealing), default 60")
@@ -70,6 +115,8 @@ def main(argv=None) -> int:
     n_up = sum(1 for t in scene.tiles if t.state == "face_up")
     per_frame: list[float] = []
     orig = P.Pipeline.process
+    calls: list[tuple[str, tuple, float]] = []  # (model file stem, input shape, seconds)
+    patched = _time_inference(calls)
 
     def timed(self, frame, **kw):
         t0 = time.perf_counter()
@@ -96,6 +143,8 @@ def main(argv=None) -> int:
             return 2
         finally:
             P.Pipeline.process = orig
+            for cls, fn in patched:
+                cls.infer = fn
         events = (Path(tmp) / "out" / "events.jsonl").read_text().splitlines()
     n = len(per_frame)
     res = {
@@ -112,6 +161,7 @@ def main(argv=None) -> int:
         "region_runs": summary.get("region_runs"),
         "tiles_decoded": summary.get("tiles_decoded"),
         "rounds_settled": len(events),
+        "inference": _inference_stats(calls),
         "process_changing": _stats(per_frame[:min(args.deal, n)]),
         "process_still": _stats(per_frame[args.deal:]),
     }
@@ -126,6 +176,9 @@ def main(argv=None) -> int:
           f"{res['rounds_settled']} round(s) settled, tile detector ran {res['detector_runs']} "
           f"times ({res['region_runs']} on a region), {res['tiles_decoded']} tile decodes")
     print("per stage, mean ms/frame: " + ", ".join(f"{k} {v}" for k, v in res["ms_per_frame"].items()))
+    for name, v in res["inference"].items():
+        print(f"{name}: {v['calls']} calls, {v['input_shapes']} input shapes; "
+              f"{v['first_shape_s']} s in first calls of a shape, {v['repeat_shape_s']} s in the rest")
     for k in ("process_changing", "process_still"):
         s = res[k]
         if s["frames"]:

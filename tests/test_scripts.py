@@ -31,6 +31,13 @@ def test_bench_run_reports_changing_and_still_frames():
     assert res["process_changing"]["frames"] == 3 and res["process_still"]["frames"] == 2
     assert set(res["ms_per_frame"]) == {"capture", "detect", "decode", "score", "draw"}
     assert res["fps_end_to_end"] > 0
+    # every inference call is counted once, by model and input shape
+    inf = res["inference"]
+    assert {"tiles", "pips"} <= set(inf)
+    for v in inf.values():
+        assert v["calls"] >= v["input_shapes"] >= 1
+        assert v["first_shape_s"] > 0 and v["repeat_shape_s"] >= 0
+    assert inf["tiles"]["calls"] >= res["detector_runs"] - inf.get("tiles_touch", {}).get("calls", 0)
 
 
 def test_bench_run_rejects_bad_arguments():
