@@ -71,8 +71,11 @@ EOF
 echo "[$(date +%T)] train on $DEVICE for $MINUTES min"
 hours=$($PY -c "print(round($MINUTES / 60, 4))")
 name=$($PY -c "import yaml, sys; print(yaml.safe_load(open(sys.argv[1]))['name'])" "$CONFIG")
-$PY -m vision.synth.train "$CONFIG" --device "$DEVICE" --hours "$hours" \
-  --out "$OUT" 2>&1 | tee "$OUT/train.log" | grep -v "^ *[0-9]*/[0-9]* .*it/s\]$" || true
+# the whole log in runs/ (progress bars as lines); OUT and the terminal get it without them
+mkdir -p runs
+$PY -m vision.synth.train "$CONFIG" --device "$DEVICE" --hours "$hours" --out "$OUT" 2>&1 \
+  | tr '\r' '\n' | tee "runs/$name.train.log" | grep -v -e '━' -e '─' -e '^\s*$' \
+  | tee "$OUT/train.log" || true
 cp "runs/train/$name/results.csv" "$OUT/results.csv" 2>/dev/null || true
 echo "[$(date +%T)] done"
 ls -la "$OUT"
