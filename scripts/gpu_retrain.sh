@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (a lent GPU, ../.library/device): render the training frames, fine-tune the
+# One device call (a GPU lent through the device tool): render the training frames, fine-tune the
 # tile model on the GPU for a fixed number of minutes, export it, and leave the product files in
 # OUT. Nothing is evaluated here (../shared does not travel to the device): bring the files back
 # and run scripts/compare_models.sh on them. models/MODEL_CARD.md ("Retraining on a lent GPU")
