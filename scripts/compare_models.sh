@@ -6,7 +6,7 @@
 # runs with the shipped spot model and second tile model, in a models folder of its own.
 #
 # Usage:  bash scripts/compare_models.sh CANDIDATE_DIR [OUT_DIR] [-- EVAL_SCENES_ARGS...]
-#   CANDIDATE_DIR  holds tiles_gpu.{pt,onnx,json}, tiles_flush_cpu.{...} or tiles.{...}
+#   CANDIDATE_DIR  holds one tile model: NAME.{pt,onnx,json} (gpu_retrain.sh's OUT)
 #   OUT_DIR        default runs/compare: models/ (the candidate's folder) and one JSON per
 #                  evaluation and model (shipped_*.json, candidate_*.json); last, a table per
 #                  folder and style of both
@@ -28,9 +28,14 @@ export YOLO_OFFLINE=1 YOLO_AUTOINSTALL=false YOLO_CONFIG_DIR=$PWD/.yolo_config P
 m=$OUT/models
 rm -rf "$m" && mkdir -p "$m"
 cp models/pips.* models/tiles_touch.* "$m/"
-stem=tiles
-for s in tiles_gpu tiles_flush_cpu; do [ -e "$CAND/$s.onnx" ] && stem=$s; done
-for ext in pt onnx json; do cp "$CAND/$stem.$ext" "$m/tiles.$ext"; done
+shopt -s nullglob
+onnx=("$CAND"/*.onnx)
+shopt -u nullglob
+if [ ${#onnx[@]} -ne 1 ]; then
+  echo "compare_models: $CAND must hold exactly one .onnx, got ${#onnx[@]}" >&2; exit 2
+fi
+stem=${onnx[0]%.onnx}
+for ext in pt onnx json; do cp "$stem.$ext" "$m/tiles.$ext"; done
 $PY -m vision.recognition.modelcheck "$m" >/dev/null
 which=(candidate)
 [ "${SKIP_SHIPPED:-0}" = 1 ] || which=(shipped candidate)
@@ -64,7 +69,13 @@ for kind in ("scenes", "scenes_flush", "composed"):
             v = res[w].get(key)
             if isinstance(v, dict) and "tiles" in v:
                 print(f"{key:28s} {w:9s} {row(v)}")
-print("== realdata (eval_realdata's own JSON)")
-for w in which:
-    print(w, (out / f"{w}_realdata.json").read_text()[:2000])
+print("== realdata (labelled single tiles; folders of partial labels: halves right)")
+res = {w: json.loads((out / f"{w}_realdata.json").read_text())["folders"] for w in which}
+for key, v0 in res[which[-1]].items():
+    for w in which:
+        v = res[w].get(key, {})
+        got = (f"{v.get('correct')}/{v.get('labelled_tiles')} right, {v.get('wrong')} wrong"
+               if "correct" in v else f"halves right {v.get('halves_correct')}, "
+               f"found {v.get('found_tiles')}/{v.get('labelled_tiles')}")
+        print(f"{key:28s} {w:9s} {got}")
 EOF

@@ -60,10 +60,11 @@ for p in "${pids[@]}"; do wait "$p"; done
 $PY - <<'EOF'
 from pathlib import Path
 import yaml
+from vision.synth.render import TILE_CLASSES
 root = Path("datasets/gpu")
 shards = sorted(p.name for p in root.iterdir() if (p / "tiles/images/train").is_dir())
 data = {"path": ".", "train": [f"{s}/tiles/images/train" for s in shards],
-        "val": [f"{s}/tiles/images/val" for s in shards], "names": {0: "tile", 1: "tile_back"}}
+        "val": [f"{s}/tiles/images/val" for s in shards], "names": dict(enumerate(TILE_CLASSES))}
 (root / "data.yaml").write_text("# written by scripts/gpu_retrain.sh\n" + yaml.safe_dump(data))
 n = sum(len(list((root / s / "tiles/images/train").iterdir())) for s in shards)
 print(f"{len(shards)} shards, {n} training frames")
@@ -73,10 +74,13 @@ hours=$($PY -c "print(round($MINUTES / 60, 4))")
 name=$($PY -c "import yaml, sys; print(yaml.safe_load(open(sys.argv[1]))['name'])" "$CONFIG")
 # the whole log in runs/ (progress bars as lines); OUT and the terminal get it without them
 mkdir -p runs
+set +e
 $PY -m vision.synth.train "$CONFIG" --device "$DEVICE" --hours "$hours" --out "$OUT" 2>&1 \
   | tr '\r' '\n' | tee "runs/$name.train.log" | grep -v -e '━' -e '─' -e '^\s*$' \
-  | tee "$OUT/train.log" || true
+  | tee "$OUT/train.log"
+rc=${PIPESTATUS[0]}
+set -e
 cp "runs/train/$name/results.csv" "$OUT/results.csv" 2>/dev/null || true
-echo "[$(date +%T)] done"
+echo "[$(date +%T)] done: training exit code $rc"
 ls -la "$OUT"
-test -s "$OUT/$name.onnx"
+[ "$rc" -eq 0 ] && test -s "$OUT/$name.onnx"
