@@ -129,6 +129,53 @@ def test_streams_answer_calls_at_once_with_the_outputs_of_one(name):
             backends.open_backend(name, MODELS / "pips.onnx", streams=bad)
 
 
+_FIRST_CALLS = """
+import sys, threading
+import numpy as np
+import openvino as ov
+from vision.recognition import backends
+b = backends.open_backend("openvino", sys.argv[1], streams=2)
+x = np.random.default_rng(0).random((1, 3, 192, 96), dtype=np.float32)
+gate = threading.Barrier(4)
+def call(k):
+    gate.wait()
+    if k < 2:
+        b.infer(x)  # the service's two stream threads
+    else:
+        ov.Tensor(x).data  # any other first look at a tensor's numpy view
+ts = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("answered")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_MODELS, reason="models/tiles.onnx or pips.onnx absent")
+def test_first_openvino_calls_on_four_threads_at_once_do_not_deadlock(tmp_path):
+    """A fresh process whose first OpenVINO calls come on four threads at once (two infer
+    calls on a two-stream backend, as the detector service's stream threads answer their
+    first requests, and two more first looks at a tensor's data): every call returns.
+    OpenVINO's binding sets up its numpy bridge on the process's first ``Tensor.data``, and
+    threads doing that at once deadlocked (measured: 19 processes of 20 hung without
+    ``backends._numpy_bridge_ready``, 0 of 20 with it). Four fresh processes."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("openvino")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PAIGOW_MODEL_CACHE=str(tmp_path / "cache"))
+    for k in range(4):
+        try:
+            out = subprocess.run([sys.executable, "-c", _FIRST_CALLS, str(MODELS / "pips.onnx")],
+                                 env=env, capture_output=True, text=True, timeout=90)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"process {k + 1} of 4: its first calls never returned (deadlock)")
+        assert out.returncode == 0 and "answered" in out.stdout, out.stderr[-2000:]
+
+
 @pytest.mark.skipif(not HAVE_MODELS, reason="models/tiles.onnx or pips.onnx absent")
 def test_openvino_reads_the_same_model_facts_as_onnxruntime():
     pytest.importorskip("openvino")

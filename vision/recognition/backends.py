@@ -265,8 +265,26 @@ def _openvino_core():
                                  "(pip install 'paigow-vision[openvino]')") from None
             core = ov.Core()
             core.set_property("CPU", {"INFERENCE_NUM_THREADS": inference_threads()})
+            _numpy_bridge_ready(ov)
             _ov_core = core
         return _ov_core
+
+
+def _numpy_bridge_ready(ov) -> None:
+    """Make OpenVINO's Python binding set up its numpy bridge now, on one thread.
+
+    The binding (pybind11) sets up its numpy API lazily, on the first ``Tensor.data`` of the
+    process, inside a one-time initialisation that gives the GIL away and takes it back. Two
+    threads making that first access at once deadlock: one waits for the GIL inside the
+    initialisation, the other holds the GIL and waits for the initialisation (seen with gdb,
+    OpenVINO 2026.4: the detector service's two stream threads answering their first two
+    requests, after which every table waits for an answer that never comes). One access
+    here, under :data:`_ov_lock`, before any model runs, leaves nothing to race
+    (tests/test_backends.py: the first calls on four threads at once).
+    """
+    import numpy as np
+
+    _ = ov.Tensor(np.zeros((1,), np.float32)).data
 
 
 class OpenVINOBackend:
