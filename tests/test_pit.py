@@ -287,3 +287,50 @@ def test_a_worker_whose_file_ends_is_ended_not_restarted(two_tables):
     assert st["round_count"] == len(TABLE_SEEDS["t-east"])  # one round per deal
     assert [e["round_id"] for e in reversed(pit.feeds["t-east"].history())] == \
         ["r000001", "r000002"]
+
+
+def test_a_hung_detector_service_is_restarted_with_every_worker(two_tables):
+    """The pit's monitor asks its detector service whether it answers
+    (DetectorService.answering); one that does not is restarted, and every running worker
+    with it (their handles held the old service's queues), the table's note saying why."""
+    from vision.pit import Pit, TableSpec
+
+    d, tables = two_tables
+    path, fake = tables["t-east"]
+    spec = TableSpec("t-east", str(path), {"stable": N_STABLE}, loop=True, realtime=True)
+
+    class Service:  # a detector service the test can hang (the workers use `fake`)
+        def __init__(self):
+            self.hung, self.restarts, self.asked = False, 0, []
+
+        def alive(self):
+            return True
+
+        def answering(self, hang_s):
+            self.asked.append(hang_s)
+            return not self.hung
+
+        def restart(self):
+            self.hung, self.restarts = False, self.restarts + 1
+            return self
+
+        def handle(self, slot):
+            return None
+
+        def stop(self):
+            pass
+
+    with Pit([spec], detectors={"t-east": fake}, restart_delay=(0.2, 1.0),
+             service_hang_s=7.5) as pit:
+        svc = pit.service = Service()
+        first = _wait(lambda: (lambda x: x if x["worker"]["state"] == "running" else None)(
+            pit.state()["tables"][0]), "the worker to run")
+        assert first["worker"]["restarts"] == 0 and svc.restarts == 0
+        svc.hung = True
+        st = _wait(lambda: (lambda x: x if x["worker"]["restarts"] >= 1 and
+                            x["worker"]["state"] == "running" else None)(
+            pit.state()["tables"][0]), "the worker to be restarted")
+    assert svc.restarts == 1 and set(svc.asked) == {7.5}
+    assert st["worker"]["pid"] != first["worker"]["pid"]
+    assert "the detector service did not answer for 7.5 s and was restarted" in \
+        st["worker"]["note"], st["worker"]["note"]

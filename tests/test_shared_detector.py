@@ -131,3 +131,39 @@ def test_a_pit_worker_on_the_service_reads_a_still_as_in_process():
     assert len(own) >= 8
     assert [(r.face, r.state) for r in got] == [(r.face, r.state) for r in own]
     np.testing.assert_allclose([r.xyxy for r in got], [r.xyxy for r in own], atol=0.05)
+
+
+def test_a_hung_service_is_seen_by_its_watchdog_and_restarted():
+    """A detector process that is alive but takes no request (stopped with SIGSTOP): the
+    watchdog's ping goes unanswered and ``answering`` turns False after ``hang_s``, not before;
+    ``restart`` kills it and starts a new process on fresh queues, whose clients are answered
+    with the same outputs."""
+    import os
+    import signal
+    import time
+
+    blob = np.random.default_rng(8).random((2, 3, 192, 96), dtype=np.float32)
+    want = open_backend("onnx", MODELS / "pips.onnx").infer(blob)[0]
+    with DetectorService(1, threads=1, batch=False) as svc:
+        c = SharedDetectorClient(MODELS / "pips.onnx", svc.handle(0), "onnx")
+        np.testing.assert_allclose(c.infer(blob)[0], want, atol=1e-4)
+        deadline = time.monotonic() + 10
+        while svc._pings < 2 and time.monotonic() < deadline:  # pings sent and answered
+            assert svc.answering(hang_s=1.5, every_s=0.05)
+            time.sleep(0.05)
+        assert svc._pings >= 2
+        old = svc.process
+        os.kill(old.pid, signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        while svc.answering(hang_s=1.5, every_s=0.05):
+            assert time.monotonic() - stopped_at < 20, "the watchdog never saw the hang"
+            time.sleep(0.05)
+        assert time.monotonic() - stopped_at >= 1.5
+        svc.restart()
+        assert svc.restarts == 1 and svc.alive() and svc.process.pid != old.pid
+        assert not old.is_alive()
+        c2 = SharedDetectorClient(MODELS / "pips.onnx", svc.handle(0), "onnx")
+        np.testing.assert_allclose(c2.infer(blob)[0], want, atol=1e-4)
+        for _ in range(20):
+            assert svc.answering(hang_s=1.5, every_s=0.05)
+            time.sleep(0.05)

@@ -96,6 +96,9 @@ class Pit:
             between the workers). Not with injected ``detectors``.
         threads: the machine's inference threads (None: its CPU count), set once here and
             handed down.
+        service_hang_s: seconds the detector service may leave the monitor's ping unanswered
+            before it is taken for hung and restarted, with every table's worker
+            (:meth:`vision.recognition.service.DetectorService.answering`).
 
     Use :meth:`start`, :meth:`state`, :attr:`feeds`, :meth:`stop` (or a ``with`` block).
     """
@@ -104,8 +107,10 @@ class Pit:
                  detectors: Mapping[str, Any] | None = None, max_picture_fps: float = 10.0,
                  restart_delay: tuple[float, float] = (0.5, 10.0),
                  start_method: str = "spawn", shared_detector: bool = True,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, service_hang_s: float | None = None) -> None:
         import os
+
+        from vision.recognition.service import HANG_S
 
         self.specs = {s.table_id: s for s in specs}
         self.detectors = dict(detectors or {})
@@ -123,6 +128,7 @@ class Pit:
         #: the pit's detector service (None: each worker runs its own models)
         self.service = None
         self.shared_detector = bool(shared_detector) and not self.detectors
+        self.service_hang_s = float(HANG_S if service_hang_s is None else service_hang_s)
         self.slots = {t: i for i, t in enumerate(self.specs)}
         self.machine_threads = machine
         #: inference threads of each worker process
@@ -261,9 +267,15 @@ class Pit:
         first, longest = self.restart_delay
         while not self._stopping.wait(0.2):
             svc = self.service
-            if svc is not None and not svc.alive() and not self._stopping.is_set():
-                log.warning("the detector service exited; restarting it")
-                svc.start()
+            if svc is not None and not self._stopping.is_set():
+                why = ("exited" if not svc.alive() else
+                       None if svc.answering(self.service_hang_s) else
+                       f"did not answer for {self.service_hang_s:g} s")
+                if why is not None:
+                    log.warning("the detector service %s; restarting it and every table's "
+                                "worker", why)
+                    svc.restart()
+                    self._restart_workers(f"the detector service {why} and was restarted")
             for tid, w in self.workers.items():
                 p = w.process
                 if p is None or w.state in ("ended", "stopped"):
@@ -300,6 +312,17 @@ class Pit:
                 log.warning("table %s: worker pid %s exited (%s); restarting in %.1f s", tid,
                             w.pid, _exit_text(exit_info), delay)
                 self.feeds[tid]._set_status("restarting", _exit_text(exit_info))
+
+    def _restart_workers(self, why: str) -> None:
+        """Kill every running worker (the monitor restarts it, with a handle of the restarted
+        detector service): its handle holds the queues of the service it was started with."""
+        for w in self.workers.values():
+            p = w.process
+            if p is None or w.state in ("ended", "stopped", "restarting") or not p.is_alive():
+                continue
+            with self._lock:
+                w.error = why
+            p.kill()
 
     # -- the pit view -----------------------------------------------------------------------
     def state(self) -> dict:

@@ -30,7 +30,14 @@ whose batch axis is dynamic, and whose graph answers every image of a batch:
 busy, so they are batched exactly then. scripts/bench_tables.py measures both.
 
 A request carries its slot, a per-client sequence number and a client nonce, so a restarted
-worker never takes an answer meant for the worker it replaces. A blob larger than the slot is
+worker never takes an answer meant for the worker it replaces.
+
+Watchdog: a detector process that is alive but no longer takes requests (an inference call that
+never returns) would leave every table waiting. :meth:`DetectorService.answering` pings it
+through the request queue; a ping left unanswered for :data:`HANG_S` seconds means it hangs, and
+:meth:`DetectorService.restart` kills it and starts a new one on fresh queues (the pit then
+restarts its table workers, whose handles held the old ones; tests/test_shared_detector.py
+stops the process with SIGSTOP). A blob larger than the slot is
 sent through the queue instead (pickled; slower, still right).
 """
 
@@ -41,6 +48,7 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from multiprocessing import shared_memory
@@ -57,7 +65,7 @@ from vision.recognition.obb_nms import batches_right
 log = logging.getLogger("vision.recognition")
 
 __all__ = ["DetectorService", "ServiceHandle", "SharedDetectorClient", "use_shared_detector",
-           "SLOT_BYTES"]
+           "SLOT_BYTES", "HANG_S"]
 
 #: Bytes of one table's input block: the largest blob of the product (a still image at
 #: 1216 px, (1, 3, 704, 1216) float32, 10.3 MB; 32 spot crops, (32, 3, 192, 96), 7.1 MB) fits.
@@ -65,6 +73,12 @@ SLOT_BYTES = 16 << 20
 #: Seconds a client waits for the service before its ``infer`` fails (the worker then exits
 #: and the supervisor restarts it, as for any worker failure).
 REPLY_TIMEOUT_S = 120.0
+#: Seconds the service may leave a ping unanswered before :meth:`DetectorService.answering`
+#: says it hangs (a ping waits at most for the calls running when it came: well under a
+#: second each on this project's models, several on a loaded machine).
+HANG_S = 30.0
+#: Seconds between the pings of :meth:`DetectorService.answering`.
+PING_EVERY_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -100,7 +114,8 @@ class DetectorService:
         slot_bytes: size of each slot's input block, bytes.
         start_method: multiprocessing start method (``spawn``).
 
-    Use :meth:`start`, :meth:`handle` (one per slot), :meth:`stop` (or a ``with`` block).
+    Use :meth:`start`, :meth:`handle` (one per slot), :meth:`stop` (or a ``with`` block);
+    :meth:`answering` (the watchdog) and :meth:`restart` for a process that hangs or dies.
     """
 
     def __init__(self, slots: int, *, threads: int | None = None, batch: bool = True,
@@ -115,12 +130,24 @@ class DetectorService:
             raise InputError(f"detector service streams must be 1..{self.threads} (its "
                              f"threads), got {streams!r}")
         self.batch = bool(batch)
-        self.requests = self.ctx.Queue()
-        self.replies = [self.ctx.Queue() for _ in range(slots)]
+        self.n_slots = int(slots)
         self.blocks = [shared_memory.SharedMemory(create=True, size=slot_bytes)
                        for _ in range(slots)]
         self.slot_bytes = slot_bytes
         self.process = None
+        #: starts of the detector process after the first (:meth:`restart`)
+        self.restarts = 0
+        self._new_queues()
+
+    def _new_queues(self) -> None:
+        """Fresh request, reply and ping queues (a killed process may have died holding a
+        queue's lock, so a restarted service never reuses them)."""
+        self.requests = self.ctx.Queue()
+        self.replies = [self.ctx.Queue() for _ in range(self.n_slots)]
+        self.pongs = self.ctx.Queue()
+        self._ping: tuple[int, float] | None = None  # (number, sent at) awaiting its answer
+        self._pings = 0
+        self._answered_at: float | None = None
 
     def handle(self, slot: int) -> ServiceHandle:
         """The handle of client slot ``slot`` (0-based)."""
@@ -132,13 +159,58 @@ class DetectorService:
         self.process = self.ctx.Process(
             target=_service_main, name="paigow-detector",
             args=(self.requests, self.replies, [b.name for b in self.blocks], self.threads,
-                  self.batch, self.streams), daemon=True)
+                  self.batch, self.streams, self.pongs), daemon=True)
         self.process.start()
+        self._answered_at = time.monotonic()
         return self
 
     def alive(self) -> bool:
         """True while the detector process runs."""
         return self.process is not None and self.process.is_alive()
+
+    def answering(self, hang_s: float = HANG_S, every_s: float = PING_EVERY_S) -> bool:
+        """The watchdog of a running service, for one caller polling it (the pit's monitor):
+        sends a ping every ``every_s`` seconds, collects the answers, and returns False once
+        a ping has waited more than ``hang_s`` seconds -- the process is alive but no longer
+        takes requests (every table would wait on it; :meth:`restart` it). True otherwise,
+        and while no process runs (:meth:`alive` tells that).
+        """
+        if self.process is None:
+            return True
+        now = time.monotonic()
+        while True:
+            try:
+                n = self.pongs.get_nowait()
+            except (queue_mod.Empty, OSError, ValueError):
+                break
+            if self._ping is not None and n == self._ping[0]:
+                self._ping, self._answered_at = None, now
+        if self._ping is None:
+            if now - (self._answered_at or now) >= every_s:
+                self._pings += 1
+                self._ping = (self._pings, now)
+                try:
+                    self.requests.put(("ping", None, self._pings))
+                except (OSError, ValueError):
+                    pass
+            return True
+        return now - self._ping[1] <= hang_s
+
+    def restart(self) -> "DetectorService":
+        """Kill the detector process (hung or gone) and start a new one on fresh queues; the
+        slots' blocks stay. Handles taken before hold the old queues: the clients must be
+        made again (the pit restarts its table workers). Returns self."""
+        if self.process is not None:
+            if self.process.is_alive():
+                self.process.kill()
+            self.process.join(5)
+            self.process = None
+        for q in [self.requests, self.pongs, *self.replies]:
+            q.close()
+            q.cancel_join_thread()
+        self._new_queues()
+        self.restarts += 1
+        return self.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the detector process and free the shared-memory blocks (idempotent)."""
@@ -170,7 +242,7 @@ class DetectorService:
 # ----------------------------------------------------------------------------- the service
 
 def _service_main(requests, replies, block_names, threads: int, batch: bool,
-                  streams: int = 1) -> None:
+                  streams: int = 1, pongs=None) -> None:
     """The detector process: answer ``open`` and ``infer`` requests until ``None``.
 
     ``streams`` threads serve at once (module docstring, streams): each in turn takes the
@@ -204,7 +276,8 @@ def _service_main(requests, replies, block_names, threads: int, batch: bool,
                             todo.append(msg)
                     if msg is None:
                         state["stop"] = True
-                    state["jobs"] = _jobs(todo, replies, models, batch, streams, opening)
+                    state["jobs"] = _jobs(todo, replies, models, batch, streams, opening,
+                                          pongs)
                 if not state["jobs"]:
                     continue
                 job = state["jobs"].pop(0)
@@ -222,14 +295,19 @@ def _service_main(requests, replies, block_names, threads: int, batch: bool,
             b.close()
 
 
-def _jobs(todo, replies, models, batch: bool, streams: int, opening) -> list:
-    """Answer the ``open`` requests of ``todo`` and group its ``infer`` requests into jobs
+def _jobs(todo, replies, models, batch: bool, streams: int, opening, pongs=None) -> list:
+    """Answer the ``ping`` (on ``pongs``) and ``open`` requests of ``todo`` and group its
+    ``infer`` requests into jobs
     ``(backend, path, [(slot, tag, shape, inline), ...])``: with ``batch``, the requests of one
     model and input size share a job, split in up to ``streams`` jobs of as even a size as may
     be so that every stream has work; without, one job each."""
     infers: dict[tuple, list] = {}
     for msg in todo:
         kind, slot, tag = msg[0], msg[1], msg[2]
+        if kind == "ping":  # the watchdog: a stream thread came back to the queue
+            if pongs is not None:
+                pongs.put(tag)
+            continue
         if kind == "open":
             _, _, _, backend, path = msg
             try:
