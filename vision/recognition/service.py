@@ -30,15 +30,15 @@ whose batch axis is dynamic, and whose graph answers every image of a batch:
 busy, so they are batched exactly then. scripts/bench_tables.py measures both.
 
 A request carries its slot, a per-client sequence number and a client nonce, so a restarted
-worker never takes an answer meant for the worker it replaces.
+worker never takes an answer meant for the worker it replaces. A blob larger than the slot is
+sent through the queue instead (pickled; slower, still right).
 
 Watchdog: a detector process that is alive but no longer takes requests (an inference call that
 never returns) would leave every table waiting. :meth:`DetectorService.answering` pings it
 through the request queue; a ping left unanswered for :data:`HANG_S` seconds means it hangs, and
 :meth:`DetectorService.restart` kills it and starts a new one on fresh queues (the pit then
 restarts its table workers, whose handles held the old ones; tests/test_shared_detector.py
-stops the process with SIGSTOP). A blob larger than the slot is
-sent through the queue instead (pickled; slower, still right).
+stops the process with SIGSTOP).
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ class DetectorService:
 # ----------------------------------------------------------------------------- the service
 
 def _service_main(requests, replies, block_names, threads: int, batch: bool,
-                  streams: int = 1, pongs=None) -> None:
+                  streams: int, pongs) -> None:
     """The detector process: answer ``open`` and ``infer`` requests until ``None``.
 
     ``streams`` threads serve at once (module docstring, streams): each in turn takes the
@@ -295,7 +295,7 @@ def _service_main(requests, replies, block_names, threads: int, batch: bool,
             b.close()
 
 
-def _jobs(todo, replies, models, batch: bool, streams: int, opening, pongs=None) -> list:
+def _jobs(todo, replies, models, batch: bool, streams: int, opening, pongs) -> list:
     """Answer the ``ping`` (on ``pongs``) and ``open`` requests of ``todo`` and group its
     ``infer`` requests into jobs
     ``(backend, path, [(slot, tag, shape, inline), ...])``: with ``batch``, the requests of one
@@ -305,8 +305,7 @@ def _jobs(todo, replies, models, batch: bool, streams: int, opening, pongs=None)
     for msg in todo:
         kind, slot, tag = msg[0], msg[1], msg[2]
         if kind == "ping":  # the watchdog: a stream thread came back to the queue
-            if pongs is not None:
-                pongs.put(tag)
+            pongs.put(tag)
             continue
         if kind == "open":
             _, _, _, backend, path = msg
