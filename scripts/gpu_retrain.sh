@@ -17,7 +17,10 @@
 #   CONFIG (the training config, default datasets/train_tiles_gpu.yaml; the CPU variant:
 #   datasets/train_tiles_flush_cpu.yaml),
 #   SEED0 (first render seed, default 30000: seeds not used by any earlier dataset; all
-#   below the held-out 1 000 000).
+#   below the held-out 1 000 000; a continued run takes seeds no earlier run used),
+#   RESUME (1: continue the CPU campaign's weights instead of the shipped model: the config's
+#   run in runs/train if this machine has it, else models/checkpoints/<name>_last.pt, which
+#   is copied to OUT/checkpoints first; models/MODEL_CARD.md, "The CPU campaign").
 # Carried wheels (.whl/*.whl, git-ignored) are installed to /tmp/site first when present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +32,7 @@ PY=${PY:-python3}
 CONFIG=${CONFIG:-datasets/train_tiles_gpu.yaml}
 SHARDS=${SHARDS:-$(nproc)}
 SEED0=${SEED0:-30000}
+RESUME=${RESUME:-0}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 if ls .whl/*.whl >/dev/null 2>&1; then
@@ -74,8 +78,16 @@ hours=$($PY -c "print(round($MINUTES / 60, 4))")
 name=$($PY -c "import yaml, sys; print(yaml.safe_load(open(sys.argv[1]))['name'])" "$CONFIG")
 # the whole log in runs/ (progress bars as lines); OUT and the terminal get it without them
 mkdir -p runs
+resume=()
+if [ "$RESUME" = 1 ]; then
+  resume=(--resume)
+  if [ -f "models/checkpoints/${name}_last.pt" ] && [ ! -f "$OUT/checkpoints/${name}_last.pt" ]; then
+    mkdir -p "$OUT/checkpoints" && cp "models/checkpoints/${name}_last.pt" "$OUT/checkpoints/"
+  fi
+fi
 set +e
-$PY -m vision.synth.train "$CONFIG" --device "$DEVICE" --hours "$hours" --out "$OUT" 2>&1 \
+$PY -m vision.synth.train "$CONFIG" --device "$DEVICE" --hours "$hours" --out "$OUT" \
+  "${resume[@]}" 2>&1 \
   | tr '\r' '\n' | tee "runs/$name.train.log" | grep -v -e '━' -e '─' -e '^\s*$' \
   | tee "$OUT/train.log"
 rc=${PIPESTATUS[0]}
