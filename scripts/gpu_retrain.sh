@@ -19,8 +19,8 @@
 #   SEED0 (first render seed, default 30000: seeds not used by any earlier dataset; all
 #   below the held-out 1 000 000; a continued run takes seeds no earlier run used),
 #   RESUME (1: continue the CPU campaign's weights instead of the shipped model: the config's
-#   run in runs/train if this machine has it, else models/checkpoints/<name>_last.pt, which
-#   is copied to OUT/checkpoints first; models/MODEL_CARD.md, "The CPU campaign").
+#   run in runs/train if this machine has it, else models/checkpoints/<name>_last.pt;
+#   models/MODEL_CARD.md, "The CPU campaign").
 # Carried wheels (.whl/*.whl, git-ignored) are installed to /tmp/site first when present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,12 +79,7 @@ name=$($PY -c "import yaml, sys; print(yaml.safe_load(open(sys.argv[1]))['name']
 # the whole log in runs/ (progress bars as lines); OUT and the terminal get it without them
 mkdir -p runs
 resume=()
-if [ "$RESUME" = 1 ]; then
-  resume=(--resume)
-  if [ -f "models/checkpoints/${name}_last.pt" ] && [ ! -f "$OUT/checkpoints/${name}_last.pt" ]; then
-    mkdir -p "$OUT/checkpoints" && cp "models/checkpoints/${name}_last.pt" "$OUT/checkpoints/"
-  fi
-fi
+[ "$RESUME" = 1 ] && resume=(--resume)  # vision/synth/train.py finds the checkpoint
 set +e
 $PY -m vision.synth.train "$CONFIG" --device "$DEVICE" --hours "$hours" --out "$OUT" \
   "${resume[@]}" 2>&1 \

@@ -185,3 +185,17 @@ def test_cli_bad_config_exit_code_2(tmp_path, capsys):
     rc = main(["train", "--config", str(tmp_path / "absent.yaml")])
     assert rc == 2
     assert "absent.yaml" in capsys.readouterr().err
+
+
+def test_resume_finds_the_committed_campaign_checkpoint_when_no_run_or_out_holds_one(tmp_path):
+    """--resume on a fresh clone into another --out continues models/checkpoints (the CPU
+    campaign, MODEL_CARD); a run folder of this machine comes first."""
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    committed = Path(vt.__file__).resolve().parents[2] / "models" / "checkpoints"
+    assert vt._find_resume_checkpoint("tiles_flush_cpu", out, runs) == \
+        committed / "tiles_flush_cpu_last.pt"
+    assert vt._find_resume_checkpoint("no_such_run", out, runs) is None
+    local = runs / "tiles_flush_cpu" / "weights" / "last.pt"
+    local.parent.mkdir(parents=True)
+    local.write_bytes(b"x")
+    assert vt._find_resume_checkpoint("tiles_flush_cpu", out, runs) == local

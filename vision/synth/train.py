@@ -269,8 +269,13 @@ def _resolved_data_yaml(data_yaml: Path, runs: Path, name: str) -> Path:
 
 
 def _find_resume_checkpoint(name: str, out_dir: Path, runs: Path) -> Path | None:
+    """The checkpoint ``--resume`` continues: this machine's run folder first, then
+    ``out_dir/checkpoints/<name>_last.pt``, then the one committed in the project's
+    ``models/checkpoints`` (a fresh clone continuing a campaign into another ``--out``)."""
+    committed = Path(__file__).resolve().parents[2] / "models" / "checkpoints"
     for cand in (runs / name / "weights" / "last.pt",
-                 out_dir / "checkpoints" / f"{name}_last.pt"):
+                 out_dir / "checkpoints" / f"{name}_last.pt",
+                 committed / f"{name}_last.pt"):
         if cand.is_file():
             return cand
     return None
@@ -287,7 +292,8 @@ def train(config_path: str | Path, *, epochs: int | None = None, device: str = "
         device: "cpu" or a CUDA index such as "0".
         out_dir: folder for ``<name>.pt``, ``<name>.onnx``, ``<name>.json``.
         resume: continue from ``runs/train/<name>/weights/last.pt`` (or
-            ``out_dir/checkpoints/<name>_last.pt``): an interrupted run resumes where it stopped
+            ``out_dir/checkpoints/<name>_last.pt``, or the project's
+            ``models/checkpoints/<name>_last.pt``): an interrupted run resumes where it stopped
             (ultralytics resume: same schedule); a finished run starts a new run of ``epochs``
             from its weights.
         hours: overrides the config's ``hours`` (wall-clock training budget; ultralytics sets
