@@ -1,6 +1,7 @@
 """A position holds four tiles (vision.table.count): an unknown outline lying on four identified
-tiles is no tile; a position of three tiles is never settled. The rule settles the safe case and
-abstains on the look-alikes that could be wrong.
+tiles is no tile; a position of three tiles settles only where every face and every pairing of
+the fourth (not seen) gives the same result. The rules settle the safe cases and abstain on the
+look-alikes that could be wrong.
 
 Geometry of the hand-made reads (tests/helpers/table_reads.py): upright 40 x 80 px tiles, a
 hand's two tiles 2 px apart, the two hands 58 px (1.45 tile widths) apart."""
@@ -117,24 +118,70 @@ def test_covered_outlines_drop_only_beside_four_identified_tiles():
 
 # ------------------------------------------------- a tile not seen
 
-def test_a_position_of_three_tiles_is_not_settled_even_where_every_face_would_agree():
-    """In a video the fourth tile may still be in the player's hand and the hands laid may
-    change: a position of three is not settled, whatever the faces left could give."""
+def test_a_position_of_three_tiles_settles_where_every_face_and_pairing_of_the_fourth_agree():
+    """Seat 1's 5-5 is not seen. Its 2-3 3-4 (2 points) and 4-6 with any face lose to a Teen
+    pair and a Day pair whichever tile the fourth lies beside: 2-3 + any tile and 3-4 + any
+    tile and 4-6 + any tile all stay below the Day pair (only the Day pair 1-1 1-1 and the Teen
+    pair 6-6 6-6 beat it, and the set has no 1-1 or 6-6 left). The seat is settled, lose, and
+    no face is claimed for the tile not seen."""
     deal = {"dealer": ["6-6", "6-6", "1-1", "1-1"],
             "1": ["2-3", "3-4", "4-6", "5-5"],
             "2": ["2-4", "3-3", "4-4", "5-6"]}
     rnd = settle_still(deal_reads(deal, drop=[("1", 3)]))
+    assert rnd.result is not None and "1" in rnd.final
+    true = settle_round(true_settings(deal))
+    assert rnd.result.seats["1"].result == true.seats["1"].result == "lose"
+    assert rnd.result.seats["1"].net == true.seats["1"].net
+    assert "not seen" in rnd.unread["1"] and "each pairing" in rnd.unread["1"]
+    ev = build_round(rnd, "r1")
+    seat = ev.positions["1"]
+    assert seat.result == "lose" and seat.high is None and seat.low is None
+    assert seat.tiles == ("2-3", "3-4", "4-6", None)   # the fourth: no face claimed
+    assert seat.states[3] == "unknown" and seat.confidence[3] == 0.0
+    assert event_errors(ev.to_dict()) == []
+
+
+def test_a_position_of_three_tiles_is_not_settled_where_the_fourth_could_change_it():
+    """Against a weak banker the tile not seen decides seat 1 (a 6-6 beside 4-6 makes a high
+    hand of 0 points, beside 5-5 a Teen pair): not settled, with the tile count as reason."""
+    deal = {"dealer": ["2-3", "3-4", "1-5", "2-6"],
+            "1": ["6-6", "4-5", "1-3", "2-2"]}
+    rnd = settle_still(deal_reads(deal, drop=[("1", 0)]))
     assert rnd.result is None or "1" not in rnd.final
     assert "3 tiles, a position holds 4" in rnd.not_settled["1"]
 
 
+def test_the_bankers_tile_not_seen_settles_only_the_seats_it_cannot_change():
+    """The dealer shows 6-6 6-6 1-1: a Teen pair whatever the fourth tile, and a low hand of a
+    Day with any tile, or a Teen/Day with a 1-1 or 6-6 the set no longer has. Seat 1 (2-3 3-4 /
+    4-6 5-5: 2 and 0 points) loses whatever that low hand is; seat 2 does not settle."""
+    deal = {"dealer": ["6-6", "6-6", "1-1", "4-6"],
+            "1": ["2-3", "3-4", "4-6", "5-5"],
+            "2": ["4-4", "4-4", "1-5", "5-6"]}
+    rnd = settle_still(deal_reads(deal, drop=[("dealer", 3)]))
+    assert rnd.final == ["dealer", "1"]
+    true = settle_round(true_settings({p: deal[p] for p in ("dealer", "1")}))
+    assert rnd.result.seats["1"].result == "lose" and rnd.result.bank_net == true.bank_net
+    assert "decides this seat" in rnd.not_settled["2"]
+    assert event_errors(build_round(rnd, "r1").to_dict()) == []
+
+
+def test_a_position_of_two_tiles_is_not_settled():
+    deal = {"dealer": ["6-6", "6-6", "1-1", "1-1"], "1": ["2-3", "3-4", "4-6", "5-5"]}
+    rnd = settle_still(deal_reads(deal, drop=[("1", 2), ("1", 3)]))
+    assert rnd.result is None or "1" not in rnd.final
+    assert "2 tiles, a position holds 4" in rnd.not_settled["1"]
+
+
 @pytest.mark.slow
 def test_covered_outlines_never_settle_a_seat_wrongly():
-    """The rule's claim against the truth: random deals from one set; in each, one position
-    shows an unknown outline across one of its hands, or a tile not found (never settled)."""
+    """The rules' claim against the truth: random deals from one set; in each, one position
+    shows an unknown outline across one of its hands, or a tile not found (settled only where
+    every face and pairing of the tile not seen agrees). Every seat settled has its true result
+    and net."""
     rng = np.random.default_rng(2025)
     faces = [t.face for t in STANDARD_SET]
-    covered = 0
+    covered = unseen = 0
     for i in range(200):
         order = [faces[k] for k in rng.permutation(len(faces))]
         if i % 2:  # every other deal a strong banker (a Teen pair high): more seats settle
@@ -153,12 +200,11 @@ def test_covered_outlines_never_settle_a_seat_wrongly():
         if rnd.result is None:
             continue
         true = settle_round(true_settings(deal))
-        if i % 4 < 2:
-            assert where not in rnd.final  # a position of three tiles
         for p in rnd.final:
             if p == "dealer":
                 continue
             covered += bool(rnd.positions[where].covered)
+            unseen += bool(rnd.positions[where].missing) and where in (p, "dealer")
             assert rnd.result.seats[p].result == true.seats[p].result, (deal, where, p)
             assert rnd.result.seats[p].net == true.seats[p].net
-    assert covered >= 30  # the rule is exercised
+    assert covered >= 30 and unseen >= 10  # both rules are exercised

@@ -24,9 +24,9 @@ outline is dropped (kept in ``PositionState.covered``) and the four identified t
 hand. The faces are those identified, so nothing is guessed; an unknown outline that covers
 any more of an unread area keeps the position unsettled.
 
-A position of three tiles whose fourth is not seen is not settled here (``wrong_tile_count``):
-in a video the missing tile may still be in the player's hand, and the hands laid may yet
-change, so no pairing of what is shown is certain.
+A position of three tiles whose fourth is not seen is not settled here (``wrong_tile_count``);
+:mod:`vision.table.open_tile` settles its seat only where every face and every pairing of the
+tile not seen gives the same result.
 """
 
 from __future__ import annotations

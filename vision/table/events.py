@@ -46,7 +46,10 @@ def _outcome(rnd: SettledRound, pos: str) -> PositionOutcome:
                  confidence=tuple(round(float(r.confidence), 3) for r in st.tiles))
     setting = None
     if pos in rnd.unread:
-        pass  # settled with one tile unread: its hands are not known, none is reported
+        # settled with one tile unread: its hands are not known, none is reported; a tile the
+        # position holds that no outline showed is listed as unread (null, unknown, 0.0)
+        for _ in range(getattr(st, "missing", 0)):
+            tiles = {k: v + (e,) for (k, v), e in zip(tiles.items(), (None, "unknown", 0.0))}
     elif res is not None and pos == rnd.banker and pos in rnd.final:
         setting = res.banker_setting
     elif pos in seats and seats[pos].result != "not_settled":

@@ -30,6 +30,14 @@ used: two unread outlines side by side may both be off their tiles, and a spot o
 inside the other's box would narrow the wrong tile's faces (seen on scenes_flush: a wrong
 settlement until this was so).
 
+A position of three face-up tiles (at most one of them unknown) whose fourth no outline shows
+(``PositionState.missing``, :data:`NOT_SEEN`) is filled the same way, with two differences that
+only widen what is tried. Where the fourth lies is not known, so every pairing of the four into
+two hands is tried (:func:`pairings_with_unseen`): whatever the player does with it, the hands
+are one of those. And the camera may have read that very tile elsewhere (in another position,
+or in none), so only the position's own identified tiles use faces up for its tiles. The result
+is taken only when it is the same for every face and every pairing.
+
 The four tiles must lie as two hands (the pairing is by where the tiles lie,
 :func:`vision.table.rounds.pair_hands`) with nothing else wrong with the position; a player-banked
 round, a co-banked round or a table where a face is read more often than a set holds settles
@@ -53,10 +61,27 @@ from vision.detections import PIP_RED, PIP_WHITE
 from vision.geometry import crop_to_image, points_in_polygon
 from vision.recognition.spot_colours import SpotCalibration, calibrate
 
-__all__ = ["block_fills", "candidate_faces", "candidate_fills", "candidate_settings",
+__all__ = ["NOT_SEEN", "block_fills", "pairings_with_unseen", "candidate_faces", "candidate_fills", "candidate_settings",
            "position_fills", "settle_open",
            "shown_spots", "spot_area", "MAX_UNREAD", "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE",
            "SHOWN_SAME_SPOT"]
+
+class _NotSeen:
+    """The tile a position of three holds that no outline shows (:data:`NOT_SEEN`)."""
+
+    face = None
+    state = "not_seen"
+    polygon = None
+    reads = None
+    pips = ()
+
+    def __repr__(self) -> str:
+        return "NOT_SEEN"
+
+
+#: Stands for the fourth tile of a position that shows three (``PositionState.missing``): no
+#: outline, no face, no place; :func:`settle_open` tries every pairing and every face for it.
+NOT_SEEN = _NotSeen()
 
 #: At most this many unread tiles in one position are filled with every face they could be
 #: (a cost limit: 21 ** k fillings; not a safety limit, the rule is exact for any number).
@@ -289,6 +314,7 @@ def position_fills(hands: tuple[Sequence[Any], Sequence[Any]], per_tile: Mapping
     for h in hands:
         unread = [r for r in h if r.face is None]
         pair = (block_fills(h[0], h[1]) if len(unread) == 2 == len(h)
+                and all(r is not NOT_SEEN for r in h)
                 and _apart(h, [q for r, q in others if all(r is not x for x in h)]) else None)
         if pair is not None:
             slots.append(pair)
@@ -306,6 +332,22 @@ def position_fills(hands: tuple[Sequence[Any], Sequence[Any]], per_tile: Mapping
         if all(identified.get(f, 0) + n <= TILES_BY_FACE[f].copies for f, n in use.items()):
             out.append(fill)
     return out, free, blocks
+
+
+def pairings_with_unseen(hands: tuple[Sequence[Any], Sequence[Any]]
+                         ) -> list[tuple[list[Any], list[Any]]]:
+    """The three ways to lay four tiles as two hands, for a position whose fourth tile is
+    :data:`NOT_SEEN`: it may lie beside any of the three shown, so each of them in turn is its
+    partner. ``hands``: the position's ``open_hands`` (the three reads and ``NOT_SEEN``, any
+    order). Returns ``[(hand, hand), ...]``, the unseen tile's hand first.
+
+    Raises:
+        ValueError: ``hands`` is not four tiles with exactly one ``NOT_SEEN``."""
+    flat = [r for h in hands for r in h]
+    shown = [r for r in flat if r is not NOT_SEEN]
+    if len(flat) != 4 or len(shown) != 3:
+        raise ValueError(f"three tiles and one not seen expected, got {flat}")
+    return [([shown[i], NOT_SEEN], [shown[j] for j in range(3) if j != i]) for i in range(3)]
 
 
 def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequence[str],
@@ -356,7 +398,14 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
         unread = [r for h in st.open_hands for r in h if r.face is None]
         if not unread:
             continue
-        if len(unread) == 1:
+        missing = any(r is NOT_SEEN for r in unread)
+        pool = identified
+        if missing:
+            # the unseen tile may be one the camera read elsewhere (in another position, or in
+            # none): only this position's own identified tiles use faces up for it
+            pool = Counter(r.face for h in st.open_hands for r in h if r.face is not None)
+            per_tile = {id(r): candidate_faces(pool) for r in unread}
+        elif len(unread) == 1:
             others = [np.asarray(r.polygon) for r in every if r is not unread[0]]
             per_tile = {id(unread[0]): candidate_faces(
                 identified, shown_spots(unread[0], area, calibration, others))}
@@ -366,17 +415,28 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
             # as shown by the wrong tile (seen on scenes_flush: a 2-4 | 1-3 pair read as
             # 5 red / 4 white and 3 red / 4 white). No narrowing by shown spots there.
             per_tile = {id(r): candidate_faces(identified) for r in unread}
-        got = position_fills(st.open_hands, per_tile, identified,
-                             [(r, np.asarray(r.polygon)) for r in every])
-        if got is None or not got[0]:
-            continue  # too many unread, or nothing fits what the tiles show: not settled
-        fills, free, blocks = got
-        options[p], keys[p] = _by_keys(candidate_settings(st.open_hands, fills, prof), prof)
-        if len(unread) == 1:
-            n = len(fills)
+        lays = pairings_with_unseen(st.open_hands) if missing else [st.open_hands]
+        settings: list[Setting] = []
+        n_fills = blocks = 0
+        for hands in lays:
+            got = position_fills(hands, per_tile, pool, [(r, np.asarray(r.polygon)) for r in every])
+            if got is None or not got[0]:
+                settings = []  # too many unread, or nothing fits what the tiles show
+                break
+            fills, _, blocks = got
+            n_fills += len(fills)
+            settings += candidate_settings(hands, fills, prof)
+        if not settings:
+            continue  # not settled
+        options[p], keys[p] = _by_keys(settings, prof)
+        if missing:
+            n_faces[p] = (f"{n_fills} fillings of its {len(unread)} unread tile(s), one of them "
+                          f"not seen, each pairing of its four tiles")
+        elif len(unread) == 1:
+            n = n_fills
             n_faces[p] = f"{n} face{'s' if n != 1 else ''} left in the set and showing its spots"
         else:
-            n_faces[p] = (f"{len(fills)} fillings of its {len(unread)} unread tiles"
+            n_faces[p] = (f"{n_fills} fillings of its {len(unread)} unread tiles"
                           + (f", {blocks} flush hand(s) cut either way" if blocks else "")
                           + " left in the set")
     if banker not in options:

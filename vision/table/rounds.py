@@ -91,7 +91,7 @@ from vision.schema import Alert, AlertCode
 from vision.table.alerts import duplicate_face_alert
 from vision.table.count import covered_extras
 from vision.table.layout import Layout, check_polygons, load_layout  # re-exported
-from vision.table.open_tile import settle_open
+from vision.table.open_tile import NOT_SEEN, settle_open
 from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
 __all__ = [
@@ -191,8 +191,13 @@ class PositionState:
         open_hands: for a position whose only problem is unknown tiles among four face-up
             tiles, its two hands as laid (paired by where the tiles lie): it may still settle
             where every face that tile could be gives the same result (:mod:`vision.table.open_tile`).
+            For a position of three face-up tiles (at most one unknown) and a fourth not seen,
+            the three tiles and :data:`vision.table.open_tile.NOT_SEEN` (``missing`` = 1):
+            every pairing of the four is tried there, since where the unseen tile lies is
+            unknown.
         covered: unknown outlines lying on the position's four identified tiles
             (:func:`vision.table.count.covered_extras`): not a tile, left out of ``tiles``.
+        missing: tiles the position holds that no outline shows (0 or 1; ``open_hands``).
     """
 
     position: str
@@ -202,6 +207,7 @@ class PositionState:
     set_aside: list[TileRead] = field(default_factory=list)
     open_hands: tuple[list[TileRead], list[TileRead]] | None = None
     covered: list[TileRead] = field(default_factory=list)
+    missing: int = 0
 
     @property
     def signature(self) -> tuple:
@@ -262,6 +268,13 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
         if (len(up) == 4 and n_unknown >= 1 and not n_down
                 and all(k == AlertCode.UNKNOWN_TILE for k, _ in st.problems)):
             st.open_hands = pair_hands(up, rules)
+        elif (len(up) == 3 and n_unknown <= 1 and not n_down and not problems.get(pos)
+              and all(k in (AlertCode.UNKNOWN_TILE, AlertCode.WRONG_TILE_COUNT)
+                      for k, _ in st.problems)):
+            # three tiles shown, the fourth not seen at all (covered, or still in a hand):
+            # open with a tile not seen, every pairing tried (vision.table.open_tile)
+            st.open_hands = (list(up[:2]), [up[2], NOT_SEEN])
+            st.missing = 1
         if not st.problems:
             h, lo = pair_hands(up, rules)
             st.tiles = h + lo
