@@ -166,6 +166,20 @@ def test_the_bankers_tile_not_seen_settles_only_the_seats_it_cannot_change():
     assert event_errors(build_round(rnd, "r1").to_dict()) == []
 
 
+def test_in_video_a_seat_settled_with_its_fourth_in_a_hand_is_not_settled_again_when_laid():
+    """Video: seat 1 shows three tiles while its fourth is still in the player's hand; the round
+    settles with the result every face and pairing gives (lose), and when the fourth is laid
+    the same round is not reported again (a round is one banker setting)."""
+    deal = {"dealer": ["6-6", "6-6", "1-1", "1-1"], "1": ["2-3", "3-4", "4-6", "5-5"]}
+    tracker = RoundTracker(n_stable=3, settle_wait=0)
+    three, four = deal_reads(deal, drop=[("1", 3)]), deal_reads(deal)
+    got = [tracker.update(build_positions(assign_positions(r, LAYOUT)), FrameHeader(index=i))
+           for i, r in enumerate([three] * 4 + [four] * 6)]
+    rounds = [r for r in got if r is not None]
+    assert len(rounds) == 1 and rounds[0].result.seats["1"].result == "lose"
+    assert rounds[0].positions["1"].missing == 1
+
+
 def test_a_position_of_two_tiles_is_not_settled():
     deal = {"dealer": ["6-6", "6-6", "1-1", "1-1"], "1": ["2-3", "3-4", "4-6", "5-5"]}
     rnd = settle_still(deal_reads(deal, drop=[("1", 2), ("1", 3)]))
