@@ -180,6 +180,32 @@ def test_in_video_a_seat_settled_with_its_fourth_in_a_hand_is_not_settled_again_
     assert rounds[0].positions["1"].missing == 1
 
 
+def test_three_identified_tiles_and_unread_outlines_settle_as_a_fourth_of_any_face():
+    """Seat 1's 5-5 lies face down, and an unread box lies in the gap between its hands: five
+    outlines, three of them identified. A seat holds four tiles, so its fourth is one tile of
+    any face (the back, or under the box): 2-3 3-4 / 4-6 + any tile loses to the Teen and Day
+    pairs whatever it is and wherever it lies."""
+    deal = {"dealer": ["6-6", "6-6", "1-1", "1-1"], "1": ["2-3", "3-4", "4-6", "5-5"]}
+    reads = deal_reads(deal, drop=[("1", 3)])
+    back = position_tiles(deal["1"], *ORIGINS["1"])[3]
+    x, y = ORIGINS["1"]
+    reads += [tile(None, *back.centre, state="face_down"),
+              unknown_box(x + 60, y - 40, x + 100, y + 40)]
+    rnd = settle_still(reads)
+    assert "1" in rnd.final and rnd.result.seats["1"].result == "lose"
+    assert rnd.positions["1"].missing == 1 and "not seen" in rnd.unread["1"]
+    ev = build_round(rnd, "r1").to_dict()
+    assert ev["positions"]["1"]["states"].count("unknown") == 1   # the box; no tile made up
+    assert event_errors(ev) == []
+    # the same against a weak banker: the fourth decides, not settled
+    deal["dealer"] = ["2-3", "3-4", "1-5", "2-6"]
+    deal["1"] = ["6-6", "4-5", "1-3", "2-2"]
+    reads = deal_reads(deal, drop=[("1", 3)])
+    reads += [tile(None, *back.centre, state="face_down")]
+    rnd = settle_still(reads)
+    assert rnd.result is None or "1" not in rnd.final
+
+
 def test_a_position_of_two_tiles_is_not_settled():
     deal = {"dealer": ["6-6", "6-6", "1-1", "1-1"], "1": ["2-3", "3-4", "4-6", "5-5"]}
     rnd = settle_still(deal_reads(deal, drop=[("1", 2), ("1", 3)]))
@@ -204,8 +230,15 @@ def test_covered_outlines_never_settle_a_seat_wrongly():
             order = ["6-6", "6-6"] + order
         deal = {"dealer": order[0:4], "1": order[4:8], "2": order[8:12]}
         where = ["dealer", "1", "2"][int(rng.integers(3))]
-        if i % 4 < 2:
+        if i % 4 == 0:
             reads = deal_reads(deal, drop=[(where, int(rng.integers(4)))])
+        elif i % 4 == 1:
+            # the tile as a back (a hand not turned over yet), an unread box in the gap
+            k = int(rng.integers(4))
+            reads = deal_reads(deal, drop=[(where, k)])
+            c = position_tiles(deal[where], *ORIGINS[where])[k].centre
+            reads += [tile(None, *c, state="face_down"),
+                      unknown_box(c[0] + 70, c[1] - 40, c[0] + 110, c[1] + 40)]
         else:
             x0, y0 = ORIGINS[where]
             x = x0 + 140 * int(rng.integers(2))

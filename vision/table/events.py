@@ -46,9 +46,10 @@ def _outcome(rnd: SettledRound, pos: str) -> PositionOutcome:
                  confidence=tuple(round(float(r.confidence), 3) for r in st.tiles))
     setting = None
     if pos in rnd.unread:
-        # settled with one tile unread: its hands are not known, none is reported; a tile the
-        # position holds that no outline showed is listed as unread (null, unknown, 0.0)
-        for _ in range(getattr(st, "missing", 0)):
+        # settled with one tile unread: its hands are not known, none is reported; a fourth
+        # tile no read outline gives, where no outline is unknown either, is listed as
+        # unread (null, unknown, 0.0)
+        if getattr(st, "missing", 0) and "unknown" not in tiles["states"]:
             tiles = {k: v + (e,) for (k, v), e in zip(tiles.items(), (None, "unknown", 0.0))}
     elif res is not None and pos == rnd.banker and pos in rnd.final:
         setting = res.banker_setting

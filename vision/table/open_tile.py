@@ -30,9 +30,10 @@ used: two unread outlines side by side may both be off their tiles, and a spot o
 inside the other's box would narrow the wrong tile's faces (seen on scenes_flush: a wrong
 settlement until this was so).
 
-A position of three face-up tiles (at most one of them unknown) whose fourth no outline shows
-(``PositionState.missing``, :data:`NOT_SEEN`) is filled the same way, with two differences that
-only widen what is tried. Where the fourth lies is not known, so every pairing of the four into
+A position of three face-up tiles (at most one of them unknown) whose fourth no outline shows,
+or of exactly three identified tiles besides outlines that were not read (unknown outlines, tile
+backs: a seat holds four tiles, so one of them or none is the fourth) -- ``PositionState.missing``,
+:data:`NOT_SEEN` -- is filled the same way, with two differences that only widen what is tried. Where the fourth lies is not known, so every pairing of the four into
 two hands is tried (:func:`pairings_with_unseen`): whatever the player does with it, the hands
 are one of those. And the camera may have read that very tile elsewhere (in another position,
 or in none), so only the position's own identified tiles use faces up for its tiles. The result

@@ -197,7 +197,9 @@ class PositionState:
             unknown.
         covered: unknown outlines lying on the position's four identified tiles
             (:func:`vision.table.count.covered_extras`): not a tile, left out of ``tiles``.
-        missing: tiles the position holds that no outline shows (0 or 1; ``open_hands``).
+        missing: 1 when the position is open as three tiles and a fourth of any face that
+            no read outline gives (not seen at all, or under one of its unread outlines or
+            tile backs, :data:`vision.table.open_tile.NOT_SEEN`); else 0.
     """
 
     position: str
@@ -268,13 +270,21 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
         if (len(up) == 4 and n_unknown >= 1 and not n_down
                 and all(k == AlertCode.UNKNOWN_TILE for k, _ in st.problems)):
             st.open_hands = pair_hands(up, rules)
-        elif (len(up) == 3 and n_unknown <= 1 and not n_down and not problems.get(pos)
-              and all(k in (AlertCode.UNKNOWN_TILE, AlertCode.WRONG_TILE_COUNT)
-                      for k, _ in st.problems)):
-            # three tiles shown, the fourth not seen at all (covered, or still in a hand):
-            # open with a tile not seen, every pairing tried (vision.table.open_tile)
-            st.open_hands = (list(up[:2]), [up[2], NOT_SEEN])
-            st.missing = 1
+        elif not problems.get(pos) and all(
+                k in (AlertCode.UNKNOWN_TILE, AlertCode.WRONG_TILE_COUNT, "face_down")
+                for k, _ in st.problems):
+            ids = [r for r in up if r.state == "face_up"]
+            if len(up) == 3 and n_unknown <= 1 and not n_down:
+                # three tiles shown, the fourth not seen at all (covered, or still in a
+                # hand): open with a tile not seen, every pairing tried (vision.table.open_tile)
+                st.open_hands = (list(up[:2]), [up[2], NOT_SEEN])
+                st.missing = 1
+            elif len(ids) == 3 and len(up) >= 4:
+                # three identified tiles and outlines that are not read (unknown, or a tile
+                # back): a seat holds four, so its fourth is one tile of any face, under one
+                # of those outlines or none -- the same open position, the outlines unused
+                st.open_hands = (ids[:2], [ids[2], NOT_SEEN])
+                st.missing = 1
         if not st.problems:
             h, lo = pair_hands(up, rules)
             st.tiles = h + lo
