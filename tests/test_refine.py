@@ -16,8 +16,8 @@ import pytest
 from vision.config import RecognitionConfig
 from vision.geometry import polygon_iou_matrix
 from vision.recognition.decode import TileRead
-from vision.recognition.refine import (accept_cut, block_cuts, face_rectangle, refine_unknowns,
-                                       tile_shaped)
+from vision.recognition.refine import (accept_cut, block_cuts, face_rectangle, refine_guarded,
+                                       refine_unknowns, tile_shaped)
 from scoring.errors import InputError
 
 FELT = (40, 120, 40)
@@ -135,6 +135,63 @@ def test_refine_needs_identified_tiles_for_the_size():
     seed = read(None, TOP)
     out = refine_unknowns([seed], picture(), decoder([(LEFT, "2-6"), (RIGHT, "4-5")]))
     assert [r.face for r in out] == [None]
+
+
+def flush_guard(also=()):
+    """A stand-in for the flush guards: the tile on LEFT becomes unknown while no identified
+    tile lies on RIGHT (unread spots flush beside it); so does every tile of a face in
+    ``also``. Like the real guards it only ever removes faces."""
+    def run(rs):
+        right = any(r.state == "face_up" and polygon_iou_matrix(r.polygon[None], RIGHT[None])[0, 0]
+                    > 0.8 for r in rs)
+        out = []
+        for r in rs:
+            on_left = polygon_iou_matrix(r.polygon[None], LEFT[None])[0, 0] > 0.8
+            if r.state == "face_up" and ((on_left and not right) or r.face in also):
+                r = read(None, r.polygon)
+            out.append(r)
+        return out
+    return run
+
+
+def refit_with(dec, calls=None):
+    def run(rs, only=None):
+        if calls is not None:
+            calls.append(len(rs))
+        return refine_unknowns(rs, picture(), dec, only=only)
+    return run
+
+
+def test_a_tile_the_guards_make_unknown_is_split_from_its_block_where_one_cut_reads():
+    """The model read LEFT (2-6) and never outlined its flush neighbour: the guard makes it
+    unknown; refitted, the block splits lengthwise (the cut across reads nothing) into 2-6 and
+    4-5, which then pass the guard."""
+    dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
+    out = refine_guarded(KNOWN + [read("2-6", LEFT)], flush_guard(), refit_with(dec))
+    assert sorted(r.face for r in out if r.face) == ["2-2", "2-6", "4-5", "6-6"]
+    assert not any(r.state == "unknown" for r in out)
+
+
+def test_a_guard_made_unknown_stays_where_either_cut_reads_and_the_guards_run_again():
+    both = decoder([(LEFT, "2-6"), (RIGHT, "4-5"), (TOP, "3-4"), (BOTTOM, "1-5")])
+    out = refine_guarded(KNOWN + [read("2-6", LEFT)], flush_guard(), refit_with(both))
+    assert sorted(r.face or "?" for r in out) == ["2-2", "6-6", "?"]
+    # what the refit gives meets the guards again: a guard against 4-5 leaves it unknown
+    dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
+    out = refine_guarded(KNOWN + [read("2-6", LEFT)], flush_guard(also=("4-5",)),
+                         refit_with(dec))
+    assert "4-5" not in [r.face for r in out]
+
+
+def test_only_the_tiles_the_guards_made_unknown_are_refitted_again():
+    calls = []
+    dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
+    # an outline unknown before the guards (refitted before them already): no second refit
+    out = refine_guarded(KNOWN + [read(None, TOP)], lambda rs: list(rs), refit_with(dec, calls))
+    assert calls == [] and [r.face for r in out] == ["2-2", "6-6", None]
+    # only=... restricts refine_unknowns' seeds
+    got = refine_unknowns(KNOWN + [read(None, TOP)], picture(), dec, only=lambda r: False)
+    assert [r.face for r in got] == ["2-2", "6-6", None]
 
 
 def test_refine_is_a_bool_setting():

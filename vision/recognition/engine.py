@@ -46,7 +46,7 @@ from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
 from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
-from vision.recognition.refine import refine_unknowns
+from vision.recognition.refine import refine_guarded, refine_unknowns
 from vision.recognition.region import RegionPlan, cut, full_pass_grid, merge_region, plan_region
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
 from vision.recognition.seam import block_of, seam_cut
@@ -303,7 +303,8 @@ class RecognitionEngine:
         (:func:`vision.recognition.flush.stubby_boxes`). Before those checks, the outlines
         still unknown are refitted to the picture's face regions (``refine``,
         :mod:`vision.recognition.refine`: a two-tile block split where exactly one cut
-        reads). The first three abstentions are lifted
+        reads); after them, so are the tiles they made unknown, and what that gives meets
+        the checks again (:func:`vision.recognition.refine.refine_guarded`). The first three abstentions are lifted
         where the seam check (:mod:`vision.recognition.seam`) shows the seam between the tile
         and its flush neighbour along the tile's long side.
 
@@ -344,28 +345,37 @@ class RecognitionEngine:
             second = resolve_overlapping_reads(second)
             reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second,
                                       seam)
-        if self.config.refine and self.scales and any(r.state == "unknown" for r in reads):
+        refine = self.config.refine and bool(self.scales)
+
+        def refit(rs: list[TileRead], only=None) -> list[TileRead]:
             # unknown outlines refitted to the picture's face regions; a two-tile block is
-            # split only where exactly one cut reads (vision.recognition.refine); the refined
-            # tiles meet the flush guards below like any other
-            reads = resolve_overlapping_reads(refine_unknowns(
-                reads, image, lambda polys, conf: self.decode(
+            # split only where exactly one cut reads (vision.recognition.refine)
+            return resolve_overlapping_reads(refine_unknowns(
+                rs, image, lambda polys, conf: self.decode(
                     image, Detections.from_polygons(polys, np.full(len(polys), conf, np.float32),
                                                     np.full(len(polys), TILE, np.int64)),
-                    use_cache=False)[0]))
-        # a face read from one cut of a flush square whose other half is unread is a guess,
-        # unless the seam shows the tile's outline is a tile's
-        reads = flush_beside(reads, image.shape, lambda polys: self.decode(
-            image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
-                                            np.full(len(polys), TILE, np.int64)),
-            use_cache=False)[0], seam)
-        # two flush, level tiles read from halves alike turned a quarter: either cut reads
-        # faces, so the pair stands only where the seam, the other cut or the second model
-        # confirms it (vision.recognition.flush.cut_either_way)
-        reads = cut_either_way(reads, second, seam)
-        # an outline stubbier than the picture's tiles, read from such halves: a box across
-        # a block of long tiles (vision.recognition.flush.stubby_boxes)
-        reads = stubby_boxes(reads)
+                    use_cache=False)[0], only=only))
+
+        def guards(rs: list[TileRead]) -> list[TileRead]:
+            # a face read from one cut of a flush square whose other half is unread is a
+            # guess, unless the seam shows the tile's outline is a tile's
+            rs = flush_beside(rs, image.shape, lambda polys: self.decode(
+                image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
+                                                np.full(len(polys), TILE, np.int64)),
+                use_cache=False)[0], seam)
+            # two flush, level tiles read from halves alike turned a quarter: either cut
+            # reads faces, so the pair stands only where the seam, the other cut or the
+            # second model confirms it (vision.recognition.flush.cut_either_way)
+            rs = cut_either_way(rs, second, seam)
+            # an outline stubbier than the picture's tiles, read from such halves: a box
+            # across a block of long tiles (vision.recognition.flush.stubby_boxes)
+            return stubby_boxes(rs)
+
+        if refine and any(r.state == "unknown" for r in reads):
+            reads = refit(reads)  # the refined tiles meet the flush guards like any other
+        # the guards; a tile they make unknown is refitted too (its block split where exactly
+        # one cut reads), and what that gives meets the guards again
+        reads = refine_guarded(reads, guards, refit) if refine else guards(reads)
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

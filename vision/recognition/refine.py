@@ -53,7 +53,7 @@ reading (:func:`vision.recognition.flush.flush_beside`,
 :func:`vision.recognition.overlaps.resolve_overlapping_reads`). Every threshold is geometry or an
 existing constant; none comes from ../shared.
 
-Public API: :func:`refine_unknowns`, :func:`face_rectangle`, :func:`block_cuts`,
+Public API: :func:`refine_unknowns`, :func:`refine_guarded`, :func:`face_rectangle`, :func:`block_cuts`,
 :func:`tile_shaped`, :func:`accept_cut`, :data:`WINDOW`, :data:`OVERLAP`.
 """
 
@@ -178,7 +178,8 @@ def _local(r_centre: np.ndarray, known: Sequence[TileRead]) -> tuple[float, floa
 
 def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                     decode: Callable[[np.ndarray, float], list[TileRead]],
-                    max_tiles: int = ZOOM_MAX_TILES) -> list[TileRead]:
+                    max_tiles: int = ZOOM_MAX_TILES,
+                    only: Callable[[TileRead], bool] | None = None) -> list[TileRead]:
     """Refine the outlines of a still reading's unknown tiles from the picture (module
     docstring).
 
@@ -188,6 +189,8 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
         decode: ``decode(polygons float32 (n, 4, 2) px, tile confidence) -> n TileRead`` (the
             engine's decoder, no cache).
         max_tiles: at most this many unknown outlines are refined (the surest first).
+        only: refine only the unknown outlines it is true for (None: every one); the others
+            stay as they are (the second pass after the flush guards, :mod:`vision.recognition.engine`).
 
     Returns:
         the reads with the refined tiles in place of the unknown outlines they cover (the rest
@@ -197,7 +200,8 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
     known = [r for r in reads if r.state == "face_up"]
     if not known:
         return reads
-    seeds = sorted((k for k, r in enumerate(reads) if r.state == "unknown"),
+    seeds = sorted((k for k, r in enumerate(reads) if r.state == "unknown"
+                    and (only is None or only(r))),
                    key=lambda k: -float(reads[k].tile_confidence))[:max_tiles]
     taken: list[TileRead] = []
     done: list[np.ndarray] = []  # rectangles already tried
@@ -239,6 +243,44 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                 continue  # an outline of the refined tiles, off (or across them)
         out.append(r)
     return out + taken
+
+
+def refine_guarded(reads: Sequence[TileRead],
+                   guards: Callable[[list[TileRead]], list[TileRead]],
+                   refit: Callable[..., list[TileRead]]) -> list[TileRead]:
+    """The still reading's last steps: the flush guards, then the tiles they made unknown
+    refitted, and the guards once more on what that gives.
+
+    Why. The flush guards (:mod:`vision.recognition.flush`) make a tile unknown where unread
+    tile surface lies flush beside it: the box may cut a block of two tiles across, or the
+    model missed the tile's flush neighbour. Refinement ran before them, on the outlines that
+    were unknown then; a tile the guards make unknown is exactly the seed it needs -- the face
+    region under it is the block of the two tiles, and :func:`refine_unknowns` splits it only
+    where exactly one cut reads both tiles, one face with a 2 or a 6 half. Nothing here names a
+    face or lifts a guard: a refined tile is a new read of the decoder, and it meets the guards
+    again like every other.
+
+    Args:
+        reads: the reading before the guards (image px).
+        guards: ``guards(reads) -> reads``: :func:`vision.recognition.flush.flush_beside`,
+            ``cut_either_way`` and ``stubby_boxes`` in turn (they only ever remove faces).
+        refit: ``refit(reads, only=predicate) -> reads``: :func:`refine_unknowns` with the
+            picture and the engine's decoder, overlapping outlines resolved.
+
+    Returns:
+        the guarded reads, with the refined tiles where a guard-made unknown was split.
+    """
+    before = {np.asarray(r.polygon, np.float32).tobytes() for r in reads
+              if r.state == "face_up"}
+    out = guards(list(reads))
+    made = {id(r) for r in out if r.state == "unknown"
+            and np.asarray(r.polygon, np.float32).tobytes() in before}
+    if not made:
+        return out
+    again = refit(out, only=lambda r: id(r) in made)
+    if len(again) == len(out) and all(a is b for a, b in zip(again, out)):
+        return out
+    return guards(again)
 
 
 def _agreeing(cut: Sequence[TileRead], known: Sequence[TileRead]) -> list[TileRead] | None:
