@@ -7,8 +7,12 @@ Renders ``--n`` tables (1080p, banker and 7 seats, 32 face-up tiles) with
 proposal) and matches every labelled face-up
 tile of the scene to a reported tile (polygon centre inside the true tile and IoU of the boxes
 >= 0.5). Reports per table and in total: tiles found, identified correctly, unknown, wrong,
-missed, extra reported tiles (no true tile), and positions whose four tiles were all found
-and identified. ``--video`` reads each table through the video frame loop instead
+missed, extra reported tiles (no true tile; ``extra_identified``: of those, the ones read as a
+face -- a box across two tiles naming a face), and positions whose four tiles were all found
+and identified. ``--flush P`` lays every hand flush and level instead
+(:func:`vision.synth.render.render_scene`, ``touching`` 1, tiles exactly twice as long as wide
+with probability P: the squares a crosswise box can cut). ``--video`` reads each table through
+the video frame loop instead
 (``Pipeline.process`` on the still picture for 6 frames: one pass at the model's size first,
 the still reading once the picture has been still for ``VET_AFTER_STILL`` frames).
 
@@ -56,23 +60,26 @@ def video_reads(image, models_dir=None, backend: str = "onnx", scales=None,
 
 def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = "onnx",
              scales=None,
-             progress: bool = True, video: bool = False) -> dict:
+             progress: bool = True, video: bool = False, flush: float = 0.0) -> dict:
     """Per-table and total counts (see the module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
     from vision.pipeline import Pipeline
-    from vision.synth.render import render_table
+    from vision.synth.render import render_scene, render_table
 
     pipe = Pipeline(models_dir=models_dir, backend=backend, n_stable=1, draw=False,
                     scales=scales)
     tables = []
-    keys = ("true", "found", "ok", "unknown", "wrong", "missed", "extra", "positions",
-            "positions_ok")
+    keys = ("true", "found", "ok", "unknown", "wrong", "missed", "extra", "extra_identified",
+            "positions", "positions_ok")
     total = dict.fromkeys(keys, 0)
     confusions: dict[str, int] = {}
     for k in tqdm(range(n), desc="tables", disable=not progress):
         s = seed + k
-        scene = render_table(s)
+        # flush: every hand laid flush and level (render_scene, touching 1), tiles exactly
+        # twice as long as wide with that probability (squares a crosswise box can cut)
+        scene = (render_table(s) if not flush else
+                 render_scene(s, (1920, 1080), mode="table", touching=1.0, square_blocks=flush))
         if video:
             reads = video_reads(scene.image, models_dir, backend, scales)
         else:
@@ -111,6 +118,9 @@ def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = 
             if t.position is not None:
                 pos_ok[t.position] = pos_ok.get(t.position, True) and good
         row["extra"] = sum(1 for i, r in enumerate(reads) if i not in used and r.state != "face_down")
+        # of those, outlines read as a face (a box across two tiles naming a face: a misread)
+        row["extra_identified"] = sum(1 for i, r in enumerate(reads)
+                                      if i not in used and r.state == "face_up")
         row["positions"] = len(pos_ok)
         row["positions_ok"] = sum(pos_ok.values())
         for key in keys:
@@ -132,10 +142,17 @@ def main(argv=None) -> int:
     ap.add_argument("--video", action="store_true",
                     help="read each table as a video would (the frame loop on the still "
                          "picture for 6 frames) instead of as a still image")
+    ap.add_argument("--flush", type=float, default=0.0, metavar="P",
+                    help="lay every hand flush and level (the project's flush tables, "
+                         "render_scene touching 1), with tiles exactly twice as long as wide "
+                         "with probability P (0..1; default 0: the regular tables)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
 
+    if not 0.0 <= args.flush <= 1.0:
+        print(f"eval_tables: --flush must be in 0..1, got {args.flush}", file=sys.stderr)
+        return 2
     if args.n < 1 or args.seed < 1_000_000:
         print(f"eval_tables: --n must be >= 1 and --seed >= 1000000 (held out), got "
               f"{args.n}, {args.seed}", file=sys.stderr)
@@ -143,7 +160,7 @@ def main(argv=None) -> int:
     try:
         scales = None if args.scales is None else [int(v) for v in args.scales.split(",") if v]
         res = evaluate(args.n, args.seed, args.models, args.backend, scales=scales,
-                       progress=not args.json, video=args.video)
+                       progress=not args.json, video=args.video, flush=args.flush)
     except InputError as exc:
         print(f"eval_tables: {exc}", file=sys.stderr)
         return 2
