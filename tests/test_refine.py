@@ -108,14 +108,27 @@ def test_refine_splits_a_block_where_exactly_one_cut_reads():
     assert not any(r.state == "unknown" for r in out)  # the crosswise box is replaced
 
 
+def disputed_faces(out):
+    return sorted((r.reads or {}).get("disputed") for r in out if r.state == "unknown")
+
+
 def test_refine_abstains_where_either_cut_reads_or_faces_are_alike_turned():
+    """No face is taken; the block's tiles become two unknown tiles that keep what one cut
+    read (its four halves), in place of the seed."""
     seed = read(None, TOP)
     both = decoder([(LEFT, "2-6"), (RIGHT, "4-5"), (TOP, "3-4"), (BOTTOM, "1-5")])
     out = refine_unknowns(KNOWN + [seed], picture(), both)
-    assert [r.face for r in out] == ["2-2", "6-6", None]
+    assert [r.face for r in out] == ["2-2", "6-6", None, None]
+    assert disputed_faces(out) in (["2-6", "4-5"], ["1-5", "3-4"])
+    assert not any(r is seed for r in out)
     alike = decoder([(LEFT, "1-3"), (RIGHT, "4-5")])
     out = refine_unknowns(KNOWN + [seed], picture(), alike)
-    assert [r.face for r in out] == ["2-2", "6-6", None]
+    assert [r.face for r in out] == ["2-2", "6-6", None, None]
+    assert disputed_faces(out) == ["1-3", "4-5"]
+    # no cut reads both tiles: the seed stays as it was, nothing disputed
+    one = decoder([(LEFT, "1-3")])
+    out = refine_unknowns(KNOWN + [seed], picture(), one)
+    assert [r.face for r in out] == ["2-2", "6-6", None] and out[2] is seed
 
 
 def test_refine_never_contradicts_an_identified_tile():
@@ -175,7 +188,8 @@ def test_a_tile_the_guards_make_unknown_is_split_from_its_block_where_one_cut_re
 def test_a_guard_made_unknown_stays_where_either_cut_reads_and_the_guards_run_again():
     both = decoder([(LEFT, "2-6"), (RIGHT, "4-5"), (TOP, "3-4"), (BOTTOM, "1-5")])
     out = refine_guarded(KNOWN + [read("2-6", LEFT)], flush_guard(), refit_with(both))
-    assert sorted(r.face or "?" for r in out) == ["2-2", "6-6", "?"]
+    assert sorted(r.face or "?" for r in out) == ["2-2", "6-6", "?", "?"]
+    assert disputed_faces(out) in (["2-6", "4-5"], ["1-5", "3-4"])
     # what the refit gives meets the guards again: a guard against 4-5 leaves it unknown
     dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
     out = refine_guarded(KNOWN + [read("2-6", LEFT)], flush_guard(also=("4-5",)),

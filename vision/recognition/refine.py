@@ -36,6 +36,16 @@ Each candidate outline is decoded by the engine's decoder (every guard of
    unless it is that tile (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with
    the same face -- then that read stays and only the new tile is added.
 
+Where no candidate is taken but a cut of a block reads both its tiles (rule 2 or 3 fails:
+either cut could be the true one), the block's four halves are read all the same: that cut's
+two outlines become unknown tiles, each keeping the face it read (``reads["disputed"]``, as
+:func:`vision.recognition.fill.disputed_outlines` does), provided rule 4 holds for them. No face
+is claimed; the table stage (:func:`vision.table.open_tile.block_fills`) settles a seat from
+such a hand only where the tiles as read and both crosswise pairings of those halves give the
+same result -- a cut of a flush square covers its four halves one way or the other, and a
+crosswise box reads its halves right only where they look alike turned, which leaves their
+values as they are.
+
 The unknown outlines lying mostly on the taken outlines (at least
 :data:`vision.recognition.overlaps.COVERED_UNKNOWN` of their area) are replaced by them; other
 overlaps are left to :func:`vision.recognition.overlaps.resolve_overlapping_reads`.
@@ -193,8 +203,9 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             stay as they are (the second pass after the flush guards, :mod:`vision.recognition.engine`).
 
     Returns:
-        the reads with the refined tiles in place of the unknown outlines they cover (the rest
-        in order, the new reads appended); ``reads`` unchanged where nothing is taken.
+        the reads with the refined tiles -- and the unknown tiles of blocks either cut could
+        read -- in place of the unknown outlines they cover (the rest in order, the new reads
+        appended); ``reads`` unchanged where nothing is taken.
     """
     reads = list(reads)
     known = [r for r in reads if r.state == "face_up"]
@@ -204,6 +215,7 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                     and (only is None or only(r))),
                    key=lambda k: -float(reads[k].tile_confidence))[:max_tiles]
     taken: list[TileRead] = []
+    blocks: list[TileRead] = []  # unknown tiles of blocks either cut could read
     done: list[np.ndarray] = []  # rectangles already tried
     for k in seeds:
         seed = reads[k]
@@ -228,13 +240,24 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                        if all(tile_shaped(p, length, aspect) for p in cuts[i])]
         chosen = [c for c, other in options if accept_cut(c, other)]
         if len(chosen) != 1:
+            # which way the block is cut is not sure; where a cut reads both its tiles, the
+            # block's four halves are read: two unknown tiles, each keeping the face its
+            # outline read (``reads["disputed"]``: vision.table.open_tile.block_fills)
+            whole = [c for c, _ in options if len(c) == 2 and all(r.face for r in c)]
+            if whole and _agreeing(whole[0], known + taken) == list(whole[0]):
+                for r in whole[0]:
+                    u = r.as_unknown(f"either cut of a flush block of two tiles could read "
+                                     f"(read {r.face} here): two tiles touching flush may be "
+                                     f"cut across")
+                    u.reads["disputed"] = r.face
+                    blocks.append(u)
             continue
         new = _agreeing(chosen[0], known + taken)
         if new is not None:
             taken.extend(new)
-    if not taken:
+    if not taken and not blocks:
         return reads
-    polys = np.stack([np.asarray(r.polygon, np.float32) for r in taken])
+    polys = np.stack([np.asarray(r.polygon, np.float32) for r in taken + blocks])
     out = []
     for r in reads:
         if r.state == "unknown":
@@ -242,7 +265,7 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             if area[0] > 0 and inter.sum() / area[0] >= COVERED_UNKNOWN:
                 continue  # an outline of the refined tiles, off (or across them)
         out.append(r)
-    return out + taken
+    return out + taken + blocks
 
 
 def refine_guarded(reads: Sequence[TileRead],
