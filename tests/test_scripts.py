@@ -65,6 +65,17 @@ def test_eval_tables_counts_every_true_tile_once():
     assert t["wrong"] == 0, res["confusions"]
     r = _script("eval_tables.py", "--seed", "5")
     assert r.returncode == 2 and "held out" in r.stderr
+    r = _script("eval_tables.py", "--flush", "1.5")
+    assert r.returncode == 2 and "--flush" in r.stderr
+
+
+def test_eval_tables_flush_reads_a_table_of_flush_hands_with_no_wrong_face():
+    r = _script("eval_tables.py", "--n", "1", "--flush", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout)["total"]
+    assert t["true"] == 32 and t["found"] + t["missed"] == 32
+    assert t["wrong"] == 0 and t["extra_identified"] == 0
+    assert t["ok"] >= 16      # most of it is read (measured 2026-12-03: all 32 of seed 1000001)
 
 
 @pytest.mark.slow
