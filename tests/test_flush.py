@@ -85,8 +85,13 @@ def test_a_flush_pair_of_turned_alike_faces_is_a_guess_unless_something_shows_th
     # the seam shows the cut as the outlines lie: both stand
     assert [r.face for r in cut_either_way([a, b], seam=lambda p, q: True)] == ["1-4", "4-5"]
     assert [r.face for r in cut_either_way([a, b], seam=lambda p, q: False)] == [None, None]
-    # (the second model reading the same two outlines with the same faces confirms nothing:
-    # both models can box a block across alike -- composed imilako, eval_composed seed 1)
+    # the second model read the same two outlines with the same faces: both stand; one of
+    # them only, or another face: not
+    same = [read("1-4", 101, 1, 151, 99), read("4-5", 149, 0, 199, 100)]
+    assert [r.face for r in cut_either_way([a, b], same)] == ["1-4", "4-5"]
+    assert [r.face for r in cut_either_way([a, b], same[:1])] == [None, None]
+    assert [r.face for r in cut_either_way([a, b], [same[0], read("5-5", 149, 0, 199, 100)])
+            ] == [None, None]
     # the other cut gives the same faces (4-4 | 4-4), a half that turned would not read
     # (a 6: 4-6), tiles apart (a gap of a tile width) or offset along the long side: no doubt
     assert [r.face for r in cut_either_way([read("4-4", 100, 0, 150, 100),

@@ -298,8 +298,8 @@ class RecognitionEngine:
         (:func:`vision.recognition.fill.disputed_outlines`). Last, a tile with unread spots flush beside
         its long side is made unknown (:func:`vision.recognition.flush.flush_beside`), so are two
         such tiles flush and level as a block a crosswise cut can give
-        (:func:`vision.recognition.flush.cut_either_way`, unless the other cut confirms
-        them) and such a tile whose outline is stubbier than the picture's tiles
+        (:func:`vision.recognition.flush.cut_either_way`, unless the other cut or the second
+        model confirms them) and such a tile whose outline is stubbier than the picture's tiles
         (:func:`vision.recognition.flush.stubby_boxes`). Before those checks, the outlines
         still unknown are refitted to the picture's face regions (``refine``,
         :mod:`vision.recognition.refine`: a two-tile block split where exactly one cut
@@ -364,9 +364,9 @@ class RecognitionEngine:
                                                 np.full(len(polys), TILE, np.int64)),
                 use_cache=False)[0], seam)
             # two flush, level tiles read from halves alike turned a quarter: either cut
-            # reads faces, so the pair stands only where the seam or the other cut confirms
-            # it (vision.recognition.flush.cut_either_way)
-            rs = cut_either_way(rs, seam)
+            # reads faces, so the pair stands only where the seam, the other cut or the
+            # second model confirms it (vision.recognition.flush.cut_either_way)
+            rs = cut_either_way(rs, second, seam)
             # an outline stubbier than the picture's tiles, read from such halves: a box
             # across a block of long tiles (vision.recognition.flush.stubby_boxes)
             return stubby_boxes(rs)

@@ -263,7 +263,7 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     return resolve_overlapping_reads(out + add)
 
 
-def cut_either_way(reads: Sequence[TileRead],
+def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
                    seam: Callable[[np.ndarray, np.ndarray], bool] | None = None
                    ) -> list[TileRead]:
     """Two identified tiles lying flush and level as one square block, both faces read from
@@ -287,12 +287,10 @@ def cut_either_way(reads: Sequence[TileRead],
 
     * the seam check (``seam``, :mod:`vision.recognition.seam`) shows the seam between the two
       outlines along their long sides (the tiles are cut as the outlines lie), or
-    * the other cut gives the same faces (e.g. 4-4 | 4-4).
-
-    The second tile model reading the same two outlines with the same faces is *not* taken as
-    showing the cut (it was until session 17): both models can box a block across the same
-    way. Composed imilako tables (``scripts/eval_composed.py --seed 1 --n 12``, scene 7) showed a
-    flush 3-5 | 1-4 boxed across by both models, read 4-5 and 1-3 by both.
+    * the other cut gives the same faces (e.g. 4-4 | 4-4), or
+    * the second tile model (``second``: its reads of the same picture) read the same two
+      outlines (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with the same
+      two faces: two models outlining the block the same way, each box's halves read the same.
 
     The same holds for one identified tile of such halves with an *unknown* outline flush and
     level beside it (the tile model found tile surface there that nothing read: the other
@@ -304,12 +302,14 @@ def cut_either_way(reads: Sequence[TileRead],
     the picture's tiles: :func:`stubby_boxes`); the face each read is kept in ``reads["disputed"]``
     (never reported as its face) so that :func:`vision.table.open_tile.block_fills` can still
     settle the seat where *every* cut of the block gives it the same result. Why this cannot
-    settle wrongly: it only ever removes faces; a face is kept only where one of the two
-    conditions above holds or where the outlines are longer than any box across the set's
+    settle wrongly: it only ever removes faces; a face is kept only where one of the three
+    conditions above holds (the third rests on two models' reads, the way every other face
+    rests on the tile model) or where the outlines are longer than any box across the set's
     tiles -- and there it keeps exactly what the engine kept without this rule.
 
     Args:
         reads: the still reading (image px polygons, float (4, 2)).
+        second: the second tile model's reads of the same image (image px); () for none.
         seam: ``seam(polygon, neighbour) -> bool`` as in :func:`flush_beside`; None: no check.
 
     Returns:
@@ -325,6 +325,16 @@ def cut_either_way(reads: Sequence[TileRead],
     polys = np.stack([np.asarray(reads[k].polygon, np.float32) for k in alike])
     beside = np.concatenate([beside_outlines(p).astype(np.float32) for p in polys])  # (2n, 4, 2)
     flush = polygon_iou_matrix(beside, polys).reshape(len(alike), 2, len(alike)).max(1)
+    seconds = [r for r in second if r.face is not None]
+    sp = (np.stack([np.asarray(r.polygon, np.float32) for r in seconds]) if seconds
+          else np.zeros((0, 4, 2), np.float32))
+    same2 = polygon_iou_matrix(polys, sp) >= SAME_TILE_IOU if len(sp) else None
+
+    def confirmed(i: int) -> bool:
+        """The second model read outline ``alike[i]`` with the same face."""
+        if same2 is None:
+            return False
+        return any(seconds[m].face == reads[alike[i]].face for m in np.flatnonzero(same2[i]))
 
     def same_either_way(fa: str, fb: str) -> bool:
         (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
@@ -358,6 +368,8 @@ def cut_either_way(reads: Sequence[TileRead],
             if not could_be_cut_across(a.polygon, b.polygon):
                 continue  # longer than a box across the set's tiles: the tiles as laid
             if same_either_way(a.face, b.face):
+                continue
+            if confirmed(i) and confirmed(j):
                 continue
             if seam is not None and seam(np.asarray(a.polygon), np.asarray(b.polygon)):
                 continue
