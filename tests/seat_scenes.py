@@ -111,7 +111,8 @@ def match_reads(scene, reads) -> list[int | None]:
     return out
 
 
-def seat_violations(scene, reads, final: dict[str, list]) -> list[str]:
+def seat_violations(scene, reads, final: dict[str, list], not_seen: set[str] = frozenset()
+                    ) -> list[str]:
     """Settled positions whose tiles are not exactly the four tiles of the true position of the
     same name.
 
@@ -119,6 +120,9 @@ def seat_violations(scene, reads, final: dict[str, list]) -> list[str]:
         scene: the rendered :class:`vision.synth.render.TableScene`.
         reads: every :class:`vision.recognition.decode.TileRead` of the frame.
         final: position -> its four reads, for every position the round settled.
+        not_seen: positions settled as three identified tiles and a fourth of any face
+            (``PositionState.missing``, vision.table.open_tile): for them ``final`` holds the
+            three identified reads, which must be three different tiles of that true position.
 
     Returns:
         one line per violation (empty when every settled position is right).
@@ -128,8 +132,41 @@ def seat_violations(scene, reads, final: dict[str, list]) -> list[str]:
     bad = []
     for pos, tiles in final.items():
         got = [idx.get(id(r)) for r in tiles]
+        if pos in not_seen:
+            if (None in got or len(got) != 3 or len(set(got)) != 3
+                    or not set(got) <= truth.get(pos, set())):
+                owners = sorted({scene.tiles[g].position for g in got if g is not None})
+                bad.append(f"position {pos} settled with a tile not seen and tiles of "
+                           f"{owners or 'no true tile'}{' and non-tiles' if None in got else ''}")
+            continue
+        halves = [r for r in tiles if _block_read(r)]
+        if halves:
+            # two unknown tiles of a flush block either cut could read (vision.recognition.refine):
+            # the outlines may be the cut across; together they must cover two true tiles of
+            # this position and nothing else
+            under = set().union(*(_tiles_under(scene, r) for r in halves))
+            got = [g for r, g in zip(tiles, got) if not _block_read(r)] + sorted(under)
+            if len(halves) != 2 or len(under) != 2:
+                got.append(None)
         if None in got or set(got) != truth.get(pos, set()) or len(set(got)) != len(got):
             owners = sorted({scene.tiles[g].position for g in got if g is not None})
             bad.append(f"position {pos} settled with tiles of {owners or 'no true tile'}"
                        f"{' and non-tiles' if None in got else ''}")
     return bad
+
+
+def _block_read(r) -> bool:
+    """An unknown read that keeps the face its cut of a flush block read (``reads["disputed"]``)."""
+    return r.state == "unknown" and isinstance(r.reads, dict) and "disputed" in r.reads
+
+
+def _tiles_under(scene, r, least: float = 0.2) -> set[int]:
+    """Indices of the true tiles covering at least ``least`` of the read's outline."""
+    from vision.geometry import polygon_intersections
+
+    import numpy as np
+
+    idx = [i for i, t in enumerate(scene.tiles) if t.position is not None]
+    polys = np.stack([np.asarray(scene.tiles[i].polygon, np.float32) for i in idx])
+    inter, area, _ = polygon_intersections(np.asarray(r.polygon, np.float32)[None], polys)
+    return {idx[k] for k in np.flatnonzero(inter[0] >= least * max(area[0], 1e-6))}
