@@ -162,9 +162,9 @@ def _block_read(r) -> bool:
 
 def _tiles_under(scene, r, least: float = 0.2) -> set[int]:
     """Indices of the true tiles covering at least ``least`` of the read's outline."""
-    from vision.geometry import polygon_intersections
-
     import numpy as np
+
+    from vision.geometry import polygon_intersections
 
     idx = [i for i, t in enumerate(scene.tiles) if t.position is not None]
     polys = np.stack([np.asarray(scene.tiles[i].polygon, np.float32) for i in idx])

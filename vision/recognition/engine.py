@@ -304,8 +304,8 @@ class RecognitionEngine:
         still unknown are refitted to the picture's face regions (``refine``,
         :mod:`vision.recognition.refine`: a two-tile block split where exactly one cut
         reads); after them, so are the tiles they made unknown, and what that gives meets
-        the checks again (:func:`vision.recognition.refine.refine_guarded`). The first three abstentions are lifted
-        where the seam check (:mod:`vision.recognition.seam`) shows the seam between the tile
+        the checks again (:func:`vision.recognition.refine.refine_guarded`). The first three
+        abstentions are lifted where the seam check (:mod:`vision.recognition.seam`) shows the seam between the tile
         and its flush neighbour along the tile's long side.
 
         Returns:

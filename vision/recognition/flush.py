@@ -292,10 +292,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
       outlines (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with the same
       two faces: two models outlining the block the same way, each box's halves read the same.
       This is evidence, not proof: both models can box a block across alike (composed imilako
-      tables, ``scripts/eval_composed.py --seed 1 --n 12``, scene 7: a flush 3-5 | 1-4 read
-      4-5 and 1-3 by both). Without it (measured session 17) no such face, but 44 right tiles
-      and 10 settled seats fewer on ../shared/scenes_flush (haosheng 20 tiles, 7 seats): kept,
-      and reported as a limitation (models/MODEL_CARD.md).
+      tables, ``scripts/eval_composed.py --seed 1 --n 12``, scene 7); what dropping it costs
+      and why it stays: models/MODEL_CARD.md (session 17).
 
     The same holds for one identified tile of such halves with an *unknown* outline flush and
     level beside it (the tile model found tile surface there that nothing read: the other

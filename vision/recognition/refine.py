@@ -63,8 +63,8 @@ reading (:func:`vision.recognition.flush.flush_beside`,
 :func:`vision.recognition.overlaps.resolve_overlapping_reads`). Every threshold is geometry or an
 existing constant; none comes from ../shared.
 
-Public API: :func:`refine_unknowns`, :func:`refine_guarded`, :func:`face_rectangle`, :func:`block_cuts`,
-:func:`tile_shaped`, :func:`accept_cut`, :data:`WINDOW`, :data:`OVERLAP`.
+Public API: :func:`refine_unknowns`, :func:`refine_guarded`, :func:`face_rectangle`,
+:func:`block_cuts`, :func:`tile_shaped`, :func:`accept_cut`, :data:`WINDOW`, :data:`OVERLAP`.
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             engine's decoder, no cache).
         max_tiles: at most this many unknown outlines are refined (the surest first).
         only: refine only the unknown outlines it is true for (None: every one); the others
-            stay as they are (the second pass after the flush guards, :mod:`vision.recognition.engine`).
+            stay as they are (the pass after the flush guards, :func:`refine_guarded`).
 
     Returns:
         the reads with the refined tiles -- and the unknown tiles of blocks either cut could
@@ -244,8 +244,9 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             # block's four halves are read: two unknown tiles, each keeping the face its
             # outline read (``reads["disputed"]``: vision.table.open_tile.block_fills)
             whole = [c for c, _ in options if len(c) == 2 and all(r.face for r in c)]
-            if whole and _agreeing(whole[0], known + taken) == list(whole[0]):
-                for r in whole[0]:
+            new = _agreeing(whole[0], known + taken) if whole else None
+            if new is not None and len(new) == 2:  # rule 4, and neither is a known tile
+                for r in new:
                     u = r.as_unknown(f"either cut of a flush block of two tiles could read "
                                      f"(read {r.face} here): two tiles touching flush may be "
                                      f"cut across")

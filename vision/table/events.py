@@ -49,7 +49,7 @@ def _outcome(rnd: SettledRound, pos: str) -> PositionOutcome:
         # settled with one tile unread: its hands are not known, none is reported; a fourth
         # tile no read outline gives, where no outline is unknown either, is listed as
         # unread (null, unknown, 0.0)
-        if getattr(st, "missing", 0) and "unknown" not in tiles["states"]:
+        if st.missing and "unknown" not in tiles["states"]:
             tiles = {k: v + (e,) for (k, v), e in zip(tiles.items(), (None, "unknown", 0.0))}
     elif res is not None and pos == rnd.banker and pos in rnd.final:
         setting = res.banker_setting

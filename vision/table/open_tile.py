@@ -32,9 +32,10 @@ settlement until this was so).
 
 A position of three face-up tiles (at most one of them unknown) whose fourth no outline shows,
 or of exactly three identified tiles besides outlines that were not read (unknown outlines, tile
-backs: a seat holds four tiles, so one of them or none is the fourth) -- ``PositionState.missing``,
-:data:`NOT_SEEN` -- is filled the same way, with two differences that only widen what is tried. Where the fourth lies is not known, so every pairing of the four into
-two hands is tried (:func:`pairings_with_unseen`): whatever the player does with it, the hands
+backs: a seat holds four tiles, so one of them or none is the fourth) --
+``PositionState.missing``, :data:`NOT_SEEN` -- is filled the same way, with two differences
+that only widen what is tried. Where the fourth lies is not known, so every pairing of the four
+into two hands is tried (:func:`pairings_with_unseen`): whatever the player does with it, the hands
 are one of those. And the camera may have read that very tile elsewhere (in another position,
 or in none), so only the position's own identified tiles use faces up for its tiles. The result
 is taken only when it is the same for every face and every pairing.
@@ -62,19 +63,17 @@ from vision.detections import PIP_RED, PIP_WHITE
 from vision.geometry import crop_to_image, points_in_polygon
 from vision.recognition.spot_colours import SpotCalibration, calibrate
 
-__all__ = ["NOT_SEEN", "block_fills", "pairings_with_unseen", "candidate_faces", "candidate_fills", "candidate_settings",
-           "position_fills", "settle_open",
+__all__ = ["NOT_SEEN", "block_fills", "candidate_faces", "candidate_fills", "candidate_settings",
+           "pairings_with_unseen", "position_fills", "settle_open",
            "shown_spots", "spot_area", "MAX_UNREAD", "SHOWN_MIN_CONFIDENCE", "SHOWN_AREA_RANGE",
            "SHOWN_SAME_SPOT"]
+
 
 class _NotSeen:
     """The tile a position of three holds that no outline shows (:data:`NOT_SEEN`)."""
 
     face = None
-    state = "not_seen"
-    polygon = None
     reads = None
-    pips = ()
 
     def __repr__(self) -> str:
         return "NOT_SEEN"
@@ -434,8 +433,8 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
             n_faces[p] = (f"{n_fills} fillings of its {len(unread)} unread tile(s), one of them "
                           f"not seen, each pairing of its four tiles")
         elif len(unread) == 1:
-            n = n_fills
-            n_faces[p] = f"{n} face{'s' if n != 1 else ''} left in the set and showing its spots"
+            n_faces[p] = (f"{n_fills} face{'s' if n_fills != 1 else ''} left in the set and "
+                          f"showing its spots")
         else:
             n_faces[p] = (f"{n_fills} fillings of its {len(unread)} unread tiles"
                           + (f", {blocks} flush hand(s) cut either way" if blocks else "")

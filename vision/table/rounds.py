@@ -270,20 +270,17 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
         if (len(up) == 4 and n_unknown >= 1 and not n_down
                 and all(k == AlertCode.UNKNOWN_TILE for k, _ in st.problems)):
             st.open_hands = pair_hands(up, rules)
-        elif not problems.get(pos) and all(
-                k in (AlertCode.UNKNOWN_TILE, AlertCode.WRONG_TILE_COUNT, "face_down")
-                for k, _ in st.problems):
+        elif all(k in (AlertCode.UNKNOWN_TILE, AlertCode.WRONG_TILE_COUNT, "face_down")
+                 for k, _ in st.problems):
+            # a fourth tile no read outline gives (vision.table.open_tile.NOT_SEEN, every
+            # pairing tried): three tiles shown and none beside them (covered, or still in a
+            # hand); or three identified tiles beside outlines that are not read (unknown, or
+            # a tile back) -- a seat holds four, so its fourth lies under one of those or none
             ids = [r for r in up if r.state == "face_up"]
-            if len(up) == 3 and n_unknown <= 1 and not n_down:
-                # three tiles shown, the fourth not seen at all (covered, or still in a
-                # hand): open with a tile not seen, every pairing tried (vision.table.open_tile)
-                st.open_hands = (list(up[:2]), [up[2], NOT_SEEN])
-                st.missing = 1
-            elif len(ids) == 3 and len(up) >= 4:
-                # three identified tiles and outlines that are not read (unknown, or a tile
-                # back): a seat holds four, so its fourth is one tile of any face, under one
-                # of those outlines or none -- the same open position, the outlines unused
-                st.open_hands = (ids[:2], [ids[2], NOT_SEEN])
+            shown = (up if len(up) == 3 and n_unknown <= 1 and not n_down
+                     else ids if len(ids) == 3 and len(up) >= 4 else None)
+            if shown is not None:
+                st.open_hands = (list(shown[:2]), [shown[2], NOT_SEEN])
                 st.missing = 1
         if not st.problems:
             h, lo = pair_hands(up, rules)
