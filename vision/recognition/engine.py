@@ -41,7 +41,8 @@ from vision.detections import TILE, TILE_BACK, Detections
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
-from vision.recognition.flush import cut_either_way, flush_beside, stubby_boxes
+from vision.recognition.flush import cut_either_way, flush_beside, notched_boxes, stubby_boxes
+from vision.recognition.notch import notched
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
@@ -300,7 +301,9 @@ class RecognitionEngine:
         such tiles flush and level as a block a crosswise cut can give
         (:func:`vision.recognition.flush.cut_either_way`, unless the other cut or the second
         model confirms them) and such a tile whose outline is stubbier than the picture's tiles
-        (:func:`vision.recognition.flush.stubby_boxes`). Before those checks, the outlines
+        (:func:`vision.recognition.flush.stubby_boxes`), and such a tile whose outline's long
+        side dips at its middle where two tiles' corners meet
+        (:func:`vision.recognition.flush.notched_boxes`). Before those checks, the outlines
         still unknown are refitted to the picture's face regions (``refine``,
         :mod:`vision.recognition.refine`: a two-tile block split where exactly one cut
         reads); after them, so are the tiles they made unknown, and what that gives meets
@@ -369,7 +372,10 @@ class RecognitionEngine:
             rs = cut_either_way(rs, second, seam)
             # an outline stubbier than the picture's tiles, read from such halves: a box
             # across a block of long tiles (vision.recognition.flush.stubby_boxes)
-            return stubby_boxes(rs)
+            rs = stubby_boxes(rs)
+            # an outline whose long side dips at its middle, where two tiles' rounded corners
+            # meet: a box across a flush block (vision.recognition.notch)
+            return notched_boxes(rs, lambda polygon: notched(image, polygon))
 
         if refine and any(r.state == "unknown" for r in reads):
             reads = refit(reads)  # the refined tiles meet the flush guards like any other

@@ -23,12 +23,14 @@ spots (confidence >= :data:`SURE`, counted by the decoder's rule, on no read out
 tile surface lies there unread, flush against the tile's long side: the tile becomes unknown. It only ever removes a face; an unknown tile is never settled except
 by :mod:`vision.table.open_tile`, which guesses nothing.
 
-Two more rules for boxes cut across a block (:func:`cut_either_way`: two identified tiles
+Three more rules for boxes cut across a block (:func:`cut_either_way`: two identified tiles
 flush and level as a block such a cut can give; :func:`stubby_boxes`: an outline stubbier than
-the picture's tiles), each only removing faces.
+the picture's tiles; :func:`notched_boxes`: an outline whose long side dips at its middle
+where two tiles' rounded corners meet), each only removing faces.
 
 Public API: :func:`beside_outlines`, :func:`block_ratio`, :func:`could_be_cut_across`,
-:func:`crosswise_alike`, :func:`cut_either_way`, :func:`flush_beside`, :func:`stubby_boxes`,
+:func:`crosswise_alike`, :func:`cut_either_way`, :func:`flush_beside`, :func:`notched_boxes`,
+:func:`stubby_boxes`,
 :data:`CROSSWISE_RATIO_MAX`, :data:`MIN_PEERS`, :data:`MIN_SPOTS`, :data:`OUTLINE_JITTER`,
 :data:`STUBBY`, :data:`SURE`, :data:`TILE_ASPECT_MIN`, :data:`TURNED_ALIKE`.
 """
@@ -45,7 +47,8 @@ from vision.geometry import (crop_to_image, order_polygon, points_in_polygon,
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
-           "cut_either_way", "flush_beside", "stubby_boxes", "CROSSWISE_RATIO_MAX", "MIN_PEERS",
+           "cut_either_way", "flush_beside", "notched_boxes", "stubby_boxes",
+           "CROSSWISE_RATIO_MAX", "MIN_PEERS",
            "MIN_SPOTS", "OUTLINE_JITTER", "STUBBY", "SURE", "TILE_ASPECT_MIN", "TURNED_ALIKE"]
 
 #: A face shows at least two spots (1-1), so two spots of its own make a tile surface.
@@ -162,6 +165,43 @@ def stubby_boxes(reads: Sequence[TileRead]) -> list[TileRead]:
                 "across two flush tiles")
             reads[k].reads["disputed"] = was
     return reads
+
+
+def notched_boxes(reads: Sequence[TileRead],
+                  notched: Callable[[np.ndarray], bool]) -> list[TileRead]:
+    """Identified tiles whose outline's long side dips inward at its middle made unknown.
+
+    Why. Where two tiles with rounded corners lie flush, their corners meet at both ends of
+    the seam and the block's edge dips there (:mod:`vision.recognition.notch`); a box cut
+    across the block -- one half of each tile -- has that dip at the middle of its outer long
+    side, a tile's own long side has none. Both tile models can box a flush block across
+    alike, and the seam line of dark, seamless drawings does not show, so the other guards
+    can keep such a box's face (composed imilako tables, ``scripts/eval_composed.py --seed 1
+    --n 12``: a flush 3-5 | 1-4 read 4-5 and 1-3, a 1-2 | 1-2 read 1-1, both models alike).
+    Only faces whose halves look alike turned a quarter (:func:`crosswise_alike`) are
+    checked: a box across reads those; others fail the half shapes. The face is kept in
+    ``reads["disputed"]`` (never reported as its face), as :func:`cut_either_way` does. Why
+    this cannot settle wrongly: it only ever removes faces.
+
+    Args:
+        reads: a still reading (image px polygons, float (4, 2)).
+        notched: ``notched(polygon) -> bool`` for a float (4, 2) px outline
+            (:func:`vision.recognition.notch.notched` on the picture).
+
+    Returns:
+        ``reads`` in the same order, such tiles ``as_unknown`` with the reason.
+    """
+    out = list(reads)
+    for k, r in enumerate(out):
+        if r.state != "face_up" or not crosswise_alike(r.face):
+            continue
+        if notched(np.asarray(r.polygon, np.float64)):
+            was = r.face
+            out[k] = r.as_unknown(
+                f"its long side dips at the middle where two tiles' corners meet (read {was}): "
+                "a box across two flush tiles")
+            out[k].reads["disputed"] = was
+    return out
 
 
 def beside_outlines(polygon) -> np.ndarray:

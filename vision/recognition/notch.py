@@ -1,0 +1,177 @@
+"""The notch check: an outline whose long side dips inward at its middle spans two tiles.
+
+Why. Tiles have rounded corners. Where two tiles lie flush, side by side, their corners meet
+at both ends of the seam, and the block's edge dips inward there: a *notch* of about the
+corner radius (a step, where the two tiles are not quite level). A box that the tile model
+cut across such a block -- one half of each tile, the failure :mod:`vision.recognition.flush`
+guards against -- has the seam's end at the middle of its outer long side, so that side
+dips at its middle. A tile's own long side is straight between its corners: no dip. The
+check therefore tells a box across two tiles from a tile even on dark, seamless drawings
+whose seam line does not show (:mod:`vision.recognition.seam` is unsure there), as long as
+the side lies against the felt (or anything of another colour than the tile).
+
+The check (:func:`side_dip`). Along a long side of the outline (float (4, 2) px), at
+:data:`SAMPLES` positions between :data:`END` and 1 - END of its length (the outline's own
+rounded corners are left out), the picture is sampled along the side's normal from
+:data:`REACH` x the tile's width outside to as far inside. The *outside* colour is the median
+of the outer band, the *inside* colour the median of the inner band, over all positions; a
+side whose two colours differ by less than :data:`MIN_CONTRAST` x the picture's noise is
+unsure (another tile lies against it, or the tile is the felt's colour). At each position
+the *edge* is the first point, scanning inward from the outer end, whose colour is no longer
+the outside colour (farther than half the contrast from it: a spot at the very edge ends the
+scan as the tile would); positions whose outer end is not outside-coloured (another object
+there) are left out. The side's *base* runs through the median edge of the first
+(:data:`END`..0.3) and of the last (0.7..1 - END) part; the *dip* is how far the edge of the
+middle (0.35..0.65) lies inward of the base at most (the median of three neighbouring
+positions, so one noisy position makes no dip), in px. The side is *notched* when the dip is
+at least :data:`NOTCH` x the tile's width and :data:`MIN_DIP_PX` px, and the outer parts are
+straight (their edges within :data:`STRAIGHT` x the width of the base): unsure otherwise.
+
+Thresholds come from geometry and the project's renderer only (never from ../shared): the
+renderer draws corner radii of 0.03-0.2 of the tile's width
+(:func:`vision.synth.draw.random_style`), so two flush tiles' notch is 0.03-0.2 of the width
+deep; :data:`NOTCH` is below the middle of that range and above a straight side's edge noise
+(``scripts/eval_notch.py`` measures both on rendered flush tables).
+
+Why it cannot settle a face wrongly: its caller (:func:`vision.recognition.flush.notched_boxes`)
+only ever removes a face.
+
+Public API: :func:`side_dip`, :func:`notched`, :data:`NOTCH`, :data:`MIN_DIP_PX`,
+:data:`STRAIGHT`, :data:`MIN_CONTRAST`, :data:`REACH`, :data:`SAMPLES`, :data:`END`.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from scoring.errors import InputError
+
+__all__ = ["side_dip", "notched", "NOTCH", "MIN_DIP_PX", "STRAIGHT", "MIN_CONTRAST", "REACH",
+           "SAMPLES", "END"]
+
+#: Positions sampled along a long side.
+SAMPLES: int = 41
+#: Part of the side left out at each end (the outline's own rounded corners, up to 0.2 of the
+#: width deep, lie there: 0.1 of a box of two widths' length), fraction of its length.
+END: float = 0.1
+#: How far the normal is sampled outside and inside the side, fraction of the tile's width.
+REACH: float = 0.3
+#: A side is notched where its middle dips inward by at least this fraction of the width.
+NOTCH: float = 0.04
+#: ... and at least this many px (under it, one px of blur or outline error).
+MIN_DIP_PX: float = 1.0
+#: The outer parts of a notched side lie within this fraction of the width of the base (a
+#: straight side); wavier edges (an occluder, clutter on the felt) are unsure.
+STRAIGHT: float = 0.03
+#: The inside and outside colours differ by at least this many times the noise.
+MIN_CONTRAST: float = 6.0
+#: Sampling step along the normal, px.
+STEP: float = 0.5
+
+
+def _quad(polygon) -> np.ndarray:
+    q = np.asarray(polygon, np.float64)
+    if q.shape != (4, 2) or not np.all(np.isfinite(q)):
+        raise InputError(f"outline must be finite (4, 2) px corners, got {np.shape(polygon)}")
+    return q
+
+
+def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
+    """How far the middle of side ``a`` -> ``b`` of an outline dips inward of the side's ends,
+    in px, or None where the picture cannot tell (module docstring).
+
+    Args:
+        image: uint8 (H, W, 3) BGR (or (H, W) grey).
+        a, b: float (2,) px, the side's end corners.
+        centre: float (2,) px, the outline's centre (gives the inward direction).
+        width: the tile's width, px (the outline's short side).
+
+    Returns:
+        The dip, px (>= 0; 0 where the middle lies level with the base or outward of it) when
+        the side is straight at both outer parts and shows contrast, else None.
+    """
+    a, b, centre = (np.asarray(v, np.float64) for v in (a, b, centre))
+    d = b - a
+    length = float(np.linalg.norm(d))
+    if length < 4 or width < 4:
+        return None
+    u = d / length
+    n = np.array([-u[1], u[0]])
+    if (a + b) / 2 @ n - centre @ n < 0:
+        n = -n  # n points outward
+    reach = REACH * width
+    depths = np.arange(reach, -reach - 1e-9, -STEP)  # outside -> inside, px along n
+    ts = np.linspace(END, 1 - END, SAMPLES)
+    pts = a[None, None] + (ts[:, None, None] * d[None, None]) + depths[None, :, None] * n
+    img = np.asarray(image)
+    if img.ndim == 2:
+        img = img[:, :, None]
+    mx = pts[..., 0].astype(np.float32)
+    my = pts[..., 1].astype(np.float32)
+    h, w = img.shape[:2]
+    if mx.min() < 0 or my.min() < 0 or mx.max() > w - 1 or my.max() > h - 1:
+        return None  # the side's surroundings leave the picture
+    smp = cv2.remap(img, mx, my, cv2.INTER_LINEAR).astype(np.float32)
+    if smp.ndim == 2:
+        smp = smp[..., None]
+    k = len(depths)
+    band = max(2, int(round(0.5 * reach / STEP)))       # outer / inner half of the reach
+    outside = np.median(smp[:, :band].reshape(-1, smp.shape[-1]), axis=0)
+    inside = np.median(smp[:, k - band:].reshape(-1, smp.shape[-1]), axis=0)
+    contrast = float(np.linalg.norm(inside - outside))
+    grey = smp.mean(-1)
+    noise = max(1.4826 * float(np.median(np.abs(np.diff(grey[:, :band], axis=1)))), 1.0)
+    if contrast < MIN_CONTRAST * noise:
+        return None
+    far = np.linalg.norm(smp - outside, axis=-1) > 0.5 * contrast    # (SAMPLES, k)
+    ok = ~far[:, 0]                                    # the outer end is outside-coloured
+    first = np.where(far.any(1), far.argmax(1), k)
+    ok &= first < k
+    edge = reach - first * STEP                        # px along n: + outside, - inside
+    inward = -edge                                     # px inward of the side
+    left = ok & (ts <= 0.3)
+    right = ok & (ts >= 0.7)
+    mid = ok & (ts >= 0.35) & (ts <= 0.65)
+    need = 0.5 * (ts <= 0.3).sum()
+    if left.sum() < need or right.sum() < need or mid.sum() < 0.5 * ((ts >= 0.35)
+                                                                      & (ts <= 0.65)).sum():
+        return None
+    tl, el = float(np.median(ts[left])), float(np.median(inward[left]))
+    tr, er = float(np.median(ts[right])), float(np.median(inward[right]))
+    base = el + (er - el) * (ts - tl) / max(tr - tl, 1e-6)
+    off = inward - base
+    if np.abs(off[left | right]).max() > max(STRAIGHT * width, 1.0):
+        return None  # the outer parts are not a straight side
+    # median of three neighbours: one noisy position makes no dip
+    sm = np.full(len(ts), -np.inf)
+    for i in range(1, len(ts) - 1):
+        if ok[i - 1:i + 2].all():
+            sm[i] = float(np.median(off[i - 1:i + 2]))
+    m = sm[(ts >= 0.35) & (ts <= 0.65)]
+    return max(float(m.max()), 0.0) if np.isfinite(m).any() else None
+
+
+def notched(image: np.ndarray, polygon) -> bool:
+    """True when a long side of the outline dips inward at its middle by at least
+    :data:`NOTCH` x its width and :data:`MIN_DIP_PX` px: the outline spans two tiles whose
+    corners meet there (module docstring). False where neither side shows it or the picture
+    cannot tell.
+
+    Args:
+        image: uint8 (H, W, 3) BGR.
+        polygon: float (4, 2) px, the outline's corners in any order.
+
+    Raises:
+        InputError: a polygon that is not finite (4, 2).
+    """
+    from vision.geometry import order_polygon
+
+    p = order_polygon(_quad(polygon)).astype(np.float64)
+    width = float(np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[3] - p[2])) / 2
+    centre = p.mean(0)
+    for a, b in ((p[1], p[2]), (p[3], p[0])):
+        dip = side_dip(image, a, b, centre, width)
+        if dip is not None and dip >= max(NOTCH * width, MIN_DIP_PX):
+            return True
+    return False
