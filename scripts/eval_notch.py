@@ -100,7 +100,7 @@ def main(argv=None) -> int:
                 dips[kind].append(d)
                 if kind == "tile":
                     for g in grid:
-                        tile_over[g] += d >= g and d * width >= N.MIN_DIP_PX
+                        tile_over[g] += int(d >= g and d * width >= N.MIN_DIP_PX)
                     if called:
                         worst.append({"style": style, "mode": mode, "faces": faces,
                                       "dip": round(d, 4), "width": round(width, 1)})

@@ -11,33 +11,40 @@ whose seam line does not show (:mod:`vision.recognition.seam` is unsure there), 
 the side lies against the felt (or anything of another colour than the tile).
 
 The check (:func:`side_dip`). Along a long side of the outline (float (4, 2) px), at
-:data:`SAMPLES` positions between :data:`END` and 1 - END of its length (the outline's own
+positions :data:`STEP` px apart between :data:`END` and 1 - END of its length (the outline's own
 rounded corners are left out), the picture is sampled along the side's normal from
 :data:`REACH` x the tile's width outside to as far inside. The *outside* colour is the median
 of the outer band, the *inside* colour the median of the inner band, over all positions; a
 side whose two colours differ by less than :data:`MIN_CONTRAST` x the picture's noise is
 unsure (another tile lies against it, or the tile is the felt's colour). At each position
 the *edge* is the first point, scanning inward from the outer end, whose colour is no longer
-the outside colour (farther than half the contrast from it: a spot at the very edge ends the
-scan as the tile would); positions whose outer end is not outside-coloured (another object
-there) are left out. The side's *base* runs through the median edge of the first
-(:data:`END`..0.3) and of the last (0.7..1 - END) part; the *dip* is how far the edge of the
-middle (0.35..0.65) lies inward of the base at most (the median of three neighbouring
-positions, so one noisy position makes no dip), in px. The side is *notched* when the dip is
-at least :data:`NOTCH` x the tile's width and :data:`MIN_DIP_PX` px, and the outer parts are
-straight (their edges within :data:`STRAIGHT` x the width of the base): unsure otherwise.
+the outside colour (farther than half the contrast from it, interpolated between samples: a
+spot at the very edge ends the scan as the tile would); positions whose outer end is not
+outside-coloured (another object there) are left out. The side's *base* is the straight line
+through the median edge of the first (:data:`END`..0.3) and of the last (0.7..1 - END) part;
+where those parts stray from it by more than :data:`STRAIGHT` x the width (at least 1 px)
+the side is unsure (an occluder, clutter, two tiles far off level). Each position's edge is
+the median over :data:`SMOOTH` x the width either way (one noisy position makes no dip); the
+*dip* is the deepest such edge in the middle (0.35..0.65) inward of the base, px, counted
+only where it is a cusp, at most :data:`NARROW` x the width wide at half its depth (two
+rounded corners meeting; glare or a bevel's highlight moving the edge is wider). The side is
+*notched* when the dip is at least :data:`NOTCH` x the width and :data:`MIN_DIP_PX` px.
 
 Thresholds come from geometry and the project's renderer only (never from ../shared): the
 renderer draws corner radii of 0.03-0.2 of the tile's width
-(:func:`vision.synth.draw.random_style`), so two flush tiles' notch is 0.03-0.2 of the width
-deep; :data:`NOTCH` is below the middle of that range and above a straight side's edge noise
-(``scripts/eval_notch.py`` measures both on rendered flush tables).
+(:func:`vision.synth.draw.random_style`); the cusp where two meet measures about 0.6 of the
+radius deep at this smoothing, so 0.02-0.12 of the width. :data:`NOTCH` (0.04) takes radii
+from about 0.07 up. ``scripts/eval_notch.py`` measures both kinds on rendered flush tables:
+tiles' own outlines are called notched about 1 % of the time (3-D black tiles with glare),
+boxes across a block about a quarter of the time (small radii and 3-D sides hide the rest);
+the figures are in models/MODEL_CARD.md.
 
 Why it cannot settle a face wrongly: its caller (:func:`vision.recognition.flush.notched_boxes`)
 only ever removes a face.
 
 Public API: :func:`side_dip`, :func:`notched`, :data:`NOTCH`, :data:`MIN_DIP_PX`,
-:data:`STRAIGHT`, :data:`MIN_CONTRAST`, :data:`REACH`, :data:`SAMPLES`, :data:`END`.
+:data:`NARROW`, :data:`SMOOTH`, :data:`STRAIGHT`, :data:`MIN_CONTRAST`, :data:`REACH`,
+:data:`SAMPLES`, :data:`END`, :data:`STEP`.
 """
 
 from __future__ import annotations
@@ -47,10 +54,11 @@ import numpy as np
 
 from scoring.errors import InputError
 
-__all__ = ["side_dip", "notched", "NOTCH", "MIN_DIP_PX", "STRAIGHT", "MIN_CONTRAST", "REACH",
-           "SAMPLES", "END"]
+__all__ = ["side_dip", "notched", "NOTCH", "MIN_DIP_PX", "NARROW", "SMOOTH", "STRAIGHT",
+           "MIN_CONTRAST", "REACH", "SAMPLES", "END", "STEP"]
 
-#: Positions sampled along a long side.
+#: Positions sampled along a long side: one every :data:`STEP` px (the notch where two
+#: rounded corners meet is a cusp, a few px wide), at least this many.
 SAMPLES: int = 41
 #: Part of the side left out at each end (the outline's own rounded corners, up to 0.2 of the
 #: width deep, lie there: 0.1 of a box of two widths' length), fraction of its length.
@@ -66,7 +74,12 @@ MIN_DIP_PX: float = 1.0
 STRAIGHT: float = 0.03
 #: The inside and outside colours differ by at least this many times the noise.
 MIN_CONTRAST: float = 6.0
-#: Sampling step along the normal, px.
+#: Half-width of the window a position's edge is the median over, fraction of the width.
+SMOOTH: float = 0.02
+#: A dip is a notch only where it is at most this wide at half its depth, fraction of the
+#: width: two rounded corners meeting make a cusp (about 0.27 x the radius wide there).
+NARROW: float = 0.25
+#: Sampling step along the normal and along the side, px.
 STEP: float = 0.5
 
 
@@ -88,8 +101,9 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
         width: the tile's width, px (the outline's short side).
 
     Returns:
-        The dip, px (>= 0; 0 where the middle lies level with the base or outward of it) when
-        the side is straight at both outer parts and shows contrast, else None.
+        The dip, px (>= 0; 0 where the middle lies level with the base or outward of it, or
+        its deepest place is no cusp) when the side is straight at both outer parts and shows
+        contrast, else None.
     """
     a, b, centre = (np.asarray(v, np.float64) for v in (a, b, centre))
     d = b - a
@@ -102,7 +116,7 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
         n = -n  # n points outward
     reach = REACH * width
     depths = np.arange(reach, -reach - 1e-9, -STEP)  # outside -> inside, px along n
-    ts = np.linspace(END, 1 - END, SAMPLES)
+    ts = np.linspace(END, 1 - END, max(SAMPLES, int((1 - 2 * END) * length / STEP) + 1))
     pts = a[None, None] + (ts[:, None, None] * d[None, None]) + depths[None, :, None] * n
     img = np.asarray(image)
     if img.ndim == 2:
@@ -124,11 +138,17 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
     noise = max(1.4826 * float(np.median(np.abs(np.diff(grey[:, :band], axis=1)))), 1.0)
     if contrast < MIN_CONTRAST * noise:
         return None
-    far = np.linalg.norm(smp - outside, axis=-1) > 0.5 * contrast    # (SAMPLES, k)
+    dist = np.linalg.norm(smp - outside, axis=-1) / contrast        # (positions, k)
+    far = dist > 0.5
     ok = ~far[:, 0]                                    # the outer end is outside-coloured
     first = np.where(far.any(1), far.argmax(1), k)
     ok &= first < k
-    edge = reach - first * STEP                        # px along n: + outside, - inside
+    # the crossing of half the contrast, interpolated between the two samples around it
+    i1 = np.clip(first, 1, k - 1)
+    d0 = dist[np.arange(len(ts)), i1 - 1]
+    d1 = dist[np.arange(len(ts)), i1]
+    frac = np.clip((0.5 - d0) / np.maximum(d1 - d0, 1e-6), 0.0, 1.0)
+    edge = reach - (i1 - 1 + frac) * STEP              # px along n: + outside, - inside
     inward = -edge                                     # px inward of the side
     left = ok & (ts <= 0.3)
     right = ok & (ts >= 0.7)
@@ -137,19 +157,35 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
     if left.sum() < need or right.sum() < need or mid.sum() < 0.5 * ((ts >= 0.35)
                                                                       & (ts <= 0.65)).sum():
         return None
+    # the base: the straight line through the median edge of each outer part
     tl, el = float(np.median(ts[left])), float(np.median(inward[left]))
     tr, er = float(np.median(ts[right])), float(np.median(inward[right]))
-    base = el + (er - el) * (ts - tl) / max(tr - tl, 1e-6)
-    off = inward - base
+    off = inward - (el + (er - el) * (ts - tl) / max(tr - tl, 1e-6))
     if np.abs(off[left | right]).max() > max(STRAIGHT * width, 1.0):
-        return None  # the outer parts are not a straight side
-    # median of three neighbours: one noisy position makes no dip
+        return None  # the outer parts are not one straight side
+    # the median over a window SMOOTH x the width (at least 1 px) each way: a noisy position
+    # or a thin line on the tile makes no dip
+    h = max(int(round(max(SMOOTH * width, 1.0) / STEP)), 1)
     sm = np.full(len(ts), -np.inf)
-    for i in range(1, len(ts) - 1):
-        if ok[i - 1:i + 2].all():
-            sm[i] = float(np.median(off[i - 1:i + 2]))
-    m = sm[(ts >= 0.35) & (ts <= 0.65)]
-    return max(float(m.max()), 0.0) if np.isfinite(m).any() else None
+    for i in range(h, len(ts) - h):
+        if ok[i - h:i + h + 1].all():
+            sm[i] = float(np.median(off[i - h:i + h + 1]))
+    midw = np.flatnonzero((ts >= 0.35) & (ts <= 0.65))
+    if not np.isfinite(sm[midw]).any():
+        return None
+    i = int(midw[np.argmax(sm[midw])])
+    peak = float(sm[i])
+    if peak <= 0:
+        return 0.0
+    # a notch is a cusp: narrow where it is half as deep (glare or a bevel's highlight that
+    # moves the edge is wide)
+    lo = hi = i
+    while lo > 0 and sm[lo - 1] >= peak / 2:
+        lo -= 1
+    while hi < len(ts) - 1 and sm[hi + 1] >= peak / 2:
+        hi += 1
+    run = (hi - lo + 1) * (ts[1] - ts[0]) * length
+    return peak if run <= NARROW * width else 0.0
 
 
 def notched(image: np.ndarray, polygon) -> bool:
