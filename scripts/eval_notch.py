@@ -10,7 +10,9 @@ as a fraction of the tile width) of
 
 * each tile's own outline (a tile: the check must not call it notched), and
 * the two boxes that cut the hand's block across (one half of each tile: what a tile model can
-  box by mistake; the check should call them notched),
+  box by mistake; the check should call them notched), and
+* the block itself, turned a quarter at random: which cut
+  :func:`vision.recognition.notch.notch_cut` names (right, WRONG, unsure),
 
 every outline with each corner moved at random by ``--jitter`` of the tile width (a detector's
 outline is a few px off). Reported: how many of each the check calls notched with the shipped
@@ -82,9 +84,20 @@ def main(argv=None) -> int:
     per_style = defaultdict(Counter)
     tile_over = Counter()
     worst = []
+    cuts = Counter()
+    cut_style = defaultdict(Counter)
+    wrong_cuts = []
     for img, block, poly, style, mode, faces in blocks(a.n, a.seed, a.mode.split(",")):
         q = np.asarray(block, np.float64)
         w = float(np.linalg.norm(q[1] - q[0])) / 2
+        turn = int(rng.integers(2))
+        jb = np.roll(q + rng.normal(0, a.jitter * w, q.shape), -turn, 0)
+        got = N.notch_cut(img, jb)
+        k = "unsure" if got is None else "right" if got == turn else "WRONG"
+        cuts[k] += 1
+        cut_style[f"{mode}/{style}"][k] += 1
+        if k == "WRONG":
+            wrong_cuts.append({"style": style, "mode": mode, "faces": faces})
         other = np.array([(q[0] + q[1]) / 2, q[1], q[2], (q[2] + q[3]) / 2])
         first = np.array([q[0], (q[0] + q[1]) / 2, (q[2] + q[3]) / 2, q[3]])
         for kind, outlines in (("tile", [first, other]), ("across", crosswise_boxes(q))):
@@ -106,6 +119,9 @@ def main(argv=None) -> int:
                                       "dip": round(d, 4), "width": round(width, 1)})
     q = [0.5, 0.9, 0.99, 0.999, 1.0]
     out = {"thresholds": {"notch": N.NOTCH, "min_dip_px": N.MIN_DIP_PX},
+           "blocks_notch_cut": dict(cuts),
+           "blocks_per_style": {k: dict(v) for k, v in sorted(cut_style.items())},
+           "blocks_cut_wrong": wrong_cuts[:20],
            "counts": {k: dict(v) for k, v in counts.items()},
            "per_style": {k: dict(v) for k, v in sorted(per_style.items())},
            "tile_dip_quantiles": [round(float(v), 4) for v in np.quantile(dips["tile"], q)]

@@ -12,7 +12,7 @@ import pytest
 from scoring.errors import InputError
 from vision.recognition.decode import TileRead
 from vision.recognition.flush import notched_boxes
-from vision.recognition.notch import MIN_DIP_PX, NOTCH, notched, side_dip
+from vision.recognition.notch import MIN_DIP_PX, NOTCH, notch_cut, notched, side_dip
 
 W = 40  # tile width, px; tiles are W x 2W
 
@@ -151,3 +151,22 @@ def test_rendered_flush_tiles_are_seldom_called_notched_and_boxes_across_often()
     assert n >= 50
     assert tiles <= 0.02 * n
     assert across >= 0.1 * n
+
+
+@pytest.mark.parametrize("angle", [0.0, 37.0])
+def test_notch_cut_names_the_seam_the_corners_show_whichever_corner_comes_first(angle):
+    img, (a, b, top, bottom) = _table(angle=angle)
+    # the block: tile A's corners and tile B's far side; cut 0 crosses sides 0-1 and 2-3
+    block = np.array([a[0], b[1], b[2], a[3]])
+    assert notch_cut(img, block) == 0
+    assert notch_cut(img, np.roll(block, -1, 0)) == 1
+
+
+def test_notch_cut_is_unsure_without_corners_or_with_a_side_against_another_tile():
+    img, (a, b, top, bottom) = _table(radius=0.0)
+    block = np.array([a[0], b[1], b[2], a[3]])
+    assert notch_cut(img, block) is None
+    # a third tile flush against the block's right side: that side cannot be seen straight
+    img, (a, b, top, bottom) = _table()
+    img[120:200, 241:281] = 8
+    assert notch_cut(img, block) is None

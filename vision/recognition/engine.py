@@ -42,7 +42,7 @@ from vision.geometry import iou_matrix, rectify
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
 from vision.recognition.flush import cut_either_way, flush_beside, notched_boxes, stubby_boxes
-from vision.recognition.notch import notched
+from vision.recognition.notch import notch_cut, notched
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
@@ -321,8 +321,15 @@ class RecognitionEngine:
 
         def seam(polygon: np.ndarray, beside: np.ndarray) -> bool:
             """The picture shows the seam between two flush outlines (float (4, 2) px) along
-            ``polygon``'s long side (:mod:`vision.recognition.seam`; unsure: False)."""
-            return seam_cut(image, block_of(polygon, beside)) == 0
+            ``polygon``'s long side: the seam line (:mod:`vision.recognition.seam`) or the
+            notches where the tiles' corners meet at its ends
+            (:func:`vision.recognition.notch.notch_cut`), the other not naming the other cut;
+            unsure: False."""
+            block = block_of(polygon, beside)
+            line = seam_cut(image, block)
+            if line == 1:
+                return False
+            return line == 0 or notch_cut(image, block) == 0
 
         for size in sizes:
             dets = self.detect(image, size)
@@ -357,7 +364,8 @@ class RecognitionEngine:
                 rs, image, lambda polys, conf: self.decode(
                     image, Detections.from_polygons(polys, np.full(len(polys), conf, np.float32),
                                                     np.full(len(polys), TILE, np.int64)),
-                    use_cache=False)[0], only=only))
+                    use_cache=False)[0], only=only,
+                cut_shown=lambda rect: notch_cut(image, rect)))
 
         def guards(rs: list[TileRead]) -> list[TileRead]:
             # a face read from one cut of a flush square whose other half is unread is a

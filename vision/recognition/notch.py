@@ -42,7 +42,7 @@ the figures are in models/MODEL_CARD.md.
 Why it cannot settle a face wrongly: its caller (:func:`vision.recognition.flush.notched_boxes`)
 only ever removes a face.
 
-Public API: :func:`side_dip`, :func:`notched`, :data:`NOTCH`, :data:`MIN_DIP_PX`,
+Public API: :func:`side_dip`, :func:`notched`, :func:`notch_cut`, :data:`NOTCH`, :data:`MIN_DIP_PX`,
 :data:`NARROW`, :data:`SMOOTH`, :data:`STRAIGHT`, :data:`MIN_CONTRAST`, :data:`REACH`,
 :data:`SAMPLES`, :data:`END`, :data:`STEP`.
 """
@@ -54,7 +54,7 @@ import numpy as np
 
 from scoring.errors import InputError
 
-__all__ = ["side_dip", "notched", "NOTCH", "MIN_DIP_PX", "NARROW", "SMOOTH", "STRAIGHT",
+__all__ = ["side_dip", "notched", "notch_cut", "NOTCH", "MIN_DIP_PX", "NARROW", "SMOOTH", "STRAIGHT",
            "MIN_CONTRAST", "REACH", "SAMPLES", "END", "STEP"]
 
 #: Positions sampled along a long side: one every :data:`STEP` px (the notch where two
@@ -211,3 +211,44 @@ def notched(image: np.ndarray, polygon) -> bool:
         if dip is not None and dip >= max(NOTCH * width, MIN_DIP_PX):
             return True
     return False
+
+
+def notch_cut(image: np.ndarray, block) -> int | None:
+    """Which way the block of two flush tiles is cut, from the notches at its seam's ends.
+
+    Where two tiles with rounded corners lie flush, the block's two sides the seam crosses dip
+    at their middles (module docstring); the two sides along the seam are the tiles' own long
+    sides, straight. The answer is cut ``c`` (:func:`vision.recognition.seam.seam_cut`'s
+    numbering: cut 0 crosses sides 0-1 and 2-3, cut 1 sides 1-2 and 3-0) only where *both*
+    sides cut ``c`` crosses are notched (dip at least :data:`NOTCH` x the tile width and
+    :data:`MIN_DIP_PX`) and both other sides are seen straight (dip decided and under half
+    that); otherwise None (unsure: a side against another tile or off the picture, square
+    corners, a block too small to tell).
+
+    Args:
+        image: uint8 (H, W, 3) BGR.
+        block: float (4, 2) px, the block's corners in order around it.
+
+    Returns:
+        0, 1 or None.
+
+    Raises:
+        InputError: a block that is not finite (4, 2).
+    """
+    q = _quad(block)
+    sides = [(q[i], q[(i + 1) % 4]) for i in range(4)]
+    lengths = [float(np.linalg.norm(b - a)) for a, b in sides]
+    centre = q.mean(0)
+    for c in (0, 1):
+        # cut c's tiles are half as wide as the sides it crosses
+        width = (lengths[c] + lengths[c + 2]) / 4
+        dips = []
+        for a, b in sides:
+            d = side_dip(image, a, b, centre, width)
+            dips.append(None if d is None else d / max(NOTCH * width, MIN_DIP_PX))
+        crossed = (dips[c], dips[c + 2])
+        along = (dips[1 - c], dips[3 - c])
+        if all(v is not None and v >= 1.0 for v in crossed) and \
+                all(v is not None and v < 0.5 for v in along):
+            return c
+    return None

@@ -36,6 +36,15 @@ Each candidate outline is decoded by the engine's decoder (every guard of
    unless it is that tile (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with
    the same face -- then that read stays and only the new tile is added.
 
+5. where rules 2 or 3 leave a block untaken, the cut the picture shows
+   (:func:`vision.recognition.notch.notch_cut`: both sides its seam crosses dip at their
+   middles where two tiles' rounded corners meet, the two sides along it are straight) is
+   taken where it reads both its tiles (rules 1 and 4 still hold). Why: rules 2 and 3 fear the
+   crosswise cut; the notches name the seam from the tiles' corners, which a box across two
+   tiles cannot show (on the project's rendered flush blocks the check named no block the
+   wrong way, ``scripts/eval_notch.py``), and the tiles it gives meet every flush guard
+   again.
+
 Where no candidate is taken but a cut of a block reads both its tiles (rule 2 or 3 fails:
 either cut could be the true one), the block's four halves are read all the same: that cut's
 two outlines become unknown tiles, each keeping the face it read (``reads["disputed"]``, as
@@ -189,7 +198,9 @@ def _local(r_centre: np.ndarray, known: Sequence[TileRead]) -> tuple[float, floa
 def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                     decode: Callable[[np.ndarray, float], list[TileRead]],
                     max_tiles: int = ZOOM_MAX_TILES,
-                    only: Callable[[TileRead], bool] | None = None) -> list[TileRead]:
+                    only: Callable[[TileRead], bool] | None = None,
+                    cut_shown: Callable[[np.ndarray], int | None] | None = None
+                    ) -> list[TileRead]:
     """Refine the outlines of a still reading's unknown tiles from the picture (module
     docstring).
 
@@ -201,6 +212,9 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
         max_tiles: at most this many unknown outlines are refined (the surest first).
         only: refine only the unknown outlines it is true for (None: every one); the others
             stay as they are (the pass after the flush guards, :func:`refine_guarded`).
+        cut_shown: ``cut_shown(rect float32 (4, 2) px) -> 0 | 1 | None``: the cut of a block
+            rectangle the picture shows (:func:`block_cuts`' numbering;
+            :func:`vision.recognition.notch.notch_cut`), for rule 5; None: no such check.
 
     Returns:
         the reads with the refined tiles -- and the unknown tiles of blocks either cut could
@@ -239,6 +253,13 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             options = [(got[i], got[1 - i]) for i in (0, 1)
                        if all(tile_shaped(p, length, aspect) for p in cuts[i])]
         chosen = [c for c, other in options if accept_cut(c, other)]
+        if len(chosen) != 1 and len(options) == 2 and cut_shown is not None:
+            # either cut reads (or neither may be taken): the cut the picture shows -- the
+            # notches where the tiles' rounded corners meet at its seam's ends, the other
+            # sides straight -- is taken where it reads both tiles (rule 5)
+            c = cut_shown(np.asarray(rect, np.float32))
+            if c is not None and all(r.face is not None for r in got[c]):
+                chosen = [got[c]]
         if len(chosen) != 1:
             # which way the block is cut is not sure; where a cut reads both its tiles, the
             # block's four halves are read: two unknown tiles, each keeping the face its
