@@ -131,6 +131,39 @@ def test_refine_abstains_where_either_cut_reads_or_faces_are_alike_turned():
     assert [r.face for r in out] == ["2-2", "6-6", None] and out[2] is seed
 
 
+def shows(target):
+    """A stand-in for the notch check: names the cut of a block rectangle whose two outlines
+    are ``target`` (LEFT/RIGHT: lengthwise; TOP/BOTTOM: across)."""
+    def cut_shown(rect):
+        for c, pieces in enumerate(block_cuts(rect)):
+            if polygon_iou_matrix(pieces, np.stack(target)).max(1).min() >= 0.8:
+                return c
+        return None
+    return cut_shown
+
+
+def test_rule_5_takes_the_cut_the_notches_show_where_either_cut_reads():
+    """Either cut reads (or both faces look alike turned): the cut the picture's notches name
+    is taken where it reads both tiles; a named cut that does not read both takes nothing."""
+    seed = read(None, TOP)
+    both = decoder([(LEFT, "2-6"), (RIGHT, "4-5"), (TOP, "3-4"), (BOTTOM, "1-5")])
+    out = refine_unknowns(KNOWN + [seed], picture(), both, cut_shown=shows([LEFT, RIGHT]))
+    assert sorted(r.face for r in out if r.face) == ["2-2", "2-6", "4-5", "6-6"]
+    assert not any(r.state == "unknown" for r in out)
+    out = refine_unknowns(KNOWN + [seed], picture(), both, cut_shown=shows([TOP, BOTTOM]))
+    assert sorted(r.face for r in out if r.face) == ["1-5", "2-2", "3-4", "6-6"]
+    alike = decoder([(LEFT, "1-3"), (RIGHT, "4-5")])
+    out = refine_unknowns(KNOWN + [seed], picture(), alike, cut_shown=shows([LEFT, RIGHT]))
+    assert sorted(r.face for r in out if r.face) == ["1-3", "2-2", "4-5", "6-6"]
+    # the notches name the cut that does not read: nothing taken, the block disputed as before
+    out = refine_unknowns(KNOWN + [seed], picture(), alike, cut_shown=shows([TOP, BOTTOM]))
+    assert [r.face for r in out] == ["2-2", "6-6", None, None]
+    assert disputed_faces(out) == ["1-3", "4-5"]
+    # unsure: as before
+    out = refine_unknowns(KNOWN + [seed], picture(), alike, cut_shown=lambda rect: None)
+    assert disputed_faces(out) == ["1-3", "4-5"]
+
+
 def test_refine_never_contradicts_an_identified_tile():
     seed = read(None, TOP)
     dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
