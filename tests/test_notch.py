@@ -170,3 +170,38 @@ def test_notch_cut_is_unsure_without_corners_or_with_a_side_against_another_tile
     img, (a, b, top, bottom) = _table()
     img[120:200, 241:281] = 8
     assert notch_cut(img, block) is None
+
+
+REALDATA = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "realdata"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (REALDATA / "labels.jsonl").is_file(), reason="needs ../shared/realdata")
+def test_composed_imilako_flush_hands_boxed_across_name_no_face(tmp_path):
+    """The wrong-face path both tile models shared (``scripts/eval_composed.py --seed 1 --n 12``,
+    imilako scenes 7 and 9): a flush 3-5 | 1-4 boxed across read 4-5 and 1-3, a 1-2 | 1-2 read
+    1-1. Composed at run time from ../shared/realdata, read by the shipped models: no face on
+    a box across two tiles, no wrong face."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "scripts"))
+    from eval_composed import DEFAULT_FOLDERS, compose, load_tiles
+    from eval_scenes import score_tiles
+
+    from vision.recognition.identify import identify
+
+    folder = "chinese-render-imilako"
+    tiles = load_tiles(REALDATA, folder)
+    paths, truths = [], []
+    for i in (7, 9):
+        img, truth = compose(tiles, np.random.default_rng([1, DEFAULT_FOLDERS.index(folder), i]))
+        p = tmp_path / f"{i}.png"
+        cv2.imwrite(str(p), img)
+        paths.append(p)
+        truths.append(truth)
+    right = 0
+    for truth, rep in zip(truths, identify(paths)):
+        c = score_tiles({"image": "x", "seats": [{"tiles": truth}]}, rep["tiles"])["counts"]
+        assert c["wrong"] == 0 and c["wrong_extra"] == 0
+        right += c["right"]
+    assert right >= 12  # of 24: the rest of each table is still read
