@@ -333,7 +333,9 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
       two faces: two models outlining the block the same way, each box's halves read the same.
       This is evidence, not proof: both models can box a block across alike (composed imilako
       tables, ``scripts/eval_composed.py --seed 1 --n 12``, scene 7); what dropping it costs
-      and why it stays: models/MODEL_CARD.md (session 17).
+      and why it stays: models/MODEL_CARD.md (session 17). Where the tiles' corners show,
+      :func:`notched_boxes` (run after this) catches such boxes: their outer long side dips
+      at its middle.
 
     The same holds for one identified tile of such halves with an *unknown* outline flush and
     level beside it (the tile model found tile surface there that nothing read: the other
