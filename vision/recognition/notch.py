@@ -167,9 +167,10 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
     # or a thin line on the tile makes no dip
     h = max(int(round(max(SMOOTH * width, 1.0) / STEP)), 1)
     sm = np.full(len(ts), -np.inf)
-    for i in range(h, len(ts) - h):
-        if ok[i - h:i + h + 1].all():
-            sm[i] = float(np.median(off[i - h:i + h + 1]))
+    if len(ts) > 2 * h:
+        win = np.lib.stride_tricks.sliding_window_view
+        med = np.median(win(off, 2 * h + 1), axis=1)
+        sm[h:len(ts) - h] = np.where(win(ok, 2 * h + 1).all(1), med, -np.inf)
     midw = np.flatnonzero((ts >= 0.35) & (ts <= 0.65))
     if not np.isfinite(sm[midw]).any():
         return None
@@ -239,16 +240,16 @@ def notch_cut(image: np.ndarray, block) -> int | None:
     sides = [(q[i], q[(i + 1) % 4]) for i in range(4)]
     lengths = [float(np.linalg.norm(b - a)) for a, b in sides]
     centre = q.mean(0)
+
+    def dip(i: int, width: float) -> float | None:
+        d = side_dip(image, sides[i][0], sides[i][1], centre, width)
+        return None if d is None else d / max(NOTCH * width, MIN_DIP_PX)
+
     for c in (0, 1):
-        # cut c's tiles are half as wide as the sides it crosses
+        # cut c's tiles are half as wide as the sides it crosses; the sides along it are read
+        # only where both crossed sides are notched
         width = (lengths[c] + lengths[c + 2]) / 4
-        dips = []
-        for a, b in sides:
-            d = side_dip(image, a, b, centre, width)
-            dips.append(None if d is None else d / max(NOTCH * width, MIN_DIP_PX))
-        crossed = (dips[c], dips[c + 2])
-        along = (dips[1 - c], dips[3 - c])
-        if all(v is not None and v >= 1.0 for v in crossed) and \
-                all(v is not None and v < 0.5 for v in along):
+        if all(v is not None and v >= 1.0 for v in (dip(c, width), dip(c + 2, width))) and \
+                all(v is not None and v < 0.5 for v in (dip(1 - c, width), dip(3 - c, width))):
             return c
     return None
