@@ -1,7 +1,7 @@
-"""The notch check (vision.recognition.notch) and its guard (vision.recognition.flush.notched_boxes):
-where two tiles with rounded corners lie flush, the block's edge dips at both ends of the seam,
-so a box cut across the block -- one half of each tile -- has a dip at the middle of its outer
-long side, and a tile's own long side has none."""
+"""The notch check (vision.recognition.notch) and its guard
+(vision.recognition.flush.notched_boxes): where two tiles with rounded corners lie flush, the
+block's edge dips at both ends of the seam, so a box cut across the block -- one half of each
+tile -- has a dip at the middle of its outer long side, and a tile's own long side has none."""
 
 from __future__ import annotations
 

@@ -39,12 +39,18 @@ tiles' own outlines are called notched about 1 % of the time (3-D black tiles wi
 boxes across a block about a quarter of the time (small radii and 3-D sides hide the rest);
 the figures are in models/MODEL_CARD.md.
 
-Why it cannot settle a face wrongly: its caller (:func:`vision.recognition.flush.notched_boxes`)
-only ever removes a face.
+Why it cannot settle a face wrongly: it never reads a face. :func:`notched` serves a guard
+that only removes faces (:func:`vision.recognition.flush.notched_boxes`). :func:`notch_cut`
+names a block's cut only where both sides the cut crosses dip and both sides along it are
+seen straight; a wrong answer needs false narrow dips on both long sides of real tiles *and*
+the true seam's notches unseen at both ends (none on the rendered flush blocks,
+``scripts/eval_notch.py``), and every face its callers then keep or take
+(:mod:`vision.recognition.refine` rule 5, the engine's seam evidence) is still the decoder's
+reading of a lengthwise outline, which meets every flush guard again.
 
-Public API: :func:`side_dip`, :func:`notched`, :func:`notch_cut`, :data:`NOTCH`, :data:`MIN_DIP_PX`,
-:data:`NARROW`, :data:`SMOOTH`, :data:`STRAIGHT`, :data:`MIN_CONTRAST`, :data:`REACH`,
-:data:`SAMPLES`, :data:`END`, :data:`STEP`.
+Public API: :func:`side_dip`, :func:`notched`, :func:`notch_cut`, :data:`NOTCH`,
+:data:`MIN_DIP_PX`, :data:`NARROW`, :data:`SMOOTH`, :data:`STRAIGHT`, :data:`MIN_CONTRAST`,
+:data:`REACH`, :data:`SAMPLES`, :data:`END`, :data:`STEP`.
 """
 
 from __future__ import annotations
@@ -54,8 +60,8 @@ import numpy as np
 
 from scoring.errors import InputError
 
-__all__ = ["side_dip", "notched", "notch_cut", "NOTCH", "MIN_DIP_PX", "NARROW", "SMOOTH", "STRAIGHT",
-           "MIN_CONTRAST", "REACH", "SAMPLES", "END", "STEP"]
+__all__ = ["side_dip", "notched", "notch_cut", "NOTCH", "MIN_DIP_PX", "NARROW", "SMOOTH",
+           "STRAIGHT", "MIN_CONTRAST", "REACH", "SAMPLES", "END", "STEP"]
 
 #: Positions sampled along a long side: one every :data:`STEP` px (the notch where two
 #: rounded corners meet is a cusp, a few px wide), at least this many.
