@@ -58,7 +58,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from scoring.errors import InputError
+from vision.geometry import _as_quad, order_polygon, side_pairs
 
 __all__ = ["side_dip", "notched", "notch_cut", "NOTCH", "MIN_DIP_PX", "NARROW", "SMOOTH",
            "STRAIGHT", "MIN_CONTRAST", "REACH", "SAMPLES", "END", "STEP"]
@@ -87,13 +87,6 @@ SMOOTH: float = 0.02
 NARROW: float = 0.25
 #: Sampling step along the normal and along the side, px.
 STEP: float = 0.5
-
-
-def _quad(polygon) -> np.ndarray:
-    q = np.asarray(polygon, np.float64)
-    if q.shape != (4, 2) or not np.all(np.isfinite(q)):
-        raise InputError(f"outline must be finite (4, 2) px corners, got {np.shape(polygon)}")
-    return q
 
 
 def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
@@ -208,10 +201,8 @@ def notched(image: np.ndarray, polygon) -> bool:
     Raises:
         InputError: a polygon that is not finite (4, 2).
     """
-    from vision.geometry import order_polygon
-
-    p = order_polygon(_quad(polygon)).astype(np.float64)
-    width = float(np.linalg.norm(p[1] - p[0]) + np.linalg.norm(p[3] - p[2])) / 2
+    p = order_polygon(polygon).astype(np.float64)  # validates: InputError
+    width = min(side_pairs(p))
     centre = p.mean(0)
     for a, b in ((p[1], p[2]), (p[3], p[0])):
         dip = side_dip(image, a, b, centre, width)
@@ -242,7 +233,7 @@ def notch_cut(image: np.ndarray, block) -> int | None:
     Raises:
         InputError: a block that is not finite (4, 2).
     """
-    q = _quad(block)
+    q = _as_quad(block)
     sides = [(q[i], q[(i + 1) % 4]) for i in range(4)]
     lengths = [float(np.linalg.norm(b - a)) for a, b in sides]
     centre = q.mean(0)

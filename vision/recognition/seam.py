@@ -56,7 +56,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from scoring.errors import InputError
+from vision.geometry import _as_quad
 
 __all__ = ["seam_cut", "seam_scores", "block_of", "long_cut", "SEAM", "LINE", "QUANTILE",
            "MIN_SIDE", "MAX_SIDE"]
@@ -96,17 +96,10 @@ SEAM: float = 4.0
 LINE: float = 1.0
 
 
-def _quad(block) -> np.ndarray:
-    q = np.asarray(block, np.float64)
-    if q.shape != (4, 2) or not np.all(np.isfinite(q)):
-        raise InputError(f"block must be finite (4, 2) px corners, got {np.shape(block)}")
-    return q
-
-
 def _rectified(image: np.ndarray, block: np.ndarray) -> np.ndarray:
     """The block warped to a float32 (S, S, 3) square, corner k of ``block`` to corner k of
     (0, 0), (S, 0), (S, S), (0, S)."""
-    q = _quad(block)
+    q = _as_quad(block)
     side = float(np.mean(np.linalg.norm(np.roll(q, -1, 0) - q, axis=1)))
     s = int(np.clip(round(side), MIN_SIDE, MAX_SIDE))
     img = np.asarray(image)
@@ -220,7 +213,7 @@ def seam_cut(image: np.ndarray, block, seam: float = SEAM, line: float = LINE) -
         sides 1-2 and 3-0), or None: unsure -- both cuts show a line or neither a seam, or
         the block's mean side is under :data:`MIN_SIDE` px.
     """
-    q = _quad(block)
+    q = _as_quad(block)
     if np.mean(np.linalg.norm(np.roll(q, -1, 0) - q, axis=1)) < MIN_SIDE:
         return None  # too small to tell
     (sa, la), (sb, lb) = seam_scores(image, block)
@@ -246,9 +239,9 @@ def block_of(polygon, beside) -> np.ndarray:
     """
     from vision.geometry import order_polygon
 
-    p = order_polygon(_quad(polygon)).astype(np.float64)
+    p = order_polygon(_as_quad(polygon)).astype(np.float64)
     s = p[1] - p[0]  # corner 0 -> 1: a short side
-    centre = _quad(beside).mean(0)
+    centre = _as_quad(beside).mean(0)
     if np.linalg.norm(p.mean(0) + s - centre) > np.linalg.norm(p.mean(0) - s - centre):
         s = -s
     # the far side of the block: corners 1 and 2 move (s points from 0 to 1), or 0 and 3
@@ -265,8 +258,8 @@ def long_cut(block, polygon) -> int:
     polygon's long axis."""
     from vision.geometry import order_polygon
 
-    q = _quad(block)
-    p = order_polygon(_quad(polygon)).astype(np.float64)
+    q = _as_quad(block)
+    p = order_polygon(_as_quad(polygon)).astype(np.float64)
     axis = p[2] - p[1]  # corner 1 -> 2: a long side
     d0 = (q[2] + q[3]) / 2 - (q[0] + q[1]) / 2   # cut 0: midpoint of 0-1 to midpoint of 2-3
     d1 = (q[3] + q[0]) / 2 - (q[1] + q[2]) / 2
