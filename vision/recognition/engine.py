@@ -38,6 +38,7 @@ import numpy as np
 
 from vision.config import CacheConfig, GateConfig, RecognitionConfig
 from vision.detections import TILE, TILE_BACK, Detections
+from vision.recognition.chirality import CHIRAL_FACES, shows_way, table_hand
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
@@ -309,7 +310,9 @@ class RecognitionEngine:
         reads); after them, so are the tiles they made unknown, and what that gives meets
         the checks again (:func:`vision.recognition.refine.refine_guarded`). The first three
         abstentions are lifted where the seam check (:mod:`vision.recognition.seam`) shows the seam between the tile
-        and its flush neighbour along the tile's long side.
+        and its flush neighbour along the tile's long side; every check leaves a mixed tile
+        whose 3 runs the way the table's set draws it (:mod:`vision.recognition.chirality`:
+        the way voted by the tiles the checks leave identified without it).
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
@@ -356,6 +359,20 @@ class RecognitionEngine:
             reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second,
                                       seam)
         refine = self.config.refine and bool(self.scales)
+        start, voted = list(reads), []
+
+        def way() -> int | None:
+            # the way the table's set draws its 3s, voted by the tiles the flush guards leave
+            # identified without it -- never by the tiles it judges
+            # (vision.recognition.chirality); once, when a block or a guard first asks
+            if not voted:
+                voted.append(table_hand(r for r in guards(list(start))
+                                        if r.state == "face_up"))
+            return voted[0]
+
+        def lengthwise(r: TileRead) -> bool:
+            # a mixed tile whose 3 runs the set's way: its outline is no box across two tiles
+            return r.face in CHIRAL_FACES and shows_way(r, way())
 
         def refit(rs: list[TileRead], only=None) -> list[TileRead]:
             # unknown outlines refitted to the picture's face regions; a two-tile block is
@@ -365,31 +382,32 @@ class RecognitionEngine:
                     image, Detections.from_polygons(polys, np.full(len(polys), conf, np.float32),
                                                     np.full(len(polys), TILE, np.int64)),
                     use_cache=False)[0], only=only,
-                cut_shown=lambda rect: notch_cut(image, rect)))
+                cut_shown=lambda rect: notch_cut(image, rect), way=way))
 
-        def guards(rs: list[TileRead]) -> list[TileRead]:
+        def guards(rs: list[TileRead], lengthwise=None) -> list[TileRead]:
             # a face read from one cut of a flush square whose other half is unread is a
             # guess, unless the seam shows the tile's outline is a tile's
             rs = flush_beside(rs, image.shape, lambda polys: self.decode(
                 image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
                                                 np.full(len(polys), TILE, np.int64)),
-                use_cache=False)[0], seam)
+                use_cache=False)[0], seam, lengthwise)
             # two flush, level tiles read from halves alike turned a quarter: either cut
             # reads faces, so the pair stands only where the seam, the other cut or the
             # second model confirms it (vision.recognition.flush.cut_either_way)
-            rs = cut_either_way(rs, second, seam)
+            rs = cut_either_way(rs, second, seam, lengthwise)
             # an outline stubbier than the picture's tiles, read from such halves: a box
             # across a block of long tiles (vision.recognition.flush.stubby_boxes)
-            rs = stubby_boxes(rs)
+            rs = stubby_boxes(rs, lengthwise)
             # an outline whose long side dips at its middle, where two tiles' rounded corners
             # meet: a box across a flush block (vision.recognition.notch)
-            return notched_boxes(rs, lambda polygon: notched(image, polygon))
+            return notched_boxes(rs, lambda polygon: notched(image, polygon), lengthwise)
 
         if refine and any(r.state == "unknown" for r in reads):
             reads = refit(reads)  # the refined tiles meet the flush guards like any other
         # the guards; a tile they make unknown is refitted too (its block split where exactly
         # one cut reads), and what that gives meets the guards again
-        reads = refine_guarded(reads, guards, refit) if refine else guards(reads)
+        reads = (refine_guarded(reads, lambda rs: guards(rs, lengthwise), refit) if refine
+                 else guards(reads, lengthwise))
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

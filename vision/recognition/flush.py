@@ -101,6 +101,17 @@ def crosswise_alike(face: str | None) -> bool:
     return all(int(v) in TURNED_ALIKE for v in face.split("-"))
 
 
+def _suspect(read: TileRead, lengthwise: Callable[[TileRead], bool] | None) -> bool:
+    """Whether an identified tile's face could come from a box across two flush tiles: its
+    halves look alike turned a quarter (:func:`crosswise_alike`) and ``lengthwise(read)``
+    (None: never) does not show its outline is the tile's own
+    (:func:`vision.recognition.chirality.shows_way`: its 3 runs the table's way; every guard
+    here takes that argument, and with it leaves such a tile as it is)."""
+    if not crosswise_alike(read.face):
+        return False
+    return lengthwise is None or not lengthwise(read)
+
+
 def _sides(polygon) -> tuple[float, float]:
     """(width, length) of an outline (float (4, 2) px): the means of its short and of its
     long opposite sides, px."""
@@ -123,7 +134,8 @@ def could_be_cut_across(polygon, beside) -> bool:
     return block_ratio(polygon, beside) <= CROSSWISE_RATIO_MAX
 
 
-def stubby_boxes(reads: Sequence[TileRead]) -> list[TileRead]:
+def stubby_boxes(reads: Sequence[TileRead],
+                 lengthwise: Callable[[TileRead], bool] | None = None) -> list[TileRead]:
     """Identified tiles whose outline is too stubby for the picture's tiles, read from halves
     that look alike turned a quarter, made unknown.
 
@@ -140,6 +152,8 @@ def stubby_boxes(reads: Sequence[TileRead]) -> list[TileRead]:
 
     Args:
         reads: a still reading (image px polygons, float (4, 2)).
+        lengthwise: ``lengthwise(read) -> bool``: True where the tile's outline is its own
+            (:func:`_suspect`); None: no such check.
 
     Returns:
         ``reads`` in the same order, such tiles ``as_unknown`` with the reason.
@@ -154,7 +168,7 @@ def stubby_boxes(reads: Sequence[TileRead]) -> list[TileRead]:
         aspect[k] = ln / w if w > 0 else float("inf")
     for k in shaped:
         r = reads[k]
-        if r.state != "face_up" or not crosswise_alike(r.face):
+        if r.state != "face_up" or not _suspect(r, lengthwise):
             continue
         peers = np.median([aspect[m] for m in shaped if m != k])
         if aspect[k] < STUBBY * peers:
@@ -168,7 +182,8 @@ def stubby_boxes(reads: Sequence[TileRead]) -> list[TileRead]:
 
 
 def notched_boxes(reads: Sequence[TileRead],
-                  notched: Callable[[np.ndarray], bool]) -> list[TileRead]:
+                  notched: Callable[[np.ndarray], bool],
+                  lengthwise: Callable[[TileRead], bool] | None = None) -> list[TileRead]:
     """Identified tiles whose outline's long side dips inward at its middle made unknown.
 
     Why. Where two tiles with rounded corners lie flush, their corners meet at both ends of
@@ -187,13 +202,15 @@ def notched_boxes(reads: Sequence[TileRead],
         reads: a still reading (image px polygons, float (4, 2)).
         notched: ``notched(polygon) -> bool`` for a float (4, 2) px outline
             (:func:`vision.recognition.notch.notched` on the picture).
+        lengthwise: ``lengthwise(read) -> bool``: True where the tile's outline is its own
+            (:func:`_suspect`); None: no such check.
 
     Returns:
         ``reads`` in the same order, such tiles ``as_unknown`` with the reason.
     """
     out = list(reads)
     for k, r in enumerate(out):
-        if r.state != "face_up" or not crosswise_alike(r.face):
+        if r.state != "face_up" or not _suspect(r, lengthwise):
             continue
         if notched(np.asarray(r.polygon, np.float64)):
             was = r.face
@@ -214,7 +231,8 @@ def beside_outlines(polygon) -> np.ndarray:
 
 def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
                  read_outlines: Callable[[np.ndarray], list[TileRead]],
-                 seam: Callable[[np.ndarray, np.ndarray], bool] | None = None
+                 seam: Callable[[np.ndarray, np.ndarray], bool] | None = None,
+                 lengthwise: Callable[[TileRead], bool] | None = None
                  ) -> list[TileRead]:
     """Identified tiles with unread tile surface flush beside a long side made unknown.
 
@@ -241,6 +259,8 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         seam: ``seam(polygon, beside) -> bool`` (float (4, 2) px outlines): True where the
             picture shows the seam between the two along ``polygon``'s long side; None: no
             seam check (as before).
+        lengthwise: ``lengthwise(read) -> bool``: True where the tile's outline is its own
+            (:func:`_suspect`); None: no such check.
 
     Returns:
         ``reads`` in the same order; a tile with unread spots flush beside it is
@@ -249,7 +269,7 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         outlines).
     """
     reads = list(reads)
-    known = [k for k, r in enumerate(reads) if r.state == "face_up" and crosswise_alike(r.face)]
+    known = [k for k, r in enumerate(reads) if r.state == "face_up" and _suspect(r, lengthwise)]
     if not known:
         return reads
     h, w = image_shape[:2]
@@ -304,7 +324,8 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
 
 
 def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
-                   seam: Callable[[np.ndarray, np.ndarray], bool] | None = None
+                   seam: Callable[[np.ndarray, np.ndarray], bool] | None = None,
+                   lengthwise: Callable[[TileRead], bool] | None = None
                    ) -> list[TileRead]:
     """Two identified tiles lying flush and level as one square block, both faces read from
     halves that look alike turned a quarter, made unknown unless something shows the cut.
@@ -356,6 +377,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
         reads: the still reading (image px polygons, float (4, 2)).
         second: the second tile model's reads of the same image (image px); () for none.
         seam: ``seam(polygon, neighbour) -> bool`` as in :func:`flush_beside`; None: no check.
+        lengthwise: ``lengthwise(read) -> bool``: True where the tile's outline is its own
+            (:func:`_suspect`); None: no such check.
 
     Returns:
         ``reads`` in the same order, such pairs ``as_unknown`` with the reason.
@@ -364,7 +387,7 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     from vision.recognition.scales import SAME_TILE_IOU
 
     reads = list(reads)
-    alike = [k for k, r in enumerate(reads) if r.state == "face_up" and crosswise_alike(r.face)]
+    alike = [k for k, r in enumerate(reads) if r.state == "face_up" and _suspect(r, lengthwise)]
     if not alike:
         return reads
     polys = np.stack([np.asarray(reads[k].polygon, np.float32) for k in alike])

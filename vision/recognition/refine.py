@@ -31,7 +31,9 @@ Each candidate outline is decoded by the engine's decoder (every guard of
    way the block lies -- the seam does not show on flush dark faces, :mod:`vision.recognition.seam`);
 3. a block: at least one of the two faces is not :func:`vision.recognition.flush.crosswise_alike`
    (a face with a 2 or 6 half cannot be read from a box cut across two tiles: that half turned
-   a quarter fails the decoder's half shapes);
+   a quarter fails the decoder's half shapes), or one is a mixed tile whose 3 runs the way
+   the table's set draws it (:func:`vision.recognition.chirality.shows_way`: a 3 turned a
+   quarter runs the other way);
 4. no outline lies on an identified tile of the reading (more than :data:`OVERLAP` of its area)
    unless it is that tile (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with
    the same face -- then that read stays and only the new tile is added.
@@ -44,6 +46,13 @@ Each candidate outline is decoded by the engine's decoder (every guard of
    tiles cannot show (on the project's rendered flush blocks the check named no block the
    wrong way, ``scripts/eval_notch.py``), and the tiles it gives meet every flush guard
    again.
+
+6. where both cuts of a block read both their tiles, a cut naming a mixed tile with a 3
+   (1-3, 2-3, 3-4, 3-5, 3-6) whose diagonal runs against the way the table's set draws it
+   (:func:`vision.recognition.chirality.table_hand`: unanimous over at least two identified
+   tiles of two faces) is ruled out, and the other cut is taken (rules 1 and 4 still hold).
+   Why: a 3 turned a quarter runs the other way, so a box across two tiles shows every 3
+   it holds the wrong way round (:mod:`vision.recognition.chirality`).
 
 Where no candidate is taken but a cut of a block reads both its tiles (rule 2 or 3 fails:
 either cut could be the true one), the block's four halves are read all the same: that cut's
@@ -84,6 +93,7 @@ import cv2
 import numpy as np
 
 from vision.geometry import order_polygon, polygon_intersections, polygon_iou_matrix, side_pairs
+from vision.recognition.chirality import CHIRAL_FACES, against, shows_way
 from vision.recognition.decode import TileRead
 from vision.recognition.flush import OUTLINE_JITTER, STUBBY, crosswise_alike
 from vision.recognition.overlaps import COVERED_UNKNOWN
@@ -172,16 +182,21 @@ def tile_shaped(polygon: np.ndarray, length: float, aspect: float) -> bool:
             and aspect * STUBBY <= b / a <= aspect / STUBBY)
 
 
-def accept_cut(cut: Sequence[TileRead], other: Sequence[TileRead] = ()) -> bool:
+def accept_cut(cut: Sequence[TileRead], other: Sequence[TileRead] = (),
+               lengthwise: Callable[[TileRead], bool] | None = None) -> bool:
     """Rules 1-3 of the module docstring for one candidate: every read identified; a block
-    (two reads): the other cut's reads not all identified, and a face not crosswise alike."""
+    (two reads): the other cut's reads not all identified, and a face not crosswise alike --
+    or a read that ``lengthwise(read)`` says is no box across two tiles (its 3 runs the
+    table's way, :func:`vision.recognition.chirality.shows_way`)."""
     if not cut or any(r.face is None for r in cut):
         return False
     if len(cut) == 1:
         return True
     if other and all(r.face is not None for r in other):
         return False
-    return not all(crosswise_alike(r.face) for r in cut)
+    if not all(crosswise_alike(r.face) for r in cut):
+        return True
+    return lengthwise is not None and any(lengthwise(r) for r in cut)
 
 
 def _local(r_centre: np.ndarray, known: Sequence[TileRead]) -> tuple[float, float]:
@@ -199,7 +214,8 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                     decode: Callable[[np.ndarray, float], list[TileRead]],
                     max_tiles: int = ZOOM_MAX_TILES,
                     only: Callable[[TileRead], bool] | None = None,
-                    cut_shown: Callable[[np.ndarray], int | None] | None = None
+                    cut_shown: Callable[[np.ndarray], int | None] | None = None,
+                    way: Callable[[], int | None] | None = None
                     ) -> list[TileRead]:
     """Refine the outlines of a still reading's unknown tiles from the picture (module
     docstring).
@@ -215,6 +231,9 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
         cut_shown: ``cut_shown(rect float32 (4, 2) px) -> 0 | 1 | None``: the cut of a block
             rectangle the picture shows (:func:`block_cuts`' numbering;
             :func:`vision.recognition.notch.notch_cut`), for rule 5; None: no such check.
+        way: ``way() -> +1 | -1 | None``: the way the table's set draws its 3s
+            (:func:`vision.recognition.chirality.table_hand` on trusted reads), for rules 3
+            and 6 (called only where a block needs it); None: no such check.
 
     Returns:
         the reads with the refined tiles -- and the unknown tiles of blocks either cut could
@@ -230,6 +249,9 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                    key=lambda k: -float(reads[k].tile_confidence))[:max_tiles]
     taken: list[TileRead] = []
     blocks: list[TileRead] = []  # unknown tiles of blocks either cut could read
+    def lengthwise(r: TileRead) -> bool:
+        # a 3 running the set's way: the outline is no box across two tiles (rules 3, 6)
+        return way is not None and r.face in CHIRAL_FACES and shows_way(r, way())
     done: list[np.ndarray] = []  # rectangles already tried
     for k in seeds:
         seed = reads[k]
@@ -252,7 +274,7 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             got = [decode(c, seed.tile_confidence) for c in cuts]
             options = [(got[i], got[1 - i]) for i in (0, 1)
                        if all(tile_shaped(p, length, aspect) for p in cuts[i])]
-        chosen = [c for c, other in options if accept_cut(c, other)]
+        chosen = [c for c, other in options if accept_cut(c, other, lengthwise)]
         if len(chosen) != 1 and len(options) == 2 and cut_shown is not None:
             # either cut reads (or neither may be taken): the cut the picture shows -- the
             # notches where the tiles' rounded corners meet at its seam's ends, the other
@@ -260,6 +282,14 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             c = cut_shown(np.asarray(rect, np.float32))
             if c is not None and all(r.face is not None for r in got[c]):
                 chosen = [got[c]]
+        if len(chosen) != 1 and len(options) == 2 and way is not None and all(
+                r.face is not None for c in got for r in c):
+            # both cuts read both tiles: a cut whose 3 runs against the table's set is not
+            # how the tiles lie (a 3 turned a quarter runs the other way); the other is
+            # taken (rule 6)
+            out_of_set = [against(c, way()) for c in got]
+            if out_of_set.count(True) == 1:
+                chosen = [got[out_of_set.index(False)]]
         if len(chosen) != 1:
             # which way the block is cut is not sure; where a cut reads both its tiles, the
             # block's four halves are read: two unknown tiles, each keeping the face its
