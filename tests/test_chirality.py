@@ -162,3 +162,37 @@ def test_cut_either_way_leaves_a_pair_whose_3_runs_the_tables_way():
     assert [r.face for r in got] == ["1-3", "5-5"]
     got = cut_either_way(pair, lengthwise=lambda r: shows_way(r, -1))
     assert [r.face for r in got] == [None, None]
+
+
+def test_a_spared_tile_seeds_the_refit_and_is_given_back_where_the_refit_takes_nothing():
+    """The guards make the 1-3 on LEFT unknown (nothing read on RIGHT beside it). Spared (its
+    3 runs the table's way): where the refit finds its flush neighbour, the block's tiles come
+    from the refit; where the refit takes nothing, the 1-3 is given back as it was read --
+    and without ``spare`` it stays unknown, as before."""
+    from test_refine import flush_guard
+    from vision.recognition.refine import refine_guarded
+
+    def refit(dec):
+        return lambda rs, only=None: refine_unknowns(rs, picture(), dec, only=only,
+                                                     way=lambda: 1)
+
+    mine = tile(1, 3, LEFT)
+    spare = lambda r: shows_way(r, 1)  # noqa: E731
+
+    def sparing(rs):  # the guards taking spare's word, as the engine's do
+        return [r if g.state == "unknown" and r.state == "face_up" and spare(r) else g
+                for r, g in zip(rs, flush_guard()(rs))]
+
+    nothing = block_decoder([(box_far(), (2, 2, 1))])  # reads nothing of the block
+    out = refine_guarded(KNOWN + [mine], flush_guard(), refit(nothing))
+    assert faces(out) == ["2-2", "6-6"]
+    out = refine_guarded(KNOWN + [mine], flush_guard(), refit(nothing), sparing, spare)
+    assert faces(out) == ["1-3", "2-2", "6-6"] and any(r is mine for r in out)
+    found = block_decoder([(LEFT, (1, 3, 1)), (RIGHT, (2, 6, 1))])
+    out = refine_guarded(KNOWN + [mine], flush_guard(), refit(found), sparing, spare)
+    assert faces(out) == ["1-3", "2-2", "2-6", "6-6"]
+    assert not any(r is mine for r in out)  # the refit's tiles, not the given-back read
+
+
+def box_far():
+    return np.array([[380, 380], [390, 380], [390, 399], [380, 399]], np.float32)

@@ -406,8 +406,8 @@ class RecognitionEngine:
             reads = refit(reads)  # the refined tiles meet the flush guards like any other
         # the guards; a tile they make unknown is refitted too (its block split where exactly
         # one cut reads), and what that gives meets the guards again
-        reads = (refine_guarded(reads, lambda rs: guards(rs, lengthwise), refit) if refine
-                 else guards(reads, lengthwise))
+        reads = (refine_guarded(reads, guards, refit, lambda rs: guards(rs, lengthwise),
+                                lengthwise) if refine else guards(reads, lengthwise))
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

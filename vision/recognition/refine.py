@@ -322,7 +322,9 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
 
 def refine_guarded(reads: Sequence[TileRead],
                    guards: Callable[[list[TileRead]], list[TileRead]],
-                   refit: Callable[..., list[TileRead]]) -> list[TileRead]:
+                   refit: Callable[..., list[TileRead]],
+                   guards_after: Callable[[list[TileRead]], list[TileRead]] | None = None,
+                   spare: Callable[[TileRead], bool] | None = None) -> list[TileRead]:
     """The still reading's last steps: the flush guards, then the tiles they made unknown
     refitted, and the guards once more on what that gives.
 
@@ -335,17 +337,28 @@ def refine_guarded(reads: Sequence[TileRead],
     face or lifts a guard: a refined tile is a new read of the decoder, and it meets the guards
     again like every other.
 
+    A tile the guards would leave but for a doubt that ``spare`` settles (a mixed tile whose 3
+    runs the way the table's set draws it, :func:`vision.recognition.chirality.shows_way`) is
+    made unknown by ``guards`` all the same, so that it seeds the refit too (its flush
+    neighbour may be a tile the model missed); where the refit does not replace its outline,
+    it is given back as it was read, and ``guards_after`` judge it with the rest.
+
     Args:
         reads: the reading before the guards (image px).
         guards: ``guards(reads) -> reads``: :func:`vision.recognition.flush.flush_beside`,
-            ``cut_either_way`` and ``stubby_boxes`` in turn (they only ever remove faces).
+            ``cut_either_way``, ``stubby_boxes`` and ``notched_boxes`` in turn (they only
+            ever remove faces).
         refit: ``refit(reads, only=predicate) -> reads``: :func:`refine_unknowns` with the
             picture and the engine's decoder, overlapping outlines resolved.
+        guards_after: the guards run on what the refit gives (None: ``guards``): the same,
+            taking ``spare``'s word.
+        spare: ``spare(read) -> bool`` for an identified read of ``reads`` (None: none).
 
     Returns:
         the guarded reads, with the refined tiles where a guard-made unknown was split.
     """
-    before = {np.asarray(r.polygon, np.float32).tobytes() for r in reads
+    after = guards_after or guards
+    before = {np.asarray(r.polygon, np.float32).tobytes(): r for r in reads
               if r.state == "face_up"}
     out = guards(list(reads))
     made = {id(r) for r in out if r.state == "unknown"
@@ -353,9 +366,15 @@ def refine_guarded(reads: Sequence[TileRead],
     if not made:
         return out
     again = refit(out, only=lambda r: id(r) in made)
+    if spare is not None:
+        back = [before.get(np.asarray(r.polygon, np.float32).tobytes())
+                if id(r) in made else None for r in again]
+        given = [b if b is not None and spare(b) else r for r, b in zip(again, back)]
+        if any(g is not r for g, r in zip(given, again)):
+            return after(given)
     if len(again) == len(out) and all(a is b for a, b in zip(again, out)):
         return out
-    return guards(again)
+    return after(again)
 
 
 def _agreeing(cut: Sequence[TileRead], known: Sequence[TileRead]) -> list[TileRead] | None:
