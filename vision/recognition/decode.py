@@ -605,6 +605,10 @@ def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
     if face is not None and not TILE_ASPECT_RANGE[0] <= aspect <= TILE_ASPECT_RANGE[1]:
         reads["reason"] = (f"tile outline {aspect:.2f}:1 is not tile-shaped "
                            f"(read {face}; {TILE_ASPECT_RANGE[0]}-{TILE_ASPECT_RANGE[1]} expected)")
+        # what the two reads agreed on, and how surely: the face stays unread here
+        # (vision.recognition.aspect may take it where the picture's tiles are as long)
+        reads["aspect_face"] = face
+        reads["aspect_confidence"] = round(min(conf, float(tile_confidence)), 4)
         face = None
     reason = reads.get("reason")
     if face is not None:

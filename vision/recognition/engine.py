@@ -38,6 +38,7 @@ import numpy as np
 
 from vision.config import CacheConfig, GateConfig, RecognitionConfig
 from vision.detections import TILE, TILE_BACK, Detections
+from vision.recognition.aspect import long_as_peers
 from vision.recognition.chirality import CHIRAL_FACES, shows_way, table_hand
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
@@ -358,6 +359,9 @@ class RecognitionEngine:
             second = resolve_overlapping_reads(second)
             reads = disputed_outlines(fill_from_second_model(reads, second, first_reads), second,
                                       seam)
+        # an outline refused only for an aspect above the decoder's bound, where the
+        # picture's tiles around it are as long (a slanted view of long tiles)
+        reads = long_as_peers(reads, self.config.min_confidence)
         refine = self.config.refine and bool(self.scales)
         start, voted = list(reads), []
 
