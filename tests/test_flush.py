@@ -153,3 +153,47 @@ def test_a_box_stubbier_than_the_pictures_tiles_read_from_turned_alike_halves_is
     # unknown outlines do not count as the picture's tiles
     unread = [read(None, 100 * k, 100, 100 * k + 22, 136) for k in range(4)]
     assert stubby_boxes(tiles[:MIN_PEERS - 1] + unread + [box])[-1].face == "5-5"
+
+
+def six_reader(columns_along=True, covered=0):
+    """Outlines that show a 6 in their top half -- two columns of three along the crop (as a
+    tile as laid shows it) or two rows of three across (a 6 turned a quarter) -- and a 5 in
+    the bottom half, ``covered`` of its spots hidden."""
+    from vision.geometry import CROP_H, CROP_W
+
+    def run(polys):
+        out = []
+        for q in polys:
+            cx, top, bottom = CROP_W / 2, CROP_H * 0.27, CROP_H * 0.73
+            if columns_along:
+                six = [(cx + dx, top + dy) for dx in (-18, 18) for dy in (-22, 0, 22)]
+            else:
+                six = [(cx + dx, top + dy) for dx in (-22, 0, 22) for dy in (-14, 14)]
+            five = [(cx - 18, bottom - 18), (cx + 18, bottom - 18), (cx, bottom),
+                    (cx - 18, bottom + 18), (cx + 18, bottom + 18)][covered:]
+            c = np.array(six + five, np.float32)
+            pips = Detections(np.c_[c - 5, c + 5], np.full(len(c), 0.9, np.float32),
+                              np.full(len(c), PIP_WHITE, np.int64))
+            out.append(TileRead(None, "unknown", 1.0, q, np.r_[q.min(0), q.max(0)], pips))
+        return out
+    return run
+
+
+def test_a_neighbour_showing_a_6_along_it_lies_as_laid_and_so_does_the_tile():
+    """Unread spots flush beside a 3-3 -- a 6-6 with a spot covered: its 6 half is two columns
+    of three along the outline, which a box across two tiles cannot show (a 6 turned a quarter
+    is two rows across): the block lies as laid, the 3-3 stands. A 6 across it proves
+    nothing: the 3-3 is not taken."""
+    from vision.recognition.flush import cut_either_way, six_along
+
+    x = read("3-3", 100, 0, 150, 100)
+    assert flush_beside([x], (400, 400, 3), six_reader(True, covered=1))[0].face == "3-3"
+    got = flush_beside([x], (400, 400, 3), six_reader(False, covered=1))[0]
+    assert got.face is None and "flush beside its long side" in got.reason
+    q = np.array([[150, 0], [200, 0], [200, 100], [150, 100]], np.float32)
+    assert six_along(six_reader(True)([q])[0])
+    assert not six_along(six_reader(False)([q])[0])
+    # the same in cut_either_way: an unknown outline flush beside, showing a 6 along it
+    gone = six_reader(True, covered=1)([q])[0]
+    assert cut_either_way([x, gone])[0].face == "3-3"
+    assert cut_either_way([x, six_reader(False, covered=1)([q])[0]])[0].face is None

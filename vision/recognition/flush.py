@@ -41,12 +41,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from vision.recognition.decode import TileRead, _counted_spots
+from vision.recognition.decode import CROP_H, MIDLINE_BAND, TileRead, _counted_spots, half_shape_ok
 from vision.geometry import (crop_to_image, order_polygon, points_in_polygon,
                              polygon_intersections, side_pairs)
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
-__all__ = ["beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
+__all__ = ["six_along", "beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
            "cut_either_way", "flush_beside", "notched_boxes", "stubby_boxes",
            "CROSSWISE_RATIO_MAX", "MIN_PEERS",
            "MIN_SPOTS", "OUTLINE_JITTER", "STUBBY", "SURE", "TILE_ASPECT_MIN", "TURNED_ALIKE"]
@@ -110,6 +110,37 @@ def _suspect(read: TileRead, lengthwise: Callable[[TileRead], bool] | None) -> b
     if not crosswise_alike(read.face):
         return False
     return lengthwise is None or not lengthwise(read)
+
+
+def six_along(read: TileRead) -> bool:
+    """Whether a decoded outline shows a half a box across two flush tiles cannot show: six
+    spots in two columns of three along it (:func:`vision.recognition.decode.half_shape_ok`).
+
+    Why. A box across a flush block holds one half of each tile, turned a quarter; a 6 turned
+    a quarter is two rows of three *across* the box, which the half shapes refuse. So an
+    outline lying flush beside a tile (:func:`beside_outlines`: the tile's size, turned as the
+    tile is) that shows a 6 along it covers a tile as laid, whatever else of it is unread (a
+    covered spot, a spot missed) -- and the tile beside it lies as laid too: the block is cut
+    lengthwise. Only sure spots count (at least :data:`SURE`), and only where no spot lies on
+    the outline's midline band (the halves must part there). A 2 across proves nothing: it is
+    also two spots of a 4 or 5 turned, the others missed.
+
+    Args:
+        read: a TileRead of the outline (``pips`` in crop px), read or not.
+
+    Returns:
+        True where one of its halves holds exactly six spots of that shape.
+    """
+    p = read.pips
+    if p is None or len(p) < 6:
+        return False
+    centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
+    c = centres[_counted_spots(centres, p.confidence) & (p.confidence >= SURE)]
+    dy = c[:, 1] - CROP_H / 2
+    band = MIDLINE_BAND * CROP_H
+    if (np.abs(dy) <= band).any():
+        return False
+    return any(int(sel.sum()) == 6 and half_shape_ok(c[sel])[0] for sel in (dy < -band, dy > band))
 
 
 def _sides(polygon) -> tuple[float, float]:
@@ -308,6 +339,8 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         inside_q = points_in_polygon(pts, q)
         on_other = np.logical_or.reduce([points_in_polygon(pts, o) for o in outlines])
         if int((inside_q & ~on_other).sum()) >= MIN_SPOTS:
+            if six_along(d):
+                continue  # the neighbour lies as laid (a 6 along it): so does the tile
             if seam is not None and seam(np.asarray(reads[k].polygon, np.float64), q):
                 # the seam runs along the tile's long side: the block is cut lengthwise
                 if d.state == "face_up":
@@ -424,6 +457,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
             for m in np.flatnonzero(beside_unread[i].max(0) >= SAME_TILE_IOU):
                 if not could_be_cut_across(reads[alike[i]].polygon, unread[m].polygon):
                     continue  # longer than a box across the set's tiles: the tiles as laid
+                if six_along(unread[m]):
+                    continue  # a 6 along the unread outline: the tiles as laid
                 if seam is None or not seam(np.asarray(reads[alike[i]].polygon),
                                             np.asarray(unread[m].polygon)):
                     doubt[alike[i]] = "tile not read"
