@@ -197,3 +197,20 @@ def test_a_neighbour_showing_a_6_along_it_lies_as_laid_and_so_does_the_tile():
     gone = six_reader(True, covered=1)([q])[0]
     assert cut_either_way([x, gone])[0].face == "3-3"
     assert cut_either_way([x, six_reader(False, covered=1)([q])[0]])[0].face is None
+
+
+def test_a_tile_spared_by_a_6_along_is_first_doubted_and_marked_to_give_back():
+    """Without lifting (the engine's first pass), the tile is made unknown all the same -- it
+    seeds a refit, its neighbour may be a tile the model missed -- and marked
+    (``reads["spared"]``) so that refine_guarded gives it back where the refit takes
+    nothing; a tile with bare unread spots beside it is not marked."""
+    from vision.recognition.flush import cut_either_way
+
+    x = read("3-3", 100, 0, 150, 100)
+    got = flush_beside([x], (400, 400, 3), six_reader(True, covered=1), lift_six=False)[0]
+    assert got.face is None and got.reads["spared"].startswith("a 6 along")
+    got = flush_beside([x], (400, 400, 3), six_reader(False, covered=1), lift_six=False)[0]
+    assert got.face is None and "spared" not in got.reads
+    q = np.array([[150, 0], [200, 0], [200, 100], [150, 100]], np.float32)
+    got = cut_either_way([x, six_reader(True, covered=1)([q])[0]], lift_six=False)[0]
+    assert got.face is None and "spared" in got.reads

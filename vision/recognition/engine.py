@@ -388,17 +388,17 @@ class RecognitionEngine:
                     use_cache=False)[0], only=only,
                 cut_shown=lambda rect: notch_cut(image, rect), way=way))
 
-        def guards(rs: list[TileRead], lengthwise=None) -> list[TileRead]:
+        def guards(rs: list[TileRead], lengthwise=None, lift=False) -> list[TileRead]:
             # a face read from one cut of a flush square whose other half is unread is a
             # guess, unless the seam shows the tile's outline is a tile's
             rs = flush_beside(rs, image.shape, lambda polys: self.decode(
                 image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
                                                 np.full(len(polys), TILE, np.int64)),
-                use_cache=False)[0], seam, lengthwise)
+                use_cache=False)[0], seam, lengthwise, lift)
             # two flush, level tiles read from halves alike turned a quarter: either cut
             # reads faces, so the pair stands only where the seam, the other cut or the
             # second model confirms it (vision.recognition.flush.cut_either_way)
-            rs = cut_either_way(rs, second, seam, lengthwise)
+            rs = cut_either_way(rs, second, seam, lengthwise, lift)
             # an outline stubbier than the picture's tiles, read from such halves: a box
             # across a block of long tiles (vision.recognition.flush.stubby_boxes)
             rs = stubby_boxes(rs, lengthwise)
@@ -410,8 +410,10 @@ class RecognitionEngine:
             reads = refit(reads)  # the refined tiles meet the flush guards like any other
         # the guards; a tile they make unknown is refitted too (its block split where exactly
         # one cut reads), and what that gives meets the guards again
-        reads = (refine_guarded(reads, guards, refit, lambda rs: guards(rs, lengthwise),
-                                lengthwise) if refine else guards(reads, lengthwise))
+        # the guards first doubt every tile (a tile they would spare seeds the refit too),
+        # then take the evidence that spares one (vision.recognition.refine.refine_guarded)
+        reads = (refine_guarded(reads, guards, refit, lambda rs: guards(rs, lengthwise, True),
+                                lengthwise) if refine else guards(reads, lengthwise, True))
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

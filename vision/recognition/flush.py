@@ -263,7 +263,8 @@ def beside_outlines(polygon) -> np.ndarray:
 def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
                  read_outlines: Callable[[np.ndarray], list[TileRead]],
                  seam: Callable[[np.ndarray, np.ndarray], bool] | None = None,
-                 lengthwise: Callable[[TileRead], bool] | None = None
+                 lengthwise: Callable[[TileRead], bool] | None = None,
+                 lift_six: bool = True
                  ) -> list[TileRead]:
     """Identified tiles with unread tile surface flush beside a long side made unknown.
 
@@ -326,6 +327,7 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         return reads
     found = read_outlines(np.stack([q for _, q in cand]).astype(np.float32))
     flagged: set[int] = set()
+    six: set[int] = set()  # unread spots beside, a 6 along that outline (lift_six False)
     add: list[tuple[int, TileRead]] = []
     for (k, q), d in zip(cand, found):
         p = d.pips
@@ -340,7 +342,12 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         on_other = np.logical_or.reduce([points_in_polygon(pts, o) for o in outlines])
         if int((inside_q & ~on_other).sum()) >= MIN_SPOTS:
             if six_along(d):
-                continue  # the neighbour lies as laid (a 6 along it): so does the tile
+                # the neighbour lies as laid (a 6 along it): so does the tile; unless told to
+                # lift it, the tile is made unknown all the same (so that it seeds a refit:
+                # its neighbour may be a tile the model missed), marked as one to give back
+                if not lift_six:
+                    six.add(k)
+                continue
             if seam is not None and seam(np.asarray(reads[k].polygon, np.float64), q):
                 # the seam runs along the tile's long side: the block is cut lengthwise
                 if d.state == "face_up":
@@ -348,9 +355,11 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
                 continue
             flagged.add(k)
     out = [r.as_unknown(f"unread spots lie flush beside its long side (read {r.face}): two "
-                        "tiles touching flush may be cut across") if k in flagged else r
-           for k, r in enumerate(reads)]
-    add = [d for k, d in add if k not in flagged]
+                        "tiles touching flush may be cut across")
+           if k in flagged or k in six else r for k, r in enumerate(reads)]
+    for k in six - flagged:
+        out[k].reads["spared"] = "a 6 along the outline flush beside it"
+    add = [d for k, d in add if k not in flagged and k not in six]
     if not add:
         return out
     return resolve_overlapping_reads(out + add)
@@ -358,7 +367,8 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
 
 def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
                    seam: Callable[[np.ndarray, np.ndarray], bool] | None = None,
-                   lengthwise: Callable[[TileRead], bool] | None = None
+                   lengthwise: Callable[[TileRead], bool] | None = None,
+                   lift_six: bool = True
                    ) -> list[TileRead]:
     """Two identified tiles lying flush and level as one square block, both faces read from
     halves that look alike turned a quarter, made unknown unless something shows the cut.
@@ -444,6 +454,7 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
                    for (x, y), (u, v) in (((a1, b1), (a2, b2)), ((a1, b2), (a2, b1))))
 
     doubt: dict[int, str] = {}
+    soft: set[int] = set()
     # an identified tile with an *unknown* outline flush and level beside it: the tile model
     # found tile surface there that nothing read -- the other half of a square cut across
     # (a 2-5 | 1-5 block boxed across read 5-5 beside an unreadable 1-2 box, composed
@@ -458,7 +469,11 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
                 if not could_be_cut_across(reads[alike[i]].polygon, unread[m].polygon):
                     continue  # longer than a box across the set's tiles: the tiles as laid
                 if six_along(unread[m]):
-                    continue  # a 6 along the unread outline: the tiles as laid
+                    # a 6 along the unread outline: the tiles as laid (made unknown all the
+                    # same unless lift_six, marked to give back, as in flush_beside)
+                    if not lift_six:
+                        soft.add(alike[i])
+                    continue
                 if seam is None or not seam(np.asarray(reads[alike[i]].polygon),
                                             np.asarray(unread[m].polygon)):
                     doubt[alike[i]] = "tile not read"
@@ -478,6 +493,12 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
                 continue
             doubt[alike[i]] = b.face
             doubt[alike[j]] = a.face
+    for k in soft - set(doubt):
+        was = reads[k].face
+        reads[k] = reads[k].as_unknown(
+            f"flush and level beside an unread tile, halves that look alike turned a quarter "
+            f"(read {was}): the block may be cut across")
+        reads[k].reads["spared"] = "a 6 along the outline flush beside it"
     for k, other in doubt.items():
         was = reads[k].face
         beside_what = "an unread tile" if other == "tile not read" else f"a {other}"

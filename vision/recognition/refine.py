@@ -338,10 +338,12 @@ def refine_guarded(reads: Sequence[TileRead],
     again like every other.
 
     A tile the guards would leave but for a doubt that ``spare`` settles (a mixed tile whose 3
-    runs the way the table's set draws it, :func:`vision.recognition.chirality.shows_way`) is
-    made unknown by ``guards`` all the same, so that it seeds the refit too (its flush
-    neighbour may be a tile the model missed); where the refit does not replace its outline,
-    it is given back as it was read, and ``guards_after`` judge it with the rest.
+    runs the way the table's set draws it, :func:`vision.recognition.chirality.shows_way`),
+    or that ``guards`` marked so (``reads["spared"]``: a 6 along the unread outline beside it,
+    :func:`vision.recognition.flush.six_along`), is made unknown by ``guards`` all the same,
+    so that it seeds the refit too (its flush neighbour may be a tile the model missed); where
+    the refit does not replace its outline, it is given back as it was read, and
+    ``guards_after`` judge it with the rest.
 
     Args:
         reads: the reading before the guards (image px).
@@ -366,10 +368,12 @@ def refine_guarded(reads: Sequence[TileRead],
     if not made:
         return out
     again = refit(out, only=lambda r: id(r) in made)
-    if spare is not None:
+    if spare is not None or guards_after is not None:
+        spare = spare or (lambda r: False)
         back = [before.get(np.asarray(r.polygon, np.float32).tobytes())
                 if id(r) in made else None for r in again]
-        given = [b if b is not None and spare(b) else r for r, b in zip(again, back)]
+        given = [b if b is not None and (spare(b) or "spared" in (r.reads or {})) else r
+                 for r, b in zip(again, back)]
         if any(g is not r for g, r in zip(given, again)):
             return after(given)
     if len(again) == len(out) and all(a is b for a, b in zip(again, out)):
