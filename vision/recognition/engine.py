@@ -370,7 +370,7 @@ class RecognitionEngine:
             # identified without it -- never by the tiles it judges
             # (vision.recognition.chirality); once, when a block or a guard first asks
             if not voted:
-                voted.append(table_hand(r for r in guards(list(start))
+                voted.append(table_hand(r for r in guards(list(start), None, True)
                                         if r.state == "face_up"))
             return voted[0]
 

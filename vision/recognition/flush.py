@@ -341,17 +341,17 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         inside_q = points_in_polygon(pts, q)
         on_other = np.logical_or.reduce([points_in_polygon(pts, o) for o in outlines])
         if int((inside_q & ~on_other).sum()) >= MIN_SPOTS:
+            if seam is not None and seam(np.asarray(reads[k].polygon, np.float64), q):
+                # the seam runs along the tile's long side: the block is cut lengthwise
+                if d.state == "face_up":
+                    add.append((k, d))
+                continue
             if six_along(d):
                 # the neighbour lies as laid (a 6 along it): so does the tile; unless told to
                 # lift it, the tile is made unknown all the same (so that it seeds a refit:
                 # its neighbour may be a tile the model missed), marked as one to give back
                 if not lift_six:
                     six.add(k)
-                continue
-            if seam is not None and seam(np.asarray(reads[k].polygon, np.float64), q):
-                # the seam runs along the tile's long side: the block is cut lengthwise
-                if d.state == "face_up":
-                    add.append((k, d))
                 continue
             flagged.add(k)
     out = [r.as_unknown(f"unread spots lie flush beside its long side (read {r.face}): two "
@@ -468,16 +468,17 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
             for m in np.flatnonzero(beside_unread[i].max(0) >= SAME_TILE_IOU):
                 if not could_be_cut_across(reads[alike[i]].polygon, unread[m].polygon):
                     continue  # longer than a box across the set's tiles: the tiles as laid
+                if seam is not None and seam(np.asarray(reads[alike[i]].polygon),
+                                             np.asarray(unread[m].polygon)):
+                    continue
                 if six_along(unread[m]):
                     # a 6 along the unread outline: the tiles as laid (made unknown all the
                     # same unless lift_six, marked to give back, as in flush_beside)
                     if not lift_six:
                         soft.add(alike[i])
                     continue
-                if seam is None or not seam(np.asarray(reads[alike[i]].polygon),
-                                            np.asarray(unread[m].polygon)):
-                    doubt[alike[i]] = "tile not read"
-                    break
+                doubt[alike[i]] = "tile not read"
+                break
     for i in range(len(alike)):
         for j in range(i + 1, len(alike)):
             if max(flush[i, j], flush[j, i]) < SAME_TILE_IOU:
