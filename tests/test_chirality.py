@@ -21,7 +21,7 @@ from vision.recognition.decode import TileRead, decode_face
 from vision.recognition.flush import cut_either_way
 from vision.recognition.refine import refine_unknowns
 
-from test_refine import BOTTOM, KNOWN, LEFT, RIGHT, TOP, picture, read
+from helpers.refine_block import BOTTOM, KNOWN, LEFT, RIGHT, TOP, flush_guard, picture, read
 
 S = 18.0  # spot offset in crop px
 TOP_C, BOTTOM_C = (CROP_W / 2, CROP_H * 0.29), (CROP_W / 2, CROP_H * 0.71)
@@ -169,7 +169,6 @@ def test_a_spared_tile_seeds_the_refit_and_is_given_back_where_the_refit_takes_n
     3 runs the table's way): where the refit finds its flush neighbour, the block's tiles come
     from the refit; where the refit takes nothing, the 1-3 is given back as it was read --
     and without ``spare`` it stays unknown, as before."""
-    from test_refine import flush_guard
     from vision.recognition.refine import refine_guarded
 
     def refit(dec):
