@@ -11,7 +11,8 @@ missed, extra reported tiles (no true tile; ``extra_identified``: of those, the 
 face -- a box across two tiles naming a face), and positions whose four tiles were all found
 and identified. ``--flush P`` lays every hand flush and level instead
 (:func:`vision.synth.render.render_scene`, ``touching`` 1, tiles exactly twice as long as wide
-with probability P: the squares a crosswise box can cut). ``--video`` reads each table through
+with probability P: the squares a crosswise box can cut; with ``--threes-one-way`` every 3 of
+a table runs one way, as a real set draws them). ``--video`` reads each table through
 the video frame loop instead
 (``Pipeline.process`` on the still picture for 6 frames: one pass at the model's size first,
 the still reading once the picture has been still for ``VET_AFTER_STILL`` frames).
@@ -60,7 +61,8 @@ def video_reads(image, models_dir=None, backend: str = "onnx", scales=None,
 
 def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = "onnx",
              scales=None,
-             progress: bool = True, video: bool = False, flush: float = 0.0) -> dict:
+             progress: bool = True, video: bool = False, flush: float = 0.0,
+             threes_one_way: bool = False) -> dict:
     """Per-table and total counts (see the module docstring) as a JSON-ready dict."""
     from tqdm import tqdm
 
@@ -79,7 +81,8 @@ def evaluate(n: int = 5, seed: int = 1_000_001, models_dir=None, backend: str = 
         # flush: every hand laid flush and level (render_scene, touching 1), tiles exactly
         # twice as long as wide with that probability (squares a crosswise box can cut)
         scene = (render_table(s) if not flush else
-                 render_scene(s, (1920, 1080), mode="table", touching=1.0, square_blocks=flush))
+                 render_scene(s, (1920, 1080), mode="table", touching=1.0, square_blocks=flush,
+                              threes_one_way=threes_one_way))
         if video:
             reads = video_reads(scene.image, models_dir, backend, scales)
         else:
@@ -146,6 +149,9 @@ def main(argv=None) -> int:
                     help="lay every hand flush and level (the project's flush tables, "
                          "render_scene touching 1), with tiles exactly twice as long as wide "
                          "with probability P (0..1; default 0: the regular tables)")
+    ap.add_argument("--threes-one-way", action="store_true",
+                    help="with --flush: every 3 of a table drawn one way, as a real set draws "
+                         "them (the table's way is voted: vision.recognition.chirality)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
@@ -160,7 +166,8 @@ def main(argv=None) -> int:
     try:
         scales = None if args.scales is None else [int(v) for v in args.scales.split(",") if v]
         res = evaluate(args.n, args.seed, args.models, args.backend, scales=scales,
-                       progress=not args.json, video=args.video, flush=args.flush)
+                       progress=not args.json, video=args.video, flush=args.flush,
+                       threes_one_way=args.threes_one_way)
     except InputError as exc:
         print(f"eval_tables: {exc}", file=sys.stderr)
         return 2

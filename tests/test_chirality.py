@@ -195,3 +195,21 @@ def test_a_spared_tile_seeds_the_refit_and_is_given_back_where_the_refit_takes_n
 
 def box_far():
     return np.array([[380, 380], [390, 380], [390, 399], [380, 399]], np.float32)
+
+
+def test_the_renderer_draws_a_styles_3s_one_way_when_asked():
+    """``extra["three_way"]`` makes every 3 run that way; without it each 3 runs either way at
+    random from the same draw as before (rendered seeds unchanged)."""
+    from vision.synth import draw as D
+
+    st = D.random_style(np.random.default_rng(5), "black")
+    ways = set()
+    for k in range(20):
+        p = np.array(D.half_layout(3, st, np.random.default_rng(k)))
+        ways.add(_diagonal(p[np.argsort(p[:, 1])]))
+    assert ways == {1, -1}
+    for way in (1, -1):
+        st.extra["three_way"] = way
+        for k in range(20):
+            p = np.array(D.half_layout(3, st, np.random.default_rng(k)))
+            assert _diagonal(p[np.argsort(p[:, 1])]) == way

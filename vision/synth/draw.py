@@ -267,7 +267,8 @@ def half_layout(n: int, st: TileStyle, rng: np.random.Generator) -> list[tuple[f
 
     Coordinates are in units of tile width: x in [0, 1] across the tile, y in [0, 1] from the
     tile's outer end (y=0) to the midline (y=1). Chinese layouts: 1 one big centred spot; 2 a
-    horizontal pair (or diagonal / vertical by style); 3 a diagonal; 4 a 2x2 square; 5 a 2x2
+    horizontal pair (or diagonal / vertical by style); 3 a diagonal (either way at random, or
+    one way where ``st.extra["three_way"]`` is +1 or -1); 4 a 2x2 square; 5 a 2x2
     square plus centre; 6 two columns of three. Western tiles use the die layout.
     """
     s, t = st.col_s, st.row_t
@@ -285,7 +286,12 @@ def half_layout(n: int, st: TileStyle, rng: np.random.Generator) -> list[tuple[f
             return [(c - s, c + t), (c + s, c - t)] if rng.random() < 0.5 else [(c - s, c - t), (c + s, c + t)]
         return [(c, c - t), (c, c + t)]
     if n == 3:
-        if rng.random() < 0.5:
+        # a diagonal either way at random, or the style's one way (``extra["three_way"]``:
+        # +1 top-left to bottom-right, -1 the other), as a real set draws it; the draw is
+        # taken either way so that every later draw of the scene stays as it was
+        u = rng.random()
+        way = st.extra.get("three_way", -1 if u < 0.5 else 1)
+        if way < 0:
             return [(c + s, c - t), (c, c), (c - s, c + t)]
         return [(c - s, c - t), (c, c), (c + s, c + t)]
     if n == 4:

@@ -494,7 +494,7 @@ def _scatter_tiles(rng, H, out_w, out_h, w, st, long33) -> list:
 
 def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | None = None,
                  deal: dict | None = None, tile_long=None, touching: float = 0.0,
-                 square_blocks: float = 0.0) -> TableScene:
+                 square_blocks: float = 0.0, threes_one_way: bool = False) -> TableScene:
     """Render one table scene.
 
     Args:
@@ -517,6 +517,9 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
             ``touching``, the flush hands become such squares at every angle: the
             lengthwise labels teach the model the cut, and a crosswise box is a false
             positive there (hard negatives).
+        threes_one_way: every 3 of the scene runs one way (drawn from a fourth generator),
+            as a real set draws the 3 of its tiles (docs/rules.md section 5); False: each 3
+            either way at random, as before. Every other draw of the scene is unchanged.
 
     Returns:
         :class:`TableScene`.
@@ -529,6 +532,8 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
     st = D.random_style(rng, style)
     if square_blocks > 0 and np.random.default_rng([seed, 92]).random() < square_blocks:
         st.aspect = 2.0  # flush, level hands: squares of four halves
+    if threes_one_way:
+        st.extra["three_way"] = 1 if np.random.default_rng([seed, 93]).random() < 0.5 else -1
     full = mode == "table"
     scale = out_w / 1920.0
     if tile_long is None:
