@@ -305,7 +305,9 @@ class RecognitionEngine:
         model confirms them) and such a tile whose outline is stubbier than the picture's tiles
         (:func:`vision.recognition.flush.stubby_boxes`), and such a tile whose outline's long
         side dips at its middle where two tiles' corners meet
-        (:func:`vision.recognition.flush.notched_boxes`). Before those checks, the outlines
+        (:func:`vision.recognition.flush.notched_boxes`). Before those checks, an outline
+        refused only for an aspect above the decoder's bound is read where the picture's
+        tiles around it are as long (:mod:`vision.recognition.aspect`), and the outlines
         still unknown are refitted to the picture's face regions (``refine``,
         :mod:`vision.recognition.refine`: a two-tile block split where exactly one cut
         reads); after them, so are the tiles they made unknown, and what that gives meets
@@ -388,23 +390,23 @@ class RecognitionEngine:
                     use_cache=False)[0], only=only,
                 cut_shown=lambda rect: notch_cut(image, rect), way=way))
 
-        def guards(rs: list[TileRead], lengthwise=None, lift=False) -> list[TileRead]:
+        def guards(rs: list[TileRead], spare=None, lift=False) -> list[TileRead]:
             # a face read from one cut of a flush square whose other half is unread is a
             # guess, unless the seam shows the tile's outline is a tile's
             rs = flush_beside(rs, image.shape, lambda polys: self.decode(
                 image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
                                                 np.full(len(polys), TILE, np.int64)),
-                use_cache=False)[0], seam, lengthwise, lift)
+                use_cache=False)[0], seam, spare, lift)
             # two flush, level tiles read from halves alike turned a quarter: either cut
             # reads faces, so the pair stands only where the seam, the other cut or the
             # second model confirms it (vision.recognition.flush.cut_either_way)
-            rs = cut_either_way(rs, second, seam, lengthwise, lift)
+            rs = cut_either_way(rs, second, seam, spare, lift)
             # an outline stubbier than the picture's tiles, read from such halves: a box
             # across a block of long tiles (vision.recognition.flush.stubby_boxes)
-            rs = stubby_boxes(rs, lengthwise)
+            rs = stubby_boxes(rs, spare)
             # an outline whose long side dips at its middle, where two tiles' rounded corners
             # meet: a box across a flush block (vision.recognition.notch)
-            return notched_boxes(rs, lambda polygon: notched(image, polygon), lengthwise)
+            return notched_boxes(rs, lambda polygon: notched(image, polygon), spare)
 
         if refine and any(r.state == "unknown" for r in reads):
             reads = refit(reads)  # the refined tiles meet the flush guards like any other
