@@ -33,10 +33,12 @@ of whose tiles the decoder read with every guard (its caller takes the other cut
 that one reads both its tiles too, :func:`vision.recognition.refine.refine_unknowns`, rule
 6), and it only tells a tile the decoder read with every check from a box across two tiles.
 The table's way is voted by the tiles that the flush guards leave identified without it
-(:class:`vision.recognition.engine.RecognitionEngine`), never by the tiles it judges. A wrong cut would need the table's set to draw one of the mixed tiles the other way
-from all the rest *and* no tile drawn that other way to be read elsewhere on the table (the
-votes must be unanimous, over at least two faces). The counts are safety margins, not fitted:
-nothing here is measured on ../shared.
+(:class:`vision.recognition.engine.RecognitionEngine`), never by the tiles it judges. A wrong
+cut would need the table's set to draw one of the mixed tiles the other way from all the rest
+*and* no tile drawn that other way to be read elsewhere on the table (the votes must be
+unanimous, over at least two faces). The counts are safety margins, not fitted; the
+observation about sets above comes from reading ../shared/realdata's single tiles, and no
+number here is taken from it.
 
 Public API: :func:`three_hands`, :func:`table_hand`, :func:`against`, :func:`shows_way`,
 :data:`CHIRAL_FACES`, :data:`MIN_VOTES`, :data:`MIN_FACES`.
@@ -50,7 +52,8 @@ import numpy as np
 
 from vision.recognition.decode import CROP_H, MIDLINE_BAND, _counted_spots, half_shape_ok
 
-__all__ = ["three_hands", "table_hand", "against", "shows_way", "CHIRAL_FACES", "MIN_VOTES", "MIN_FACES"]
+__all__ = ["three_hands", "table_hand", "against", "shows_way", "CHIRAL_FACES", "MIN_VOTES",
+           "MIN_FACES"]
 
 #: Faces whose 3 half runs the set's one way: every face with one 3 half (3-3, drawn its own
 #: way by some sets, is left out).
