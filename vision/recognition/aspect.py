@@ -14,8 +14,9 @@ range (the decoder keeps what its two reads agreed on in ``reads["aspect_face"]`
 surely in ``reads["aspect_confidence"]``) is read with that face where
 
 * its aspect is at most :data:`PEER_FACTOR` x the median aspect of the
-  :data:`vision.recognition.zoom.SIZE_NEIGHBOURS` identified tiles nearest to it (at least
-  :data:`MIN_PEERS` of them), and at most :data:`ASPECT_CAP`;
+  :data:`vision.recognition.zoom.SIZE_NEIGHBOURS` identified tiles nearest to it
+  (:func:`vision.recognition.zoom.local_shape`; the picture holds at least :data:`MIN_PEERS`
+  identified tiles), and at most :data:`ASPECT_CAP`;
 * its long side is within :data:`vision.recognition.zoom.SIZE_TOLERANCE` of their median long
   side (the length of one tile there);
 * its confidence is at least the reading's minimum.
@@ -39,11 +40,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-import numpy as np
-
-from vision.geometry import side_pairs
 from vision.recognition.decode import TILE_ASPECT_RANGE, TileRead, tile_aspect
-from vision.recognition.zoom import SIZE_NEIGHBOURS, SIZE_TOLERANCE
+from vision.recognition.zoom import SIZE_TOLERANCE, local_shape
 
 __all__ = ["long_as_peers", "PEER_FACTOR", "MIN_PEERS", "ASPECT_CAP"]
 
@@ -73,8 +71,6 @@ def long_as_peers(reads: Sequence[TileRead], min_confidence: float = 0.5) -> lis
     known = [r for r in reads if r.state == "face_up"]
     if len(known) < MIN_PEERS:
         return reads
-    centres = np.stack([r.centre for r in known])
-    sides = np.array([sorted(side_pairs(np.asarray(r.polygon, np.float64))) for r in known])
     for k, r in enumerate(reads):
         info = r.reads if isinstance(r.reads, dict) else {}
         face = info.get("aspect_face")
@@ -85,11 +81,7 @@ def long_as_peers(reads: Sequence[TileRead], min_confidence: float = 0.5) -> lis
             continue
         if float(info.get("aspect_confidence", 0.0)) < min_confidence:
             continue
-        near = np.argsort(np.linalg.norm(centres - r.centre, axis=1))[:SIZE_NEIGHBOURS]
-        if len(near) < MIN_PEERS:
-            continue
-        peers = float(np.median(sides[near, 1] / np.maximum(sides[near, 0], 1e-9)))
-        length = float(np.median(sides[near, 1]))
+        length, peers = local_shape(r.centre, known)
         if aspect > PEER_FACTOR * peers:
             continue
         if not length / SIZE_TOLERANCE <= r.long_side <= length * SIZE_TOLERANCE:

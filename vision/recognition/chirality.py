@@ -41,18 +41,19 @@ observation about sets above comes from reading ../shared/realdata's single tile
 number here is taken from it.
 
 Public API: :func:`three_hands`, :func:`table_hand`, :func:`against`, :func:`shows_way`,
+:func:`lengthwise_by`,
 :data:`CHIRAL_FACES`, :data:`MIN_VOTES`, :data:`MIN_FACES`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from vision.recognition.decode import CROP_H, MIDLINE_BAND, _counted_spots, half_shape_ok
 
-__all__ = ["three_hands", "table_hand", "against", "shows_way", "CHIRAL_FACES", "MIN_VOTES",
+__all__ = ["three_hands", "table_hand", "against", "shows_way", "lengthwise_by", "CHIRAL_FACES", "MIN_VOTES",
            "MIN_FACES"]
 
 #: Faces whose 3 half runs the set's one way: every face with one 3 half (3-3, drawn its own
@@ -170,3 +171,10 @@ def shows_way(read: Any, way: int | None) -> bool:
     if way is None or getattr(read, "face", None) not in CHIRAL_FACES:
         return False
     return three_hands(read) == (way,)
+
+
+def lengthwise_by(way: Callable[[], int | None]) -> Callable[[Any], bool]:
+    """``read -> bool``: :func:`shows_way` against the table's way ``way()``, asked only for a
+    tile of :data:`CHIRAL_FACES` (the vote, :func:`table_hand` on the caller's trusted reads,
+    is work: it is taken where a guard or a block first needs it)."""
+    return lambda r: getattr(r, "face", None) in CHIRAL_FACES and shows_way(r, way())

@@ -39,7 +39,7 @@ import numpy as np
 from vision.config import CacheConfig, GateConfig, RecognitionConfig
 from vision.detections import TILE, TILE_BACK, Detections
 from vision.recognition.aspect import long_as_peers
-from vision.recognition.chirality import CHIRAL_FACES, shows_way, table_hand
+from vision.recognition.chirality import lengthwise_by, table_hand
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
@@ -365,20 +365,32 @@ class RecognitionEngine:
         # picture's tiles around it are as long (a slanted view of long tiles)
         reads = long_as_peers(reads, self.config.min_confidence)
         refine = self.config.refine and bool(self.scales)
-        start, voted = list(reads), []
+        start, voted, first_pass = list(reads), [], {}
+
+        def doubting(rs: list[TileRead]) -> list[TileRead]:
+            # the guards' first pass (every tile doubted, a spared one marked): the vote below
+            # and refine_guarded read it on the same reads, so it runs once for them
+            key = tuple(map(id, rs))
+            if key not in first_pass:
+                first_pass[key] = guards(list(rs))
+            return first_pass[key]
 
         def way() -> int | None:
             # the way the table's set draws its 3s, voted by the tiles the flush guards leave
             # identified without it -- never by the tiles it judges
             # (vision.recognition.chirality); once, when a block or a guard first asks
             if not voted:
-                voted.append(table_hand(r for r in guards(list(start), None, True)
-                                        if r.state == "face_up"))
+                first = doubting(start)
+                spared = {np.asarray(r.polygon, np.float32).tobytes() for r in first
+                          if r.state == "unknown" and "spared" in (r.reads or {})}
+                voted.append(table_hand(
+                    [r for r in first if r.state == "face_up"]
+                    + [r for r in start if r.state == "face_up"
+                       and np.asarray(r.polygon, np.float32).tobytes() in spared]))
             return voted[0]
 
-        def lengthwise(r: TileRead) -> bool:
-            # a mixed tile whose 3 runs the set's way: its outline is no box across two tiles
-            return r.face in CHIRAL_FACES and shows_way(r, way())
+        # a mixed tile whose 3 runs the set's way: its outline is no box across two tiles
+        lengthwise = lengthwise_by(way)
 
         def refit(rs: list[TileRead], only=None) -> list[TileRead]:
             # unknown outlines refitted to the picture's face regions; a two-tile block is
@@ -414,7 +426,7 @@ class RecognitionEngine:
         # one cut reads), and what that gives meets the guards again
         # the guards first doubt every tile (a tile they would spare seeds the refit too),
         # then take the evidence that spares one (vision.recognition.refine.refine_guarded)
-        reads = (refine_guarded(reads, guards, refit, lambda rs: guards(rs, lengthwise, True),
+        reads = (refine_guarded(reads, doubting, refit, lambda rs: guards(rs, lengthwise, True),
                                 lengthwise) if refine else guards(reads, lengthwise, True))
         return reads, first
 

@@ -93,12 +93,12 @@ import cv2
 import numpy as np
 
 from vision.geometry import order_polygon, polygon_intersections, polygon_iou_matrix, side_pairs
-from vision.recognition.chirality import CHIRAL_FACES, against, shows_way
+from vision.recognition.chirality import against, lengthwise_by
 from vision.recognition.decode import TileRead
 from vision.recognition.flush import OUTLINE_JITTER, STUBBY, crosswise_alike
 from vision.recognition.overlaps import COVERED_UNKNOWN
 from vision.recognition.scales import SAME_TILE_IOU
-from vision.recognition.zoom import SIZE_NEIGHBOURS, SIZE_TOLERANCE, ZOOM_MAX_TILES
+from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
 
 __all__ = ["refine_unknowns", "face_rectangle", "block_cuts", "tile_shaped", "accept_cut",
            "WINDOW", "OVERLAP"]
@@ -199,17 +199,6 @@ def accept_cut(cut: Sequence[TileRead], other: Sequence[TileRead] = (),
     return lengthwise is not None and any(lengthwise(r) for r in cut)
 
 
-def _local(r_centre: np.ndarray, known: Sequence[TileRead]) -> tuple[float, float]:
-    """(length, aspect): medians over the SIZE_NEIGHBOURS identified tiles nearest to a
-    point."""
-    centres = np.stack([q.centre for q in known])
-    near = np.argsort(np.linalg.norm(centres - r_centre, axis=1))[:SIZE_NEIGHBOURS]
-    sides = np.array([sorted(side_pairs(np.asarray(known[i].polygon, np.float64)))
-                      for i in near])
-    return float(np.median(sides[:, 1])), float(np.median(sides[:, 1] / np.maximum(sides[:, 0],
-                                                                                   1e-6)))
-
-
 def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                     decode: Callable[[np.ndarray, float], list[TileRead]],
                     max_tiles: int = ZOOM_MAX_TILES,
@@ -249,16 +238,15 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                    key=lambda k: -float(reads[k].tile_confidence))[:max_tiles]
     taken: list[TileRead] = []
     blocks: list[TileRead] = []  # unknown tiles of blocks either cut could read
-    def lengthwise(r: TileRead) -> bool:
-        # a 3 running the set's way: the outline is no box across two tiles (rules 3, 6)
-        return way is not None and r.face in CHIRAL_FACES and shows_way(r, way())
+    # a 3 running the set's way: the outline is no box across two tiles (rules 3, 6)
+    lengthwise = lengthwise_by(way) if way is not None else None
     done: list[np.ndarray] = []  # rectangles already tried
     for k in seeds:
         seed = reads[k]
         if any(cv2.pointPolygonTest(d.reshape(-1, 1, 2), tuple(map(float, seed.centre)), False)
                >= 0 for d in done):
             continue
-        length, aspect = _local(seed.centre, known + taken)
+        length, aspect = local_shape(seed.centre, known + taken)
         rect = face_rectangle(image, seed.polygon, length)
         if rect is None:
             continue
@@ -368,17 +356,15 @@ def refine_guarded(reads: Sequence[TileRead],
     if not made:
         return out
     again = refit(out, only=lambda r: id(r) in made)
-    if spare is not None or guards_after is not None:
-        spare = spare or (lambda r: False)
-        back = [before.get(np.asarray(r.polygon, np.float32).tobytes())
-                if id(r) in made else None for r in again]
-        given = [b if b is not None and (spare(b) or "spared" in (r.reads or {})) else r
-                 for r, b in zip(again, back)]
-        if any(g is not r for g, r in zip(given, again)):
-            return after(given)
-    if len(again) == len(out) and all(a is b for a, b in zip(again, out)):
+    # a spared tile the refit left as it was (its outline still unknown) is given back
+    given = [r for r in again]
+    for i, r in enumerate(again):
+        b = before.get(np.asarray(r.polygon, np.float32).tobytes()) if id(r) in made else None
+        if b is not None and ("spared" in (r.reads or {}) or (spare is not None and spare(b))):
+            given[i] = b
+    if len(given) == len(out) and all(a is b for a, b in zip(given, out)):
         return out
-    return after(again)
+    return after(given)
 
 
 def _agreeing(cut: Sequence[TileRead], known: Sequence[TileRead]) -> list[TileRead] | None:

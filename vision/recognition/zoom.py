@@ -35,12 +35,12 @@ import numpy as np
 from scoring.tiles import TILES_BY_FACE
 
 from vision.recognition.decode import TileRead
-from vision.geometry import polygon_iou_matrix
+from vision.geometry import polygon_iou_matrix, side_pairs
 from vision.recognition.scales import SAME_TILE_IOU
 
 __all__ = ["ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
            "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "CUT_SHORT", "zoom_windows", "tile_sized",
-           "inside_window", "cut_short_faces"]
+           "inside_window", "cut_short_faces", "local_shape"]
 
 #: Window sides in tile lengths (the median long side of the identified tiles nearest to the
 #: unknown one): 2 shows the tile and its touching neighbours, 4.5 its whole hand and the felt
@@ -110,6 +110,19 @@ def _local_tile_length(r: TileRead, known: Sequence[TileRead], k: int = 0) -> fl
     centres = np.stack([q.centre for q in known])
     near = np.argsort(np.linalg.norm(centres - r.centre, axis=1))[:k or SIZE_NEIGHBOURS]
     return float(np.median([known[i].long_side for i in near]))
+
+
+def local_shape(centre: np.ndarray, known: Sequence[TileRead],
+                k: int = SIZE_NEIGHBOURS) -> tuple[float, float]:
+    """The tiles' shape around a point: ``(length px, aspect)``, the medians of the long side
+    and of long side / short side over the ``k`` identified tiles (``known``, at least one)
+    nearest to ``centre`` (float (2,) image px)."""
+    centres = np.stack([q.centre for q in known])
+    near = np.argsort(np.linalg.norm(centres - np.asarray(centre), axis=1))[:k]
+    sides = np.array([sorted(side_pairs(np.asarray(known[i].polygon, np.float64)))
+                      for i in near])
+    return (float(np.median(sides[:, 1])),
+            float(np.median(sides[:, 1] / np.maximum(sides[:, 0], 1e-6))))
 
 
 def tile_sized(reads: Sequence[TileRead], reference: Sequence[TileRead],
