@@ -153,6 +153,109 @@ def score_tiles(rec: dict, reported: list[dict]) -> dict:
     return {"counts": c, "fails": fails, "wrong": wrong}
 
 
+def _laid(high, low):
+    """A seat's hands as the camera takes them: the higher hand is the high hand (docs/rules.md
+    section 5), so a hand laid the other way round is swapped (as ``eval_covered.py``)."""
+    from scoring.setting import make_setting
+
+    s = make_setting(high, low)
+    return make_setting(low, high) if s.is_mis_set("pa") else s
+
+
+def _half_cover(tile: dict, occluder: dict | None) -> tuple[float, float]:
+    """Fractions (0..1) of the tile's two halves under the covering hand: ``(half next to
+    polygon[0]->polygon[1], the other half)``; (0, 0) without an occluder polygon."""
+    from shapely.geometry import Polygon
+
+    if not occluder or len(occluder.get("polygon") or []) < 3:
+        return 0.0, 0.0
+    q = np.asarray(tile["polygon"], np.float64)
+    m03, m12 = (q[0] + q[3]) / 2, (q[1] + q[2]) / 2
+    hand = Polygon(occluder["polygon"]).buffer(0)
+    out = []
+    for half in ((q[0], q[1], m12, m03), (m03, m12, q[2], q[3])):
+        h = Polygon(half)
+        out.append(h.intersection(hand).area / max(h.area, 1e-9))
+    return out[0], out[1]
+
+
+def undecidable_seats(rec: dict) -> dict[str, str]:
+    """Player seats of one scene that no legitimate reading of the picture can settle, each
+    with its proof: ``{seat: proof}``.
+
+    A seat is undecidable when one covered tile (``occluded`` in the truth) of its own or of
+    the banker's (the dealer banks, docs/rules.md section 3) decides it even for a reader that
+    knows every other tile of the table and either whole half of the covered tile: for each of
+    the tile's two halves, the faces the set still holds (``Tile.copies`` less the other
+    truth tiles of that face, docs/rules.md section 1) with that half, put in the covered
+    tile's place in its hand (hands as laid, the higher the high hand), give the seat more than
+    one (result, net, commission). A hand over a tile leaves at most one half wholly in view,
+    so no reading of the picture knows more of that tile; the proof names the faces and their
+    results, and the share of each half under the hand (``_half_cover``). Computed from the
+    truth alone (nothing read from the picture); a seat whose truth settlement disagrees with
+    this computation on the true faces is never listed.
+
+    Raises: nothing for a well-formed record (KeyError for a record without ``seats``).
+    """
+    from scoring.settle import settle_round
+    from scoring.tiles import FACES
+
+    seats = {str(s["seat"]): s for s in rec["seats"]}
+    if "dealer" not in seats:
+        return {}
+    on_table = Counter(t["face"] for s in rec["seats"] for t in s["tiles"])
+    copies = {f.face: f.copies for f in FACES}
+
+    def hands(seat: str, tile: dict | None = None, face: str | None = None):
+        h = seats[seat]["hands"]
+        high, low = list(h["high"]), list(h["low"])
+        if tile is not None:
+            hand = high if tile["hand"] == "high" else low
+            hand[hand.index(tile["face"])] = face
+        return _laid(high, low)
+
+    def outcome(seat: str, owner: str | None = None, tile=None, face=None):
+        deal = {p: hands(p, tile, face) if p == owner else hands(p) for p in ("dealer", seat)}
+        r = settle_round(deal).seats[seat]
+        return r.result, str(r.net), str(r.commission)
+
+    out = {}
+    for seat, truth_result in rec["settlement"].items():
+        seat = str(seat)
+        if seat not in seats or outcome(seat)[0] != truth_result:
+            continue
+        for owner in (seat, "dealer"):
+            for t in seats[owner]["tiles"]:
+                if not t.get("occluded") or t.get("hand") not in ("high", "low"):
+                    continue
+                others = on_table.copy()
+                others[t["face"]] -= 1
+                lo, hi = (int(v) for v in t["face"].split("-"))
+                top = int(t.get("top_half", lo))
+                fr = _half_cover(t, rec.get("occluder"))
+                cover = ({lo: f"{fr[0]:.0%} and {fr[1]:.0%}"} if lo == hi else
+                         {top: f"{fr[0]:.0%}", lo + hi - top: f"{fr[1]:.0%}"})
+                open_both, said = True, []
+                for half in sorted({lo, hi}):
+                    cands = [f.face for f in FACES if others[f.face] < copies[f.face]
+                             and half in (f.low, f.high)]
+                    res = {}
+                    for c in cands:
+                        res.setdefault(outcome(seat, owner, t, c)[0], []).append(c)
+                    if len({outcome(seat, owner, t, c) for c in cands}) < 2:
+                        open_both = False
+                        break
+                    said.append(f"knowing its {half} ({cover[half]} under the hand): "
+                                + ", ".join(f"{k} with {'/'.join(v)}" for k, v in sorted(res.items())))
+                if open_both:
+                    who = "the banker's" if owner == "dealer" else "its own"
+                    out[seat] = f"{who} covered {t['face']} decides it: " + "; ".join(said)
+                    break
+            if seat in out:
+                break
+    return out
+
+
 def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
                 scales: str | None = None, backend: str | None = None) -> dict:
     """Seat outcomes of one scene from ``paigow run SCENE --layout L --json``."""

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from vision.synth.train import load_config, reexport
 
-    cfg = load_config(a.config)
+    cfg = load_config(a.config, need_data=False)
     ca = torch.load(a.a, map_location="cpu", weights_only=False)
     cb = torch.load(a.b, map_location="cpu", weights_only=False)
     try:

@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from fakes import event_errors, true_settings
-from helpers.table_reads import LAYOUT, position_tiles, tile
+from helpers.table_reads import LAYOUT, TW, position_tiles, tile
 
 from scoring.setting import make_setting
 from scoring.settle import compare_settings, settle_round
@@ -206,6 +206,36 @@ def test_the_spots_an_unread_tile_shows_narrow_its_faces():
     # covering hand shows nothing, and the seat is not settled
     unread.pips = spots([(x, y, 30, 30) for x, y, _, _ in four_red], [PIP_RED] * 4, [0.9] * 4)
     rnd = settle_still(reads)
+    assert rnd.result is None or "1" not in rnd.final
+
+
+def test_an_unknown_outline_showing_spots_beside_a_tile_back_is_the_fourth_tile():
+    # The deal above, with a tile back boxed between seat 1's two hands (the tile model
+    # taking the felt for a back): five outlines. Three identified tiles, and an unknown one
+    # showing four plain red spots: those spots lie on a face-up tile no other outline gives,
+    # the seat's fourth (a seat holds four), so the back is none of its tiles and the seat
+    # settles as the four face-up tiles show it (push, as the truth).
+    deal = {"dealer": ["6-6", "6-6", "2-3", "3-4"], "1": ["5-5", "5-5", "2-2", "4-5"]}
+    reads = reads_of(deal, unknown=[("1", 3)])
+    x0, y0 = ORIGINS["1"]
+    back = tile(None, x0 + 1.5 * TW + 30, y0, state="face_down")
+    four_red = [(30, 30, 20, 20), (66, 30, 20, 20), (30, 66, 20, 20), (66, 66, 20, 20)]
+    reads[0].pips = spots(four_red, [PIP_RED] * 4, [0.9] * 4)   # the dealer's 6-6 sizes them
+    unread = next(r for r in reads if r.state == "unknown")
+    rnd = settle_still(reads + [back])
+    assert rnd.result is None or "1" not in rnd.final   # no spot shown: three and one unseen
+    unread.pips = spots(four_red, [PIP_RED] * 4, [0.9] * 4)
+    rnd = settle_still(reads + [back])
+    assert rnd.final == ["dealer", "1"]
+    assert rnd.result.seats["1"].result == "push" and str(rnd.result.seats["1"].net) == "0"
+    assert "the tile backs beside it set aside" in rnd.unread["1"]
+    # two unknown outlines beside the back: which of the three is a tile is not known
+    reads2 = reads_of(deal, unknown=[("1", 2), ("1", 3)])
+    reads2[0].pips = spots(four_red, [PIP_RED] * 4, [0.9] * 4)
+    for r in reads2:
+        if r.state == "unknown":
+            r.pips = spots(four_red, [PIP_RED] * 4, [0.9] * 4)
+    rnd = settle_still(reads2 + [back])
     assert rnd.result is None or "1" not in rnd.final
 
 

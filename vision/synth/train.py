@@ -62,11 +62,13 @@ def _offline_env() -> None:
     os.environ.setdefault("YOLO_CONFIG_DIR", str(repo / ".yolo_config"))
 
 
-def load_config(config_path: str | Path) -> dict:
+def load_config(config_path: str | Path, need_data: bool = True) -> dict:
     """Read and check a training config YAML.
 
     Args:
         config_path: path of the YAML file (see the module docstring for the keys).
+        need_data: False where only the export settings are read (``scripts/soup_weights.py``):
+            the data YAML need not have been rendered then.
 
     Returns:
         dict: the config with ``data`` (and ``model`` when it names an existing file) resolved
@@ -75,7 +77,7 @@ def load_config(config_path: str | Path) -> dict:
 
     Raises:
         InputError: the file is missing or unreadable, a required key is absent, ``task`` is not
-            obb/detect, or the data YAML does not exist.
+            obb/detect, or (``need_data``) the data YAML does not exist.
     """
     import yaml
 
@@ -97,7 +99,7 @@ def load_config(config_path: str | Path) -> dict:
     base = path.resolve().parent
     data = Path(cfg["data"])
     data = data if data.is_absolute() else base / data
-    if not data.is_file():
+    if need_data and not data.is_file():
         raise InputError(f"training config {str(config_path)!r}: data YAML {str(data)!r} "
                          "not found (render the datasets first: paigow render)")
     cfg["data"] = str(data)

@@ -38,7 +38,10 @@ that only widen what is tried. Where the fourth lies is not known, so every pair
 into two hands is tried (:func:`pairings_with_unseen`): whatever the player does with it, the hands
 are one of those. And the camera may have read that very tile elsewhere (in another position,
 or in none), so only the position's own identified tiles use faces up for its tiles. The result
-is taken only when it is the same for every face and every pairing.
+is taken only when it is the same for every face and every pairing. Where exactly one of the
+outlines beside the three identified tiles is unknown, the rest tile backs, and it plainly shows
+a spot of its own, it is the fourth tile and the backs are none (:func:`_shown_fourth`): the
+position is settled as four face-up tiles with one unread.
 
 The four tiles must lie as two hands (the pairing is by where the tiles lie,
 :func:`vision.table.rounds.pair_hands`) with nothing else wrong with the position; a player-banked
@@ -350,6 +353,33 @@ def pairings_with_unseen(hands: tuple[Sequence[Any], Sequence[Any]]
     return [([shown[i], NOT_SEEN], [shown[j] for j in range(3) if j != i]) for i in range(3)]
 
 
+def _shown_fourth(st: Any, every: Sequence[Any], area: float,
+                  calibration: SpotCalibration | None) -> tuple[Any, tuple[int, int, int]] | None:
+    """The unknown outline of a position of three identified tiles beside tile backs
+    (``PositionState.fourth_hands``) with the spots it shows, where it shows at least one:
+    ``(read, (red, white, spots))``; else None.
+
+    Why that outline is then the position's fourth tile and every back beside it no tile of
+    the seat: a spot it plainly shows (:func:`shown_spots`: sure, of the set's spot size, on
+    no other tile's outline -- the backs' included) lies on a face-up tile that no other
+    outline gives; the position's three identified tiles are three more, and a seat is dealt
+    four (docs/rules.md section 5), so that tile is its fourth and a fifth (a back) is none of
+    its tiles -- as beside four identified tiles. Its candidates are narrowed by those spots,
+    from the whole table's identified tiles (it is no tile read elsewhere: its spots lie on no
+    other outline). Without a shown spot the outline may be no tile at all (the tile model
+    boxing the felt), and the position stays open as three tiles and one not seen."""
+    hands = getattr(st, "fourth_hands", None)
+    if hands is None:
+        return None
+    unread = [r for h in hands for r in h if r.face is None]
+    if len(unread) != 1:
+        return None
+    u = unread[0]
+    others = [np.asarray(r.polygon) for r in every if r is not u]
+    shown = shown_spots(u, area, calibration, others)
+    return (u, shown) if shown[2] >= 1 else None
+
+
 def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequence[str],
                 identified: Counter, *, banker: str = "dealer", rules: Any = "pa",
                 way: str = "reference", commission: Any = None,
@@ -400,7 +430,14 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
             continue
         missing = any(r is NOT_SEEN for r in unread)
         pool = identified
-        if missing:
+        hands_laid = st.open_hands
+        fourth = _shown_fourth(st, every, area, calibration) if missing else None
+        if fourth is not None:
+            # its own spots make the unknown outline a face-up tile: the fourth (module doc)
+            (u, shown), hands_laid, missing = fourth, st.fourth_hands, False
+            unread = [u]
+            per_tile = {id(u): candidate_faces(identified, shown)}
+        elif missing:
             # the unseen tile may be one the camera read elsewhere (in another position, or in
             # none): only this position's own identified tiles use faces up for it
             pool = Counter(r.face for h in st.open_hands for r in h if r.face is not None)
@@ -415,7 +452,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
             # as shown by the wrong tile (seen on scenes_flush: a 2-4 | 1-3 pair read as
             # 5 red / 4 white and 3 red / 4 white). No narrowing by shown spots there.
             per_tile = {id(r): candidate_faces(identified) for r in unread}
-        lays = pairings_with_unseen(st.open_hands) if missing else [st.open_hands]
+        lays = pairings_with_unseen(st.open_hands) if missing else [hands_laid]
         settings: list[Setting] = []
         n_fills = blocks = 0
         for hands in lays:
@@ -434,7 +471,8 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
                           f"not seen, each pairing of its four tiles")
         elif len(unread) == 1:
             n_faces[p] = (f"{n_fills} face{'s' if n_fills != 1 else ''} left in the set and "
-                          f"showing its spots")
+                          f"showing its spots"
+                          + (", the tile backs beside it set aside" if fourth else ""))
         else:
             n_faces[p] = (f"{n_fills} fillings of its {len(unread)} unread tiles"
                           + (f", {blocks} flush hand(s) cut either way" if blocks else "")

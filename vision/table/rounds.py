@@ -200,6 +200,11 @@ class PositionState:
         missing: 1 when the position is open as three tiles and a fourth of any face that
             no read outline gives (not seen at all, or under one of its unread outlines or
             tile backs, :data:`vision.table.open_tile.NOT_SEEN`); else 0.
+        fourth_hands: for a position open as three identified tiles beside exactly one
+            unknown outline and tile backs (``missing`` = 1), the two hands as laid if that
+            unknown outline is the fourth tile (paired by where the tiles lie); taken by
+            :func:`vision.table.open_tile.settle_open` only where the outline shows spots of
+            its own (a face-up tile, so the backs are no tile of the seat); else None.
     """
 
     position: str
@@ -210,6 +215,7 @@ class PositionState:
     open_hands: tuple[list[TileRead], list[TileRead]] | None = None
     covered: list[TileRead] = field(default_factory=list)
     missing: int = 0
+    fourth_hands: tuple[list[TileRead], list[TileRead]] | None = None
 
     @property
     def signature(self) -> tuple:
@@ -282,6 +288,11 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
             if shown is not None:
                 st.open_hands = (list(shown[:2]), [shown[2], NOT_SEEN])
                 st.missing = 1
+                face_up = [r for r in up if r.state != "face_down"]
+                if shown is ids and n_down and n_unknown == 1 and len(face_up) == 4:
+                    # the one unknown outline beside the backs may be the fourth tile
+                    # (settle_open takes it so only where it shows spots of its own)
+                    st.fourth_hands = pair_hands(face_up, rules)
         if not st.problems:
             h, lo = pair_hands(up, rules)
             st.tiles = h + lo
