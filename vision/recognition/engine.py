@@ -43,7 +43,8 @@ from vision.recognition.chirality import lengthwise_by, table_hand
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
-from vision.recognition.flush import cut_either_way, flush_beside, notched_boxes, stubby_boxes
+from vision.recognition.flush import (cut_either_way, flush_beside, missed_beside, notched_boxes,
+                                      stubby_boxes)
 from vision.recognition.notch import notch_cut, notched
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
@@ -428,6 +429,21 @@ class RecognitionEngine:
         # then take the evidence that spares one (vision.recognition.refine.refine_guarded)
         reads = (refine_guarded(reads, doubting, refit, lambda rs: guards(rs, lengthwise, True),
                                 lengthwise) if refine else guards(reads, lengthwise, True))
+        if refine:
+            # a tile that lies as laid, with unread spots flush beside it where no outline
+            # is: the tile model missed its neighbour; the face region there is refitted
+            # like an unknown outline, and what it gives meets the guards again
+            # (vision.recognition.flush.missed_beside)
+            seeds = missed_beside(reads, image.shape, lambda polys: self.decode(
+                image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
+                                                np.full(len(polys), TILE, np.int64)),
+                use_cache=False)[0], lengthwise)
+            if seeds:
+                own = {id(r) for r in seeds}
+                got = [r for r in refit(reads + seeds, only=lambda r: id(r) in own)
+                       if id(r) not in own]
+                if any(r.state == "face_up" and all(r is not x for x in reads) for r in got):
+                    reads = guards(got, lengthwise, True)
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

@@ -260,6 +260,79 @@ def beside_outlines(polygon) -> np.ndarray:
     return np.stack([p + s, p - s])
 
 
+def unread_spots(read: TileRead, outline: np.ndarray, outlines: Sequence[np.ndarray]) -> int:
+    """Sure spots (confidence >= :data:`SURE`, counted by the decoder's rule) that ``read``
+    (decoded on ``outline``, float (4, 2) px; spots in crop px) shows inside ``outline`` and on
+    none of ``outlines`` (float (4, 2) px each, the outlines read there): an int."""
+    p = read.pips
+    if p is None or not len(p):
+        return 0
+    centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
+    keep = _counted_spots(centres, p.confidence) & (p.confidence >= SURE)
+    if not keep.any():
+        return 0
+    pts = crop_to_image(centres[keep], outline)
+    inside = points_in_polygon(pts, outline)
+    if len(outlines):
+        inside &= ~np.logical_or.reduce([points_in_polygon(pts, o) for o in outlines])
+    return int(inside.sum())
+
+
+def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
+                  read_outlines: Callable[[np.ndarray], list[TileRead]],
+                  lengthwise: Callable[[TileRead], bool] | None = None) -> list[TileRead]:
+    """Seeds for a refit where the tile model missed the flush neighbour of a tile that lies
+    as laid: unknown reads on the outlines beside such a tile that show unread spots.
+
+    Why. A tile no box across two flush tiles can read (:func:`_suspect` false: a 2 or a 6
+    half, or a 3 running the table's way) lies as laid, so the tile touching its long side,
+    where there is one, lies beside it lengthwise -- the block they make is cut along the
+    tile's outline. Where no outline covers that place (:func:`beside_outlines`, less than
+    :data:`vision.recognition.overlaps.COVERED_UNKNOWN` under any outline, read or not) and it
+    shows at least :data:`MIN_SPOTS` sure spots on no outline (:func:`unread_spots`), a tile
+    lies there unread. Nothing is named here: the seeds go to
+    :func:`vision.recognition.refine.refine_unknowns`, which fits the face region the picture
+    shows there and takes a tile only where the decoder identifies it (with every guard after);
+    a seed it does not replace is dropped by the caller.
+
+    Args:
+        reads: a still reading (image px), after the guards.
+        image_shape: the picture's (H, W, ...) shape; outlines leaving it are not read.
+        read_outlines: decodes float (n, 4, 2) image-px outlines into n :class:`TileRead`.
+        lengthwise: as :func:`flush_beside`.
+
+    Returns:
+        unknown :class:`TileRead` s (``reads["seed"]``), one per such outline (possibly
+        none); ``reads`` are not changed.
+    """
+    h, w = image_shape[:2]
+    sure = [r for r in reads if r.state == "face_up" and not _suspect(r, lengthwise)]
+    if not sure:
+        return []
+    every = [np.asarray(r.polygon, np.float64) for r in reads]
+    read_there = [np.asarray(r.polygon, np.float64) for r in reads if r.state != "unknown"]
+    cand: list[np.ndarray] = []
+    for r in sure:
+        for q in beside_outlines(r.polygon):
+            if q.min() < 0 or (q[:, 0] > w).any() or (q[:, 1] > h).any():
+                continue
+            inter, area_q, _ = polygon_intersections(q[None], np.stack(every))
+            if inter[0].sum() / max(area_q[0], 1e-6) >= COVERED_UNKNOWN:
+                continue  # an outline lies there
+            if any(np.abs(q - c).max() < 1.0 for c in cand):
+                continue
+            cand.append(q)
+    if not cand:
+        return []
+    out = []
+    for q, d in zip(cand, read_outlines(np.stack(cand).astype(np.float32))):
+        if unread_spots(d, q, read_there) >= MIN_SPOTS:
+            seed = d.as_unknown("unread spots flush beside a tile that lies as laid")
+            seed.reads["seed"] = True
+            out.append(seed)
+    return out
+
+
 def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
                  read_outlines: Callable[[np.ndarray], list[TileRead]],
                  seam: Callable[[np.ndarray, np.ndarray], bool] | None = None,
@@ -330,17 +403,9 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     six: set[int] = set()  # unread spots beside, a 6 along that outline (lift_six False)
     add: list[tuple[int, TileRead]] = []
     for (k, q), d in zip(cand, found):
-        p = d.pips
-        if k in flagged or len(p) < MIN_SPOTS:
+        if k in flagged:
             continue
-        centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
-        keep = _counted_spots(centres, p.confidence) & (p.confidence >= SURE)
-        if keep.sum() < MIN_SPOTS:
-            continue
-        pts = crop_to_image(centres[keep], q)
-        inside_q = points_in_polygon(pts, q)
-        on_other = np.logical_or.reduce([points_in_polygon(pts, o) for o in outlines])
-        if int((inside_q & ~on_other).sum()) >= MIN_SPOTS:
+        if unread_spots(d, q, outlines) >= MIN_SPOTS:
             if seam is not None and seam(np.asarray(reads[k].polygon, np.float64), q):
                 # the seam runs along the tile's long side: the block is cut lengthwise
                 if d.state == "face_up":
