@@ -214,3 +214,26 @@ def test_a_tile_spared_by_a_6_along_is_first_doubted_and_marked_to_give_back():
     q = np.array([[150, 0], [200, 0], [200, 100], [150, 100]], np.float32)
     got = cut_either_way([x, six_reader(True, covered=1)([q])[0]], lift_six=False)[0]
     assert got.face is None and "spared" in got.reads
+
+
+def test_a_missed_neighbour_of_a_tile_that_lies_as_laid_seeds_a_refit():
+    from vision.recognition.flush import missed_beside
+
+    # a 4-6 (a 6 half: no box across two tiles reads it) with spots beside its right side
+    x = read("4-6", 100, 0, 150, 100)
+    right = spots_reader(3, surface=lambda cx: 100 <= cx <= 200)
+    seeds = missed_beside([x], (400, 400, 3), right)
+    assert len(seeds) == 1 and seeds[0].state == "unknown" and seeds[0].reads["seed"]
+    assert np.allclose(seeds[0].polygon.mean(0), [175, 50])
+    # felt beside it, or an outline already there (read or not): no seed
+    assert missed_beside([x], (400, 400, 3), spots_reader(0)) == []
+    assert missed_beside([x, read(None, 150, 0, 200, 100)], (400, 400, 3), right) == []
+    assert missed_beside([x, read("3-5", 150, 0, 200, 100)], (400, 400, 3), right) == []
+    # a tile whose halves look alike turned a quarter could be a box across two tiles: its
+    # neighbour is the flush guards' business, never a seed here
+    assert missed_beside([read("1-4", 100, 0, 150, 100)], (400, 400, 3), right) == []
+    # unless its 3 shows it lies as laid (the table's way, vision.recognition.chirality)
+    y = read("3-5", 100, 0, 150, 100)
+    assert len(missed_beside([y], (400, 400, 3), right, lengthwise=lambda r: True)) == 1
+    # spots below the decoder's floor are no unread tile
+    assert missed_beside([x], (400, 400, 3), spots_reader(3, conf=0.3)) == []

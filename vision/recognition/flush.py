@@ -23,12 +23,18 @@ spots (confidence >= :data:`SURE`, counted by the decoder's rule, on no read out
 tile surface lies there unread, flush against the tile's long side: the tile becomes unknown. It only ever removes a face; an unknown tile is never settled except
 by :mod:`vision.table.open_tile`, which guesses nothing.
 
+The other way round (:func:`missed_beside`): beside a tile that lies as laid (a 2 or a 6 half,
+or a 3 running the table's way) unread spots where no outline is are a tile the model missed;
+they seed a refit of the face region there (:mod:`vision.recognition.refine`), which names a
+face only where the decoder identifies the tile it fits.
+
 Three more rules for boxes cut across a block (:func:`cut_either_way`: two identified tiles
 flush and level as a block such a cut can give; :func:`stubby_boxes`: an outline stubbier than
 the picture's tiles; :func:`notched_boxes`: an outline whose long side dips at its middle
 where two tiles' rounded corners meet), each only removing faces.
 
 Public API: :func:`beside_outlines`, :func:`block_ratio`, :func:`could_be_cut_across`,
+:func:`missed_beside`, :func:`unread_spots`,
 :func:`crosswise_alike`, :func:`cut_either_way`, :func:`flush_beside`, :func:`notched_boxes`,
 :func:`stubby_boxes`,
 :data:`CROSSWISE_RATIO_MAX`, :data:`MIN_PEERS`, :data:`MIN_SPOTS`, :data:`OUTLINE_JITTER`,
@@ -47,7 +53,7 @@ from vision.geometry import (crop_to_image, order_polygon, points_in_polygon,
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["six_along", "beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
-           "cut_either_way", "flush_beside", "notched_boxes", "stubby_boxes",
+           "cut_either_way", "flush_beside", "missed_beside", "unread_spots", "notched_boxes", "stubby_boxes",
            "CROSSWISE_RATIO_MAX", "MIN_PEERS",
            "MIN_SPOTS", "OUTLINE_JITTER", "STUBBY", "SURE", "TILE_ASPECT_MIN", "TURNED_ALIKE"]
 
