@@ -137,3 +137,40 @@ def test_a_second_look_face_on_an_outline_cut_short_must_show_every_spot_seen():
     assert cut_short_faces([short], named)[0].face == "2-5"
     long_enough = read("2-5", 90, 7)
     assert cut_short_faces([long_enough], [[long_enough], [read(None, 93, 11)]])[0].face == "2-5"
+
+
+def test_spots_a_longer_outline_counts_on_another_identified_tile_are_that_tiles():
+    """../shared/scenes_flush-like: a 1-2 laid across the end of a 1-6; the whole-image box of
+    the 1-2 reached over the 1-6's end and counted 7 spots, the second look read 1-2 on the
+    tile's own outline. The spots on the identified 1-6 are the 1-6's."""
+    from vision.detections import PIP_WHITE, Detections
+    from vision.geometry import CROP_H, CROP_W
+    from vision.recognition.zoom import cut_short_faces, own_spots
+
+    def read(face, y0, length, spot_ys=()):
+        poly = np.array([[960, y0], [1010, y0], [1010, y0 + length], [960, y0 + length]],
+                        np.float32)
+        r = TileRead(face, "face_up" if face else "unknown", 0.9, poly,
+                     np.r_[poly.min(0), poly.max(0)])
+        # image y -> crop y (the crop is the outline enlarged by 8 % a side, 192 px long)
+        cy = [((y - y0) / length - 0.5) / 1.16 * CROP_H + CROP_H / 2 for y in spot_ys]
+        xyxy = np.array([[CROP_W / 2 - 6, c - 6, CROP_W / 2 + 6, c + 6] for c in cy],
+                        np.float32).reshape(-1, 4)
+        n = len(cy)
+        r.pips = Detections(xyxy, np.full(n, 0.9, np.float32), np.full(n, PIP_WHITE, np.int64))
+        r.reads = {"A": {"red": 0, "white": n, "candidates": []}}
+        return r
+
+    short = read("1-2", 880, 100, (900, 950, 960))      # the tile's own outline, 3 spots
+    long_box = read(None, 880, 127, (900, 950, 960, 992, 995, 998, 1001))  # 4 on the 1-6
+    neighbour = read("1-6", 980, 100)                    # identified, across the 1-2's end
+    assert own_spots(long_box, []) == 7
+    assert own_spots(long_box, [neighbour.polygon]) == 3
+    # a spot at the very edge of the other outline (within its jitter) may be this tile's
+    edge = read(None, 880, 127, (900, 950, 960, 983))
+    assert own_spots(edge, [neighbour.polygon]) == 4
+    # without the neighbour the rule holds: 7 spots seen, the short outline reads 3
+    assert cut_short_faces([short], [[long_box]], [[short]])[0].face is None
+    # with it identified there, what the long box counted on it is the 1-6's
+    got = cut_short_faces([short, neighbour], [[long_box]], [[short]])
+    assert got[0].face == "1-2" and got[1].face == "1-6"

@@ -34,8 +34,9 @@ import numpy as np
 
 from scoring.tiles import TILES_BY_FACE
 
-from vision.recognition.decode import TileRead
-from vision.geometry import polygon_iou_matrix, side_pairs
+from vision.recognition.decode import TileRead, _counted_spots
+from vision.geometry import crop_to_image, points_in_polygon, polygon_iou_matrix, side_pairs
+from vision.recognition.flush import OUTLINE_JITTER
 from vision.recognition.scales import SAME_TILE_IOU
 
 __all__ = ["ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
@@ -175,6 +176,26 @@ def inside_window(polygons: np.ndarray, window: tuple[int, int, int, int],
             & (p[..., 1] >= lo_y) & (p[..., 1] <= hi_y)).all(1)
 
 
+def own_spots(read: TileRead, others: Sequence[np.ndarray]) -> int:
+    """Spots ``read`` counted (the decoder's rule, ``decode._counted_spots``) that lie on none of
+    ``others`` (float (4, 2) image-px outlines of other identified tiles), each shrunk by
+    :data:`vision.recognition.flush.OUTLINE_JITTER` of its sides first -- a spot at the very
+    edge of another outline may be this tile's; an int (``read.spots_counted`` where
+    ``others`` is empty or the read has no spots)."""
+    p = read.pips
+    if not len(others) or p is None or not len(p):
+        return read.spots_counted or 0
+    centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
+    counted = _counted_spots(centres, p.confidence)
+    if not counted.any():
+        return 0
+    pts = crop_to_image(centres[counted], read.polygon)
+    shrunk = [q.mean(0) + (q - q.mean(0)) * (1 - 2 * OUTLINE_JITTER)
+              for q in (np.asarray(o, np.float64).reshape(4, 2) for o in others)]
+    on_other = np.logical_or.reduce([points_in_polygon(pts, q) for q in shrunk])
+    return int((~on_other).sum())
+
+
 #: A second-look outline shorter than this fraction of the whole-image outlines of the same
 #: tile (their median long side) may have cut off a spot row: a row of a 6 is about 1/6 of the
 #: tile's length from the next.
@@ -200,10 +221,16 @@ def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead
         per_scale: the whole-image readings, one list per input size.
         looks: the second look's readings, one list per window size (may be empty).
 
+    Spots of those readings that lie on another identified tile of ``fused`` (:func:`own_spots`)
+    are that tile's and are not counted: a whole-image outline reaching over a neighbour's end
+    (seen: a 1-2 laid across the end of a 1-6, its box 127 px long counting 7 spots) is no
+    evidence that the shorter outline cut off spots of its own.
+
     Returns:
         ``fused`` with those faces unknown (same order).
     """
     zoomed = {id(r) for rs in looks for r in rs}
+    known = [k for k, r in enumerate(fused) if r.state == "face_up"]
     whole = [r for rs in per_scale for r in rs if r.state != "face_down"]
     if not whole:
         return fused
@@ -220,7 +247,13 @@ def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead
             same = [w for w, v in zip(whole, row[k]) if v >= SAME_TILE_IOU and w is not r]
             if same and all(w.face != r.face for w in same):
                 length = float(np.median([w.long_side for w in same]))
-                seen = max((w.spots_counted or 0) for w in same)
+                # a spot of a longer outline lying on another identified tile is that tile's
+                # (an outline reaching over a neighbour's end counts its spots too)
+                near = [np.asarray(fused[j].polygon, np.float64) for j in known if j != k
+                        and polygon_iou_matrix(np.asarray(fused[j].polygon, np.float32)[None],
+                                               np.asarray(r.polygon, np.float32)[None])[0, 0]
+                        < SAME_TILE_IOU]
+                seen = max(own_spots(w, near) for w in same)
                 if (r.long_side < CUT_SHORT * length
                         and seen > TILES_BY_FACE[r.face].spots):
                     who = "the second look" if id(r) in zoomed else "one input size"
