@@ -237,3 +237,11 @@ def test_a_missed_neighbour_of_a_tile_that_lies_as_laid_seeds_a_refit():
     assert len(missed_beside([y], (400, 400, 3), right, lengthwise=lambda r: True)) == 1
     # spots below the decoder's floor are no unread tile
     assert missed_beside([x], (400, 400, 3), spots_reader(3, conf=0.3)) == []
+    # a place the picture shows is not of the tile's face colour is not even decoded
+    decoded = []
+
+    def counting(polys):
+        decoded.append(len(polys))
+        return right(polys)
+    assert missed_beside([x], (400, 400, 3), counting, on_face=lambda p, q: False) == []
+    assert decoded == []

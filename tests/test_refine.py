@@ -181,3 +181,19 @@ def test_refine_is_a_bool_setting():
     assert RecognitionConfig().refine is True
     with pytest.raises(InputError):
         RecognitionConfig(refine="yes")
+
+
+def test_face_share_is_the_share_of_an_outline_in_the_tiles_face_class():
+    from vision.recognition.refine import ON_FACE, face_share
+
+    img = np.full((200, 300, 3), (40, 140, 40), np.uint8)       # green felt
+    img[50:150, 100:150] = (20, 20, 20)                         # a black tile, 50 x 100 px
+    img[50:150, 150:200] = (20, 20, 20)                         # its flush neighbour
+    img[70:80, 120:130] = (240, 240, 240)                       # a spot
+    tile = np.array([[100, 50], [150, 50], [150, 150], [100, 150]], np.float64)
+    right = tile + [50, 0]
+    left = tile - [50, 0]
+    assert face_share(img, tile, right) > 0.95 >= ON_FACE          # the neighbour's face
+    assert face_share(img, tile, left) < 0.05                     # felt
+    # off the picture: nothing to share
+    assert face_share(img, tile, tile + [1000, 0]) == 0.0

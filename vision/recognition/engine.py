@@ -50,7 +50,7 @@ from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
 from vision.recognition.overlaps import drop_straddlers, resolve_overlapping_reads
-from vision.recognition.refine import refine_guarded, refine_unknowns
+from vision.recognition.refine import ON_FACE, face_share, refine_guarded, refine_unknowns
 from vision.recognition.region import RegionPlan, cut, full_pass_grid, merge_region, plan_region
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
 from vision.recognition.seam import block_of, seam_cut
@@ -437,7 +437,8 @@ class RecognitionEngine:
             seeds = missed_beside(reads, image.shape, lambda polys: self.decode(
                 image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
                                                 np.full(len(polys), TILE, np.int64)),
-                use_cache=False)[0], lengthwise)
+                use_cache=False)[0], lengthwise,
+                on_face=lambda poly, q: face_share(image, poly, q) >= ON_FACE)
             if seeds:
                 own = {id(r) for r in seeds}
                 got = [r for r in refit(reads + seeds, only=lambda r: id(r) in own)

@@ -286,7 +286,9 @@ def unread_spots(read: TileRead, outline: np.ndarray, outlines: Sequence[np.ndar
 
 def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
                   read_outlines: Callable[[np.ndarray], list[TileRead]],
-                  lengthwise: Callable[[TileRead], bool] | None = None) -> list[TileRead]:
+                  lengthwise: Callable[[TileRead], bool] | None = None,
+                  on_face: Callable[[np.ndarray, np.ndarray], bool] | None = None
+                  ) -> list[TileRead]:
     """Seeds for a refit where the tile model missed the flush neighbour of a tile that lies
     as laid: unknown reads on the outlines beside such a tile that show unread spots.
 
@@ -306,6 +308,10 @@ def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         image_shape: the picture's (H, W, ...) shape; outlines leaving it are not read.
         read_outlines: decodes float (n, 4, 2) image-px outlines into n :class:`TileRead`.
         lengthwise: as :func:`flush_beside`.
+        on_face: ``on_face(polygon, beside) -> bool`` (float (4, 2) px each): False where the
+            outline beside the tile is plainly not of its face's colour (felt), so that it is
+            not decoded at all (a cost cut: the refit would find no tile there either,
+            :func:`vision.recognition.refine.face_share`); None: every one is decoded.
 
     Returns:
         unknown :class:`TileRead` s (``reads["seed"]``), one per such outline (possibly
@@ -326,6 +332,8 @@ def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
             if inter[0].sum() / max(area_q[0], 1e-6) >= COVERED_UNKNOWN:
                 continue  # an outline lies there
             if any(np.abs(q - c).max() < 1.0 for c in cand):
+                continue
+            if on_face is not None and not on_face(np.asarray(r.polygon, np.float64), q):
                 continue
             cand.append(q)
     if not cand:

@@ -100,8 +100,8 @@ from vision.recognition.overlaps import COVERED_UNKNOWN
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
 
-__all__ = ["refine_unknowns", "face_rectangle", "block_cuts", "tile_shaped", "accept_cut",
-           "WINDOW", "OVERLAP"]
+__all__ = ["refine_unknowns", "face_rectangle", "face_share", "block_cuts", "tile_shaped", "accept_cut",
+           "WINDOW", "OVERLAP", "ON_FACE"]
 
 #: Window side around an unknown outline, in local tile lengths: a block of two tiles (one
 #: tile length square) holding the outline's centre lies within sqrt(2) = 1.41 lengths of
@@ -155,6 +155,38 @@ def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
         return None
     rect = cv2.minAreaRect(np.stack([xs, ys], 1).astype(np.float32))
     return (cv2.boxPoints(rect) + np.array([x0, y0], np.float32)).astype(np.float32)
+
+
+#: An outline beside a tile lies on a tile face where at least this share of its pixels is of
+#: the tile's face class: spots are a minority of a face (the assumption
+#: :func:`face_rectangle` makes of the outline it refits).
+ON_FACE: float = 0.5
+
+
+def face_share(image: np.ndarray, polygon: np.ndarray, beside: np.ndarray) -> float:
+    """The share of ``beside``'s pixels in the face class of the tile ``polygon`` (float (4, 2)
+    px each): the pixels of the window around both split by Otsu's threshold on brightness
+    (HSV value) as in :func:`face_rectangle`, the tile's class the one most of its pixels fall
+    in. A float in [0, 1]; 0.0 for outlines off the picture or a window too small."""
+    p = np.asarray(polygon, np.float64).reshape(4, 2)
+    q = np.asarray(beside, np.float64).reshape(4, 2)
+    both = np.vstack([p, q])
+    h, w = image.shape[:2]
+    x0, y0 = (max(int(np.floor(v)), 0) for v in both.min(0))
+    x1, y1 = int(min(np.ceil(both[:, 0].max()) + 1, w)), int(min(np.ceil(both[:, 1].max()) + 1, h))
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return 0.0
+    value = cv2.cvtColor(np.ascontiguousarray(image[y0:y1, x0:x1]), cv2.COLOR_BGR2HSV)[..., 2]
+    _, mask = cv2.threshold(value, 0, 1, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    masks = []
+    for poly in (p, q):
+        m = np.zeros_like(mask)
+        cv2.fillPoly(m, [np.round(poly - [x0, y0]).astype(np.int32)], 1)
+        masks.append(m > 0)
+    if not masks[0].any() or not masks[1].any():
+        return 0.0
+    face = 1 if mask[masks[0]].mean() >= 0.5 else 0
+    return float((mask[masks[1]] == face).mean())
 
 
 def block_cuts(rect: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
