@@ -403,13 +403,16 @@ class RecognitionEngine:
                     use_cache=False)[0], only=only,
                 cut_shown=lambda rect: notch_cut(image, rect), way=way))
 
+        def read_outlines(polys: np.ndarray) -> list[TileRead]:
+            # outlines (float32 (n, 4, 2) px) decoded as tiles, no cache
+            return self.decode(image, Detections.from_polygons(
+                polys, np.ones(len(polys), np.float32), np.full(len(polys), TILE, np.int64)),
+                use_cache=False)[0]
+
         def guards(rs: list[TileRead], spare=None, lift=False) -> list[TileRead]:
             # a face read from one cut of a flush square whose other half is unread is a
             # guess, unless the seam shows the tile's outline is a tile's
-            rs = flush_beside(rs, image.shape, lambda polys: self.decode(
-                image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
-                                                np.full(len(polys), TILE, np.int64)),
-                use_cache=False)[0], seam, spare, lift)
+            rs = flush_beside(rs, image.shape, read_outlines, seam, spare, lift)
             # two flush, level tiles read from halves alike turned a quarter: either cut
             # reads faces, so the pair stands only where the seam, the other cut or the
             # second model confirms it (vision.recognition.flush.cut_either_way)
@@ -434,11 +437,8 @@ class RecognitionEngine:
             # is: the tile model missed its neighbour; the face region there is refitted
             # like an unknown outline, and what it gives meets the guards again
             # (vision.recognition.flush.missed_beside)
-            seeds = missed_beside(reads, image.shape, lambda polys: self.decode(
-                image, Detections.from_polygons(polys, np.ones(len(polys), np.float32),
-                                                np.full(len(polys), TILE, np.int64)),
-                use_cache=False)[0], lengthwise,
-                on_face=lambda poly, q: face_share(image, poly, q) >= ON_FACE)
+            seeds = missed_beside(reads, image.shape, read_outlines, lengthwise,
+                                  on_face=lambda poly, q: face_share(image, poly, q) >= ON_FACE)
             if seeds:
                 own = {id(r) for r in seeds}
                 got = [r for r in refit(reads + seeds, only=lambda r: id(r) in own)

@@ -53,7 +53,7 @@ from vision.geometry import (crop_to_image, order_polygon, points_in_polygon,
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["six_along", "beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
-           "cut_either_way", "flush_beside", "missed_beside", "unread_spots", "notched_boxes", "stubby_boxes",
+           "cut_either_way", "flush_beside", "missed_beside", "open_beside", "unread_spots", "notched_boxes", "stubby_boxes",
            "CROSSWISE_RATIO_MAX", "MIN_PEERS",
            "MIN_SPOTS", "OUTLINE_JITTER", "STUBBY", "SURE", "TILE_ASPECT_MIN", "TURNED_ALIKE"]
 
@@ -266,6 +266,25 @@ def beside_outlines(polygon) -> np.ndarray:
     return np.stack([p + s, p - s])
 
 
+def open_beside(polygon, others: Sequence[np.ndarray], image_shape: tuple[int, ...]
+                ) -> list[np.ndarray]:
+    """The outlines beside a tile (:func:`beside_outlines`) that lie inside the picture and are
+    less than :data:`vision.recognition.overlaps.COVERED_UNKNOWN` under ``others`` (float
+    (4, 2) px outlines, the tile's own left out): places where no outline lies; float64
+    (4, 2) each."""
+    h, w = image_shape[:2]
+    out = []
+    for q in beside_outlines(polygon):
+        if q.min() < 0 or (q[:, 0] > w).any() or (q[:, 1] > h).any():
+            continue
+        if len(others):
+            inter, area_q, _ = polygon_intersections(q[None], np.stack(others))
+            if inter[0].sum() / max(area_q[0], 1e-6) >= COVERED_UNKNOWN:
+                continue  # an outline lies there
+        out.append(q)
+    return out
+
+
 def unread_spots(read: TileRead, outline: np.ndarray, outlines: Sequence[np.ndarray]) -> int:
     """Sure spots (confidence >= :data:`SURE`, counted by the decoder's rule) that ``read``
     (decoded on ``outline``, float (4, 2) px; spots in crop px) shows inside ``outline`` and on
@@ -317,20 +336,14 @@ def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
         unknown :class:`TileRead` s (``reads["seed"]``), one per such outline (possibly
         none); ``reads`` are not changed.
     """
-    h, w = image_shape[:2]
     sure = [r for r in reads if r.state == "face_up" and not _suspect(r, lengthwise)]
     if not sure:
         return []
-    every = [np.asarray(r.polygon, np.float64) for r in reads]
     read_there = [np.asarray(r.polygon, np.float64) for r in reads if r.state != "unknown"]
     cand: list[np.ndarray] = []
     for r in sure:
-        for q in beside_outlines(r.polygon):
-            if q.min() < 0 or (q[:, 0] > w).any() or (q[:, 1] > h).any():
-                continue
-            inter, area_q, _ = polygon_intersections(q[None], np.stack(every))
-            if inter[0].sum() / max(area_q[0], 1e-6) >= COVERED_UNKNOWN:
-                continue  # an outline lies there
+        others = [np.asarray(x.polygon, np.float64) for x in reads if x is not r]
+        for q in open_beside(r.polygon, others, image_shape):
             if any(np.abs(q - c).max() < 1.0 for c in cand):
                 continue
             if on_face is not None and not on_face(np.asarray(r.polygon, np.float64), q):
@@ -391,7 +404,6 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     known = [k for k, r in enumerate(reads) if r.state == "face_up" and _suspect(r, lengthwise)]
     if not known:
         return reads
-    h, w = image_shape[:2]
     # what is read there: identified tiles and backs; an unknown outline is unread surface
     outlines = [np.asarray(r.polygon, np.float64) for r in reads if r.state != "unknown"]
     own = {k: next(i for i, m in enumerate(m for m, r in enumerate(reads)
@@ -399,17 +411,8 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
            for k in known}
     cand: list[tuple[int, np.ndarray]] = []
     for k in known:
-        for q in beside_outlines(reads[k].polygon):
-            if q.min() < 0 or (q[:, 0] > w).any() or (q[:, 1] > h).any():
-                continue
-            others = [o for m, o in enumerate(outlines) if m != own[k]]
-            if others:
-                # inside_fractions' first row, without the others' rows it would also compute
-                inter, area_q, _ = polygon_intersections(q[None], np.stack(others))
-                frac = inter[0] / max(area_q[0], 1e-6)
-                if frac.sum() >= COVERED_UNKNOWN:
-                    continue  # a detected tile lies there
-            cand.append((k, q))
+        others = [o for m, o in enumerate(outlines) if m != own[k]]
+        cand.extend((k, q) for q in open_beside(reads[k].polygon, others, image_shape))
     if not cand:
         return reads
     found = read_outlines(np.stack([q for _, q in cand]).astype(np.float32))
