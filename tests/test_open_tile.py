@@ -229,6 +229,13 @@ def test_an_unknown_outline_showing_spots_beside_a_tile_back_is_the_fourth_tile(
     assert rnd.final == ["dealer", "1"]
     assert rnd.result.seats["1"].result == "push" and str(rnd.result.seats["1"].net) == "0"
     assert "the tile backs beside it set aside" in rnd.unread["1"]
+    # the event lists the seat's four tiles (one unknown), not the back
+    st = rnd.positions["1"]
+    assert len(st.tiles) == 4 and st.missing == 0 and st.set_aside == [back]
+    ev = build_round(rnd, "r1")
+    assert ev.positions["1"].states.count("unknown") == 1
+    assert "face_down" not in ev.positions["1"].states and len(ev.positions["1"].tiles) == 4
+    assert event_errors(ev.to_dict()) == []
     # two unknown outlines beside the back: which of the three is a tile is not known
     reads2 = reads_of(deal, unknown=[("1", 2), ("1", 3)])
     reads2[0].pips = spots(four_red, [PIP_RED] * 4, [0.9] * 4)

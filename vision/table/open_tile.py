@@ -400,7 +400,9 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
         bets: position -> wager (default 1).
 
     Returns:
-        ``(stand_in, notes, refused)``: for each open position that settles (the banker's
+        ``(stand_in, notes, refused)``; a position settled with its unknown outline as
+        its fourth tile (:func:`_shown_fourth`) is updated in ``positions``
+        (``PositionState.take_fourth``: its four tiles, the backs set aside). For each open position that settles (the banker's
         when at least one seat settles), ``(setting, faces)``: a stand-in setting (the first
         candidate: every candidate gives its seats the same result) to settle the round with
         and the faces standing in for the unread tiles in it -- no tiles of the set, so pass
@@ -420,6 +422,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
     options: dict[str, list[Setting]] = {}
     keys: dict[str, np.ndarray] = {}
     n_faces: dict[str, str] = {}
+    fourth_taken: set[str] = set()
     for p in set(final) | set(opened):
         st = positions[p]
         if p in final:
@@ -437,6 +440,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
             (u, shown), hands_laid, missing = fourth, st.fourth_hands, False
             unread = [u]
             per_tile = {id(u): candidate_faces(identified, shown)}
+            fourth_taken.add(p)
         elif missing:
             # the unseen tile may be one the camera read elsewhere (in another position, or in
             # none): only this position's own identified tiles use faces up for it
@@ -509,4 +513,7 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
                             _stand_in_faces(positions[banker], options[banker][0]))
         notes[banker] = (f"banker settled with an unread tile: the seats settled are the "
                          f"same for every face it could be ({n_faces[banker]})")
+    for p in fourth_taken & set(stand_in):
+        # its fourth tile settled it: the event lists those four, the backs set aside
+        positions[p].take_fourth()
     return stand_in, notes, refused

@@ -217,6 +217,20 @@ class PositionState:
     missing: int = 0
     fourth_hands: tuple[list[TileRead], list[TileRead]] | None = None
 
+    def take_fourth(self) -> None:
+        """The position settled with its unknown outline as the fourth tile
+        (:func:`vision.table.open_tile.settle_open`, from ``fourth_hands``): its tiles become
+        those four as laid, the tile backs beside them are set aside (``set_aside``, as beside
+        four identified tiles) and no tile is missing. Raises ValueError when the position
+        has no ``fourth_hands``."""
+        if self.fourth_hands is None:
+            raise ValueError(f"position {self.position}: no fourth tile to take")
+        four = [r for h in self.fourth_hands for r in h]
+        self.set_aside = [r for r in self.tiles if all(r is not t for t in four)]
+        self.tiles = four
+        self.open_hands = self.fourth_hands
+        self.missing = 0
+
     @property
     def signature(self) -> tuple:
         """Hashable summary for stability tracking: the setting's hands, or the problems with
