@@ -9,7 +9,9 @@
 #   OUT      folder for tiles_gpu.{pt,onnx,json} and the logs (on the device: $OUT)
 #   FRAMES   rendered frames in all (default 6000): half flush-heavy (hands laid flush and
 #            level, square blocks of four halves), half the touching-hands recipe of the
-#            shipped model's fine-tunes (datasets/tiles_ft4.yaml)
+#            shipped model's fine-tunes (datasets/tiles_ft4.yaml); in half the table frames
+#            of each every 3 runs one way, as a real set draws them (render --threes-one-way,
+#            from session 21: the runs before drew each 3 either way)
 #   MINUTES  training budget (default 6); ultralytics sets the epoch count from the first
 #            epoch's time
 #   DEVICE   a CUDA index (default 0), or cpu (the smoke run of the script itself)
@@ -49,10 +51,10 @@ per=$(( (FRAMES + SHARDS - 1) / SHARDS ))
 pids=()
 for k in $(seq 0 $((SHARDS - 1))); do
   if [ $((k % 2)) -eq 0 ]; then
-    recipe=(--touching 0.8 --square-blocks 0.4 --closeup-fraction 0.15)
+    recipe=(--touching 0.8 --square-blocks 0.4 --closeup-fraction 0.15 --threes-one-way 0.5)
     kind=flush
   else
-    recipe=(--touching 0.5 --closeup-fraction 0.3 --catalogue 0.4)
+    recipe=(--touching 0.5 --closeup-fraction 0.3 --catalogue 0.4 --threes-one-way 0.5)
     kind=touch
   fi
   $PY -m vision.cli render --n "$per" --n-pips 0 --val-fraction 0.05 --seed $((SEED0 + k)) \

@@ -190,8 +190,28 @@ def test_render_datasets_writes_both_datasets(tmp_path):
     assert str((tmp_path / "pips").resolve()) in (tmp_path / "pips" / "data.yaml").read_text()
 
 
+def test_render_datasets_threes_one_way_redraws_only_the_threes(tmp_path):
+    # every 3 of a frame one way (as a real set draws them): the same tiles in the same
+    # places (labels unchanged), only some 3s drawn the other way (pixels changed)
+    kw = dict(n_tiles=4, n_pips=0, seed=11, val_fraction=0.0, progress=False,
+              closeup_fraction=0.0)
+    synth_dataset.render_datasets(tmp_path / "a", **kw)
+    synth_dataset.render_datasets(tmp_path / "b", threes_one_way=1.0, **kw)
+    la = sorted((tmp_path / "a" / "tiles" / "labels").rglob("*.txt"))
+    lb = sorted((tmp_path / "b" / "tiles" / "labels").rglob("*.txt"))
+    assert [f.name for f in la] == [f.name for f in lb] and len(la) == 4
+    assert all(x.read_text() == y.read_text() for x, y in zip(la, lb))
+    ia = sorted((tmp_path / "a" / "tiles" / "images").rglob("*.jpg"))
+    ib = sorted((tmp_path / "b" / "tiles" / "images").rglob("*.jpg"))
+    differ = [not np.array_equal(cv2.imread(str(x)), cv2.imread(str(y))) for x, y in zip(ia, ib)]
+    assert any(differ)
+
+
 def test_render_cli_rejects_bad_values(tmp_path, capsys):
     from vision.cli import main
+
+    assert main(["render", "--n", "1", "--threes-one-way", "1.5", "--out", str(tmp_path)]) == 2
+    assert "1.5" in capsys.readouterr().err
 
     assert main(["render", "--n", "-1", "--out", str(tmp_path)]) == 2
     assert "-1" in capsys.readouterr().err

@@ -30,6 +30,9 @@ def register(sub) -> None:
     p.add_argument("--square-blocks", type=float, default=0.0,
                    help="per-frame probability of tiles exactly twice as long as wide, so "
                         "that flush hands are squares of four halves, 0..1 (default 0)")
+    p.add_argument("--threes-one-way", type=float, default=0.0,
+                   help="per-frame probability that every 3 of a table frame runs one way, "
+                        "as a real set draws them, 0..1 (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=_run)
@@ -47,7 +50,7 @@ def _run(args) -> int:
         raise InputError(f"--seed must be in 0..999999 (larger seeds are held out), got {args.seed}")
     if not 0.0 <= args.val_fraction <= 0.5:
         raise InputError(f"--val-fraction must be in [0, 0.5], got {args.val_fraction}")
-    for name in ("closeup_fraction", "catalogue", "touching", "square_blocks"):
+    for name in ("closeup_fraction", "catalogue", "touching", "square_blocks", "threes_one_way"):
         v = getattr(args, name)
         if not 0.0 <= v <= 1.0:
             raise InputError(f"--{name.replace('_', '-')} must be in [0, 1], got {v}")
@@ -60,7 +63,8 @@ def _run(args) -> int:
     stats = render_datasets(out, args.n, n_pips, args.seed, val_fraction=args.val_fraction,
                             progress=not args.no_progress and not args.json,
                             closeup_fraction=args.closeup_fraction, catalogue=args.catalogue,
-                            touching=args.touching, square_blocks=args.square_blocks)
+                            touching=args.touching, square_blocks=args.square_blocks,
+                            threes_one_way=args.threes_one_way)
     if args.json:
         print(json.dumps(stats, indent=2))
     else:

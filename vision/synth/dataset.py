@@ -110,7 +110,7 @@ def _scene_seed(seed: int, kind: int, i: int) -> int:
 def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fraction: float = 0.1,
                     progress: bool = True, closeup_fraction: float = 0.25,
                     catalogue: float = 0.0, touching: float = 0.0,
-                    square_blocks: float = 0.0) -> dict:
+                    square_blocks: float = 0.0, threes_one_way: float = 0.0) -> dict:
     """Render the tile (OBB) and pip (detect) datasets.
 
     Writes ``out/tiles/{images,labels}/{train,val}`` (JPEG frames: table frames 1280 px wide,
@@ -135,6 +135,9 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
             frames (see :func:`render_scene`).
         square_blocks: per-frame probability of tiles exactly twice as long as wide (flush
             hands then square blocks of four halves; see :func:`render_scene`).
+        threes_one_way: per-frame probability that every 3 of a table frame runs one way, as
+            a real set draws them (``render_scene(threes_one_way=True)``; drawn from its own
+            generator, so 0 renders every earlier dataset unchanged).
 
     Returns:
         dict with counts: tiles_train, tiles_val, tile_labels, tile_back_labels, closeups,
@@ -161,6 +164,7 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
     stats = dict(tiles_train=0, tiles_val=0, tile_labels=0, tile_back_labels=0, closeups=0,
                  pips_train=0, pips_val=0, pip_red=0, pip_white=0)
     rng = np.random.default_rng([seed, 17])
+    rng_way = np.random.default_rng([seed, 19])
     bar = tqdm(total=n_tiles, desc="tiles", disable=not progress, unit="img")
     for i in range(n_tiles):
         s = _scene_seed(seed, 0, i)
@@ -170,7 +174,9 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         else:
             size = (1280, 720) if rng.random() < 0.75 else (1280, 960)
             scene = render_scene(s, size, mode="scatter" if rng.random() < 0.15 else "train",
-                                 touching=touching, square_blocks=square_blocks)
+                                 touching=touching, square_blocks=square_blocks,
+                                 threes_one_way=bool(threes_one_way > 0
+                                                     and rng_way.random() < threes_one_way))
         lines = obb_label_lines(scene)
         sp = _split(i, n_tiles, val_fraction)
         name = f"t{seed}_{i:06d}"
