@@ -81,6 +81,25 @@ def test_tables_file_errors_name_the_value(tmp_path, text, error):
         load_tables(_write(tmp_path / "tables.yaml", text))
 
 
+def test_the_pit_view_sends_the_same_hardening_headers_as_a_table():
+    # one middleware (vision.web.app.secure_headers) for the pit and each table's display
+    from fastapi.testclient import TestClient
+
+    from vision.web.pit import create_pit_app
+
+    class NoTables:
+        feeds: dict = {}
+
+        def state(self):
+            return {"tables": []}
+
+    with TestClient(create_pit_app(NoTables())) as c:
+        for path in ("/", "/api/pit", "/healthz"):
+            h = c.get(path).headers
+            assert "default-src 'self'" in h["content-security-policy"], path
+            assert h["x-content-type-options"] == "nosniff" and h["referrer-policy"] == "no-referrer"
+
+
 def test_serve_tables_bad_input_is_exit_2(tmp_path, capsys):
     assert main(["serve", "--tables", str(tmp_path / "missing.yaml")]) == 2
     assert "tables file not found" in capsys.readouterr().err

@@ -219,6 +219,20 @@ _CSP = ("default-src 'self'; img-src 'self' data: blob:; style-src 'self'; scrip
         "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 
 
+def secure_headers(app: FastAPI) -> None:
+    """Every response of ``app`` (the table's and the pit's) carries the browser hardening
+    headers, unless a route set its own: no MIME sniffing, no referrer, and :data:`_CSP`
+    (scripts, styles and data only from this server)."""
+
+    @app.middleware("http")
+    async def _headers(request: Request, call_next):
+        resp = await call_next(request)
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "no-referrer")
+        resp.headers.setdefault("Content-Security-Policy", _CSP)
+        return resp
+
+
 def _sse(event: dict, name: str = "round") -> bytes:
     data = json.dumps(event, separators=(",", ":"), ensure_ascii=True)
     rid = str(event.get("round_id", "")).replace("\n", " ")
@@ -252,14 +266,7 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     app.state.feed = feed
     app.state.control_enabled = token is not None
 
-    @app.middleware("http")
-    async def _headers(request: Request, call_next):
-        resp = await call_next(request)
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Referrer-Policy", "no-referrer")
-        resp.headers.setdefault("Content-Security-Policy", _CSP)
-        return resp
-
+    secure_headers(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(page_router(feed, title, token is not None))
     app.include_router(health_router(feed, health_grace_s))

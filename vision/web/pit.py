@@ -13,11 +13,11 @@ dealer display under ``/tables/<id>/`` (docs/pit.md).
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from vision.web.app import _CSP, _NO_STORE, STATIC_DIR, create_app
+from vision.web.app import _NO_STORE, STATIC_DIR, create_app, secure_headers
 
 __all__ = ["create_pit_app"]
 
@@ -35,13 +35,7 @@ def create_pit_app(pit, *, token: str | None = None, title: str = "Pai gow pit")
     """
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
 
-    @app.middleware("http")
-    async def _headers(request: Request, call_next):
-        resp = await call_next(request)
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Referrer-Policy", "no-referrer")
-        resp.headers.setdefault("Content-Security-Policy", _CSP)
-        return resp
+    secure_headers(app)
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:
