@@ -402,8 +402,9 @@ def settle_open(positions: Mapping[str, Any], final: Sequence[str], opened: Sequ
     Returns:
         ``(stand_in, notes, refused)``; a position settled with its unknown outline as
         its fourth tile (:func:`_shown_fourth`) is updated in ``positions``
-        (``PositionState.take_fourth``: its four tiles, the backs set aside). For each open position that settles (the banker's
-        when at least one seat settles), ``(setting, faces)``: a stand-in setting (the first
+        (``PositionState.take_fourth``: its four tiles, the backs set aside). For each
+        open position that settles (the banker's when at least one seat settles),
+        ``(setting, faces)``: a stand-in setting (the first
         candidate: every candidate gives its seats the same result) to settle the round with
         and the faces standing in for the unread tiles in it -- no tiles of the set, so pass
         them to ``settle_round(stand_in=)`` to keep them out of the set check; ``notes``: the
