@@ -53,7 +53,8 @@ from vision.geometry import (crop_to_image, order_polygon, points_in_polygon,
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["six_along", "beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
-           "cut_either_way", "flush_beside", "missed_beside", "open_beside", "unread_spots", "notched_boxes", "stubby_boxes",
+           "cut_either_way", "flush_beside", "missed_beside", "open_beside", "unread_spots",
+           "notched_boxes", "stubby_boxes",
            "CROSSWISE_RATIO_MAX", "MIN_PEERS",
            "MIN_SPOTS", "OUTLINE_JITTER", "STUBBY", "SURE", "TILE_ASPECT_MIN", "TURNED_ALIKE"]
 
@@ -340,9 +341,10 @@ def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     if not sure:
         return []
     read_there = [np.asarray(r.polygon, np.float64) for r in reads if r.state != "unknown"]
+    polys = [np.asarray(x.polygon, np.float64) for x in reads]
     cand: list[np.ndarray] = []
     for r in sure:
-        others = [np.asarray(x.polygon, np.float64) for x in reads if x is not r]
+        others = [p for x, p in zip(reads, polys) if x is not r]
         for q in open_beside(r.polygon, others, image_shape):
             if any(np.abs(q - c).max() < 1.0 for c in cand):
                 continue
