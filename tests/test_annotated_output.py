@@ -73,3 +73,51 @@ def test_an_encoder_failure_reaches_the_frame_loop_once(tmp_path):
         out.frame(_frame(3), SimpleNamespace(index=3), None)
     assert out.output is None  # the broken file is not named as the output
     out.close()  # closes without raising the same failure again
+
+
+class _Slow:
+    """An encoder that lags: each write waits until the test lets it go."""
+
+    def __init__(self, real):
+        import threading
+
+        self.real, self.go = real, threading.Event()
+
+    def write(self, image):
+        self.go.wait(60)
+        self.real.write(image)
+
+    def release(self):
+        self.real.release()
+
+
+def test_a_lagging_encoder_is_not_a_full_disk(tmp_path, monkeypatch):
+    """CI failure of stop 35: on a loaded machine the queue held frames, their room was
+    counted too, and a disk with room for the frames once written was called full. Room
+    for four frames plus the margin, queued frames aside: the loop waits for the encoder,
+    then goes on."""
+    import threading
+
+    import vision.io.sinks as sinks
+
+    out = AnnotatedOutput(tmp_path, "video", 10.0)
+    out.frame(_frame(0), SimpleNamespace(index=0), None)
+    end = time.monotonic() + 60  # an upper bound for a loaded machine, not a speed check
+    while not out._queue.empty() and time.monotonic() < end:
+        time.sleep(0.01)
+    time.sleep(0.05)  # frame 0 written
+    slow = _Slow(out.writer)
+    out.writer = slow
+    room = sinks.VIDEO_SPACE_MARGIN + 4 * out._per_frame + out._per_frame // 2
+    monkeypatch.setattr(sinks, "free_bytes", lambda path: room)
+    for i in (1, 2):  # waiting for the encoder: room counting them would need 5 or 6 frames
+        out._queue.put(_frame(i))
+    threading.Timer(0.2, slow.go.set).start()
+    assert out.frame(_frame(3), SimpleNamespace(index=3), None) is True
+    assert out.output is not None
+    out.close()
+    monkeypatch.setattr(sinks, "free_bytes", lambda path: sinks.VIDEO_SPACE_MARGIN)
+    out2 = AnnotatedOutput(tmp_path / "b", "video", 10.0)
+    with pytest.raises(OSError, match="No space left"):  # truly short: still disk full
+        out2.frame(_frame(0), SimpleNamespace(index=0), None)
+    out2.close()

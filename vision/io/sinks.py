@@ -80,10 +80,11 @@ class AnnotatedOutput(Sink):
     queued frame before the file is closed (nothing is lost).
 
     Every write is checked: a picture that ``cv2.imwrite`` could not write, a video frame
-    with less than four encoded frames plus :data:`VIDEO_SPACE_MARGIN` free on the disk, or
-    a closed video that does not open again, raises
-    ``OSError(ENOSPC, ..., filename)`` (the session ends with ``disk full: FILE``, exit 2,
-    committed rounds kept) and :attr:`output` no longer names the broken file.
+    with less than four encoded frames plus :data:`VIDEO_SPACE_MARGIN` free on the disk once
+    the queued frames are written (never judged on how far the encoder lags), or a closed
+    video that does not open again, raises ``OSError(ENOSPC, ..., filename)`` (the session
+    ends with ``disk full: FILE``, exit 2, committed rounds kept) and :attr:`output` no
+    longer names the broken file.
 
     Raises:
         InputError: no video writer can be opened in ``out_dir``.
@@ -156,12 +157,23 @@ class AnnotatedOutput(Sink):
         if self._error is not None:  # raised once, here or by close
             err, self._error, self.broken = self._error, None, self.path
             raise err
-        # room for the frames still queued too (they are written after this check)
-        if free_bytes(self.out_dir) < VIDEO_SPACE_MARGIN + (4 + self._queue.qsize()) * \
-                self._per_frame:
-            raise self._full(self.path)
+        # room for the frames still queued too (they are written after this check); where
+        # that is short, wait for the encoder to write them and judge on the file as it is,
+        # so whether the disk counts as full never depends on how far the encoder lags
+        if not self._room(self._queue.qsize()):
+            self._queue.join()
+            if self._error is not None:
+                err, self._error, self.broken = self._error, None, self.path
+                raise err
+            if not self._room(0):
+                raise self._full(self.path)
         self._queue.put(image)  # a fresh array per frame (Pipeline.draw): no copy
         return True
+
+    def _room(self, queued: int) -> bool:
+        """Whether the disk holds ``queued`` waiting frames, four more and
+        :data:`VIDEO_SPACE_MARGIN` (bytes, judged on the largest growth per frame seen)."""
+        return free_bytes(self.out_dir) >= VIDEO_SPACE_MARGIN + (4 + queued) * self._per_frame
 
     def _encode(self) -> None:
         """The encoder thread: writes queued frames in order until the None sentinel.
@@ -169,20 +181,23 @@ class AnnotatedOutput(Sink):
         2-core box (docs/pit.md, session 12). A failure is kept for the frame loop's next call (or close)."""
         while True:
             image = self._queue.get()
-            if image is None:
-                return
-            if self._failed:
-                continue  # drain: the frame loop raises the first failure
             try:
-                self.writer.write(image)
+                if image is None:
+                    return
+                if self._failed:
+                    continue  # drain: the frame loop raises the first failure
                 try:
-                    size = self.path.stat().st_size
-                except OSError:
-                    size = self._size
-                self._per_frame = max(self._per_frame, size - self._size)
-                self._size = size
-            except BaseException as exc:  # noqa: BLE001 - handed to the frame loop
-                self._error, self._failed = exc, True
+                    self.writer.write(image)
+                    try:
+                        size = self.path.stat().st_size
+                    except OSError:
+                        size = self._size
+                    self._per_frame = max(self._per_frame, size - self._size)
+                    self._size = size
+                except BaseException as exc:  # noqa: BLE001 - handed to the frame loop
+                    self._error, self._failed = exc, True
+            finally:
+                self._queue.task_done()  # the frame loop may wait on join() (frame)
 
     def close(self) -> None:
         if self._thread is not None:
