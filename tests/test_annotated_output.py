@@ -3,6 +3,7 @@ written, in order, by close; an encoder failure reaches the frame loop once."""
 
 from __future__ import annotations
 
+import threading
 import time
 from types import SimpleNamespace
 
@@ -79,8 +80,6 @@ class _Slow:
     """An encoder that lags: each write waits until the test lets it go."""
 
     def __init__(self, real):
-        import threading
-
         self.real, self.go = real, threading.Event()
 
     def write(self, image):
@@ -96,16 +95,11 @@ def test_a_lagging_encoder_is_not_a_full_disk(tmp_path, monkeypatch):
     counted too, and a disk with room for the frames once written was called full. Room
     for four frames plus the margin, queued frames aside: the loop waits for the encoder,
     then goes on."""
-    import threading
-
     import vision.io.sinks as sinks
 
     out = AnnotatedOutput(tmp_path, "video", 10.0)
     out.frame(_frame(0), SimpleNamespace(index=0), None)
-    end = time.monotonic() + 60  # an upper bound for a loaded machine, not a speed check
-    while not out._queue.empty() and time.monotonic() < end:
-        time.sleep(0.01)
-    time.sleep(0.05)  # frame 0 written
+    out._queue.join()  # frame 0 written
     slow = _Slow(out.writer)
     out.writer = slow
     room = sinks.VIDEO_SPACE_MARGIN + 4 * out._per_frame + out._per_frame // 2

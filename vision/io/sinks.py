@@ -154,21 +154,24 @@ class AnnotatedOutput(Sink):
             self._thread = threading.Thread(target=self._encode, name="annotated-video",
                                             daemon=True)
             self._thread.start()
-        if self._error is not None:  # raised once, here or by close
-            err, self._error, self.broken = self._error, None, self.path
-            raise err
+        self._raise_encoder_error()
         # room for the frames still queued too (they are written after this check); where
         # that is short, wait for the encoder to write them and judge on the file as it is,
         # so whether the disk counts as full never depends on how far the encoder lags
         if not self._room(self._queue.qsize()):
             self._queue.join()
-            if self._error is not None:
-                err, self._error, self.broken = self._error, None, self.path
-                raise err
+            self._raise_encoder_error()
             if not self._room(0):
                 raise self._full(self.path)
         self._queue.put(image)  # a fresh array per frame (Pipeline.draw): no copy
         return True
+
+    def _raise_encoder_error(self) -> None:
+        """Raise the encoder thread's failure, once (here or by :meth:`close`); the file it
+        was writing is then :attr:`broken`."""
+        if self._error is not None:
+            err, self._error, self.broken = self._error, None, self.path
+            raise err
 
     def _room(self, queued: int) -> bool:
         """Whether the disk holds ``queued`` waiting frames, four more and
@@ -207,9 +210,7 @@ class AnnotatedOutput(Sink):
         if self.writer is not None:
             self.writer.release()
             self.writer = None
-            if self._error is not None:
-                err, self._error, self.broken = self._error, None, self.path
-                raise err
+            self._raise_encoder_error()
             if self.broken is None and self.path is not None and not _plays(self.path):
                 raise self._full(self.path)
 
