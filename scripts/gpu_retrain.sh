@@ -8,8 +8,10 @@
 # Usage:  bash scripts/gpu_retrain.sh OUT [FRAMES] [MINUTES] [DEVICE]
 #   OUT      folder for tiles_gpu.{pt,onnx,json} and the logs (on the device: $OUT)
 #   FRAMES   rendered frames in all (default 6000): half flush-heavy (hands laid flush and
-#            level, square blocks of four halves), half the touching-hands recipe of the
-#            shipped model's fine-tunes (datasets/tiles_ft4.yaml); in half the table frames
+#            level, square blocks of four halves), a quarter the touching-hands recipe of the
+#            shipped model's fine-tunes (datasets/tiles_ft4.yaml) and a quarter the same with
+#            every hand gap-separated (--touching 0; from session 23: before, the other half
+#            was all touching-hands recipe); in half the table frames
 #            of each every 3 runs one way, as a real set draws them (render --threes-one-way,
 #            from session 21: the runs before drew each 3 either way)
 #   MINUTES  training budget (default 6); ultralytics sets the epoch count from the first
@@ -53,9 +55,12 @@ for k in $(seq 0 $((SHARDS - 1))); do
   if [ $((k % 2)) -eq 0 ]; then
     recipe=(--touching 0.8 --square-blocks 0.4 --closeup-fraction 0.15 --threes-one-way 0.5)
     kind=flush
-  else
+  elif [ $((k % 4)) -eq 1 ]; then
     recipe=(--touching 0.5 --closeup-fraction 0.3 --catalogue 0.4 --threes-one-way 0.5)
     kind=touch
+  else  # gap-separated hands only, so the regular tables keep what they read now
+    recipe=(--touching 0 --closeup-fraction 0.3 --catalogue 0.4 --threes-one-way 0.5)
+    kind=gap
   fi
   $PY -m vision.cli render --n "$per" --n-pips 0 --val-fraction 0.05 --seed $((SEED0 + k)) \
     --out "datasets/gpu/${kind}_$k" "${recipe[@]}" --no-progress \
