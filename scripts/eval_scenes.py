@@ -175,6 +175,7 @@ def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
     c = Counter()
     wrong = []
     reasons = Counter()
+    unsettled = []
     for seat, truth_result in rec["settlement"].items():
         c["seats"] += 1
         got = positions.get(str(seat), {})
@@ -188,9 +189,10 @@ def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
                 wrong.append(f"{rec['image']} seat {seat}: {res}, truth {truth_result}")
         else:
             why = (got.get("reason") or ("no event" if not events else "dealer not read")
-                   ).split(";")[0].split("(")[0].strip()
+                   ).split(";")[0].split(" (")[0].strip()
             reasons[why[:60]] += 1
-    return {"counts": c, "wrong": wrong, "reasons": reasons}
+            unsettled.append({"image": rec["image"], "seat": str(seat), "reason": why[:60]})
+    return {"counts": c, "wrong": wrong, "reasons": reasons, "unsettled": unsettled}
 
 
 def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
@@ -221,7 +223,7 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
                          scales=sizes, **backend_kw)
     styles: dict[str, dict] = defaultdict(lambda: {"tiles": Counter(), "fails": Counter(),
                                                    "seats": Counter(), "seat_reasons": Counter(),
-                                                   "wrong": []})
+                                                   "wrong": [], "unsettled": []})
     with tempfile.TemporaryDirectory() as td:
         for rec, rep in tqdm(list(zip(recs, reads)), desc="scenes", disable=not progress):
             st = styles[rec["style"].removeprefix("render_")]
@@ -234,15 +236,17 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
                 st["seats"].update(s["counts"])
                 st["seat_reasons"].update(s["reasons"])
                 st["wrong"] += s["wrong"]
+                st["unsettled"] += s["unsettled"]
     out = {}
     total = {"tiles": Counter(), "fails": Counter(), "seats": Counter(),
-             "seat_reasons": Counter(), "wrong": []}
+             "seat_reasons": Counter(), "wrong": [], "unsettled": []}
     for name in sorted(styles) + ["all"]:
         st = styles[name] if name != "all" else total
         if name != "all":
             for k in total:
-                total[k] += st[k] if k != "wrong" else []
+                total[k] += st[k] if k not in ("wrong", "unsettled") else []
             total["wrong"] += st["wrong"]
+            total["unsettled"] += st["unsettled"]
         tc, sc = st["tiles"], st["seats"]
         out[name] = {
             "tiles": {k: tc.get(k, 0) for k in ("true", "found", "right", "unknown", "wrong",
@@ -253,6 +257,7 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
             "settled_pct": round(100 * sc.get("settled", 0) / max(sc.get("seats", 0), 1), 1),
             "seat_reasons": dict(st["seat_reasons"].most_common(8)),
             "wrong_examples": st["wrong"][:20],
+            "unsettled": st["unsettled"],
         }
     return out
 
