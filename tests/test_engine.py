@@ -35,7 +35,8 @@ class Recording:
 
 def test_injected_detectors_run_every_input_size_of_a_still_picture():
     det = Recording()
-    engine = RecognitionEngine(RecognitionConfig(zoom=False), detectors=Detectors(det, det))
+    engine = RecognitionEngine(RecognitionConfig(zoom=False, turn=False),
+                               detectors=Detectors(det, det))
     image = np.full((1080, 1920, 3), 90, np.uint8)
     got = engine.read(image, ReadMode.STILL)
     assert isinstance(got, Reads) and len(got) == 1
@@ -45,10 +46,24 @@ def test_injected_detectors_run_every_input_size_of_a_still_picture():
     assert engine.model_version == "recording"
 
 
+def test_a_still_picture_with_an_unknown_tile_is_read_again_turned():
+    det = Recording()
+    engine = RecognitionEngine(RecognitionConfig(zoom=False), detectors=Detectors(det, det))
+    image = np.full((1080, 1920, 3), 90, np.uint8)
+    got = engine.read(image, ReadMode.STILL)
+    # the tile stays unknown, so the picture turned by 45 degrees (a 2122 px square canvas:
+    # ceil((1920 + 1080) x cos 45)) is read at every size too; it names nothing, adds nothing
+    sizes = [s for s in STILL_SCALES if s <= 1920]
+    assert det.sizes == sizes + [s for s in STILL_SCALES if s <= 2122]
+    assert det.shapes == [(1080, 1920)] * len(sizes) + [(2122, 2122)] * (len(det.sizes)
+                                                                          - len(sizes))
+    assert got.states.tolist() == ["unknown"]
+
+
 def test_the_zoom_and_the_second_model_are_the_configuration_s():
     det, second = Recording(), Recording()
     image = np.full((1080, 1920, 3), 90, np.uint8)
-    on = RecognitionEngine(RecognitionConfig(), detectors=Detectors(det, det, second))
+    on = RecognitionEngine(RecognitionConfig(turn=False), detectors=Detectors(det, det, second))
     on.read(image, "still")
     # the unknown tile is looked at again in windows (smaller pictures), and the second
     # model reads the picture once more at its own size
@@ -58,12 +73,14 @@ def test_the_zoom_and_the_second_model_are_the_configuration_s():
     off = RecognitionEngine(RecognitionConfig(scales=(), zoom=False, second_model=False),
                             detectors=Detectors(det2, det2, second2))
     off.read(image, "still")
-    assert det2.sizes == [None] and second2.sizes == []
+    # one pass: no turned reading either (the turn is a still strategy, as the sizes are)
+    assert det2.sizes == [None] and second2.sizes == [] and not off.turn
 
 
 def test_video_reads_one_pass_then_the_still_reading_stands():
     det = Recording()
-    engine = RecognitionEngine(RecognitionConfig(zoom=False), detectors=Detectors(det, det))
+    engine = RecognitionEngine(RecognitionConfig(zoom=False, turn=False),
+                               detectors=Detectors(det, det))
     image = np.full((720, 1280, 3), 90, np.uint8)
     first = engine.read(image, ReadMode.VIDEO)
     assert det.sizes == [None] and first.detector_ran and not first.stale

@@ -96,6 +96,9 @@ class RecognitionConfig:
             tiles the first leaves unread (:mod:`vision.recognition.fill`; default True).
         refine: refit a still image's unknown outlines from the picture's face regions
             (:mod:`vision.recognition.refine`; default True).
+        turn: where a still image's reading leaves a tile unknown, read the picture turned by
+            45 degrees too and add the tiles both readings agree on
+            (:mod:`vision.recognition.turned`; default True).
 
     These strategies are the same whatever detectors the engine runs on
     (:class:`vision.recognition.engine.RecognitionEngine`).
@@ -111,6 +114,7 @@ class RecognitionConfig:
     zoom: StrictBool = True
     second_model: StrictBool = True
     refine: StrictBool = True
+    turn: StrictBool = True
 
     def __post_init__(self) -> None:
         _check(isinstance(self.zoom, bool), f"zoom must be true or false, got {self.zoom!r}")
@@ -118,6 +122,7 @@ class RecognitionConfig:
                f"second_model must be true or false, got {self.second_model!r}")
         _check(isinstance(self.refine, bool),
                f"refine must be true or false, got {self.refine!r}")
+        _check(isinstance(self.turn, bool), f"turn must be true or false, got {self.turn!r}")
         if self.scales is not None:
             sizes = tuple(int(v) for v in self.scales)
             _check(all(v >= 32 and v % 32 == 0 for v in sizes),

@@ -10,7 +10,9 @@ with the gate and identity-cache settings), never by what detectors it was given
   the second tile model for the tiles the first leaves unread (``second_model``,
   :mod:`vision.recognition.fill`), the unknown outlines refitted to the picture
   (``refine``, :mod:`vision.recognition.refine`), and last the flush-hand check
-  (:mod:`vision.recognition.flush`).
+  (:mod:`vision.recognition.flush`); where a tile stays unknown, the picture turned by 45
+  degrees is read the same way and adds the tiles both readings name (``turn``,
+  :mod:`vision.recognition.turned`).
 * ``ReadMode.VIDEO`` (a frame of a stream): the motion gate in front of the tile model
   (:mod:`vision.recognition.gate`), one pass at the model's size -- while the picture changes,
   of only the part of the frame that moved (``region_detect``, :mod:`vision.recognition.region`)
@@ -46,6 +48,7 @@ from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_f
 from vision.recognition.flush import (cut_either_way, flush_beside, missed_beside, notched_boxes,
                                       stubby_boxes)
 from vision.recognition.notch import notch_cut, notched
+from vision.recognition.turned import turned_look
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
@@ -176,7 +179,8 @@ class RecognitionEngine:
 
     Args:
         recognition: :class:`vision.config.RecognitionConfig` (models, backend, thresholds and
-            the still strategies: ``scales``, ``zoom``, ``second_model``).
+            the still strategies: ``scales``, ``zoom``, ``second_model``, ``refine``,
+            ``turn``).
         gate, cache: the video mode's motion gate and identity cache settings.
         detectors: :class:`Detectors` to use instead of the models folder's (tests).
 
@@ -192,6 +196,8 @@ class RecognitionEngine:
         self.scales = tuple(STILL_SCALES if rec.scales is None else rec.scales)
         #: window sides (tile lengths) of the second look at a still's unknown tiles
         self.zoom = ZOOM_WINDOWS if self.scales and rec.zoom else ()
+        #: read a still's unknown tiles again on the picture turned (vision.recognition.turned)
+        self.turn = bool(self.scales) and rec.turn
         if detectors is None:
             self.tile_detector, self.pip_detector = load_detectors(
                 rec.models, rec.backend, rec.tile_conf, rec.pip_conf)
@@ -289,7 +295,8 @@ class RecognitionEngine:
         d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
         return drop_straddlers(d)
 
-    def _read_still(self, image: np.ndarray) -> tuple[list[TileRead], Detections]:
+    def _read_still(self, image: np.ndarray, turn: bool = True
+                    ) -> tuple[list[TileRead], Detections]:
         """Read an independent still image at every size of :attr:`scales` and fuse the reads
         (:func:`vision.recognition.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
         image's longer side are skipped (upscaling adds no detail; a small close-up is read
@@ -316,7 +323,11 @@ class RecognitionEngine:
         abstentions are lifted where the seam check (:mod:`vision.recognition.seam`) shows the seam between the tile
         and its flush neighbour along the tile's long side; every check leaves a mixed tile
         whose 3 runs the way the table's set draws it (:mod:`vision.recognition.chirality`:
-        the way voted by the tiles the checks leave identified without it).
+        the way voted by the tiles the checks leave identified without it). Where a tile is
+        still unknown, the picture turned by 45 degrees is read the same way (``turn`` False:
+        that reading itself) and adds the tiles it and the decoder on this picture both name
+        where none was identified; the result meets the checks again
+        (:mod:`vision.recognition.turned`).
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
@@ -445,6 +456,18 @@ class RecognitionEngine:
                        if id(r) not in own]
                 if any(r.state == "face_up" and all(r is not x for x in reads) for r in got):
                     reads = guards(got, lengthwise, True)
+        if turn and self.turn and any(r.state == "unknown" for r in reads):
+            # the picture turned by 45 degrees, read as a still, adds the tiles its reading
+            # and the decoder on this picture agree on where this reading identified none;
+            # what that gives meets the guards again (vision.recognition.turned)
+            first_reads = [r for rs in per_scale + looks for r in rs]
+            added = turned_look(
+                reads, image, lambda pic: self._read_still(pic, turn=False)[0],
+                lambda pic, polys, conf: self.decode(pic, Detections.from_polygons(
+                    polys, conf, np.full(len(polys), TILE, np.int64)), use_cache=False)[0],
+                lambda rs, add: fill_from_second_model(rs, add, first_reads))
+            if any(r.state == "face_up" and all(r is not x for x in reads) for r in added):
+                reads = guards(added, lengthwise, True)
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
