@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from vision.recognition.decode import TileRead
-from vision.recognition.turned import TURN, agreeing, turn_back, turn_image, turned_look
+from vision.recognition.turned import (TURN, agreeing, not_withdrawn, turn_back, turn_image,
+                                      turned_look)
 
 
 def _read(face, polygon, state=None, conf=0.9):
@@ -90,3 +91,18 @@ def test_the_turned_look_adds_what_both_readings_name_and_nothing_else():
     # nothing agreed: the reading itself comes back
     assert turned_look(own, img, read_still, lambda p, q, c: [_read(None, x) for x in q],
                        fill)[0] is own[0]
+
+
+def test_a_face_a_check_withdrew_from_an_overlapping_outline_is_not_added_again():
+    block = [[0, 0], [40, 0], [40, 40], [0, 40]]           # a doubted box across two tiles
+    doubted = _read("4-4", block).as_unknown("the second tile model outlines this place "
+                                             "otherwise")
+    assert doubted.face is None and doubted.reads["withdrawn"] == "4-4"
+    same_cut = _read("4-4", [[1, 1], [40, 1], [40, 40], [1, 40]])
+    lengthwise = _read("2-4", [[0, 0], [20, 0], [20, 40], [0, 40]])  # another face: a tile
+    elsewhere = _read("4-4", [[100, 0], [140, 0], [140, 40], [100, 40]])
+    got = not_withdrawn([same_cut, lengthwise, elsewhere], [doubted])
+    assert got == [lengthwise, elsewhere]
+    # an outline the decoder never read (no face withdrawn) blocks nothing
+    never = _read(None, block)
+    assert not_withdrawn([same_cut], [never]) == [same_cut]

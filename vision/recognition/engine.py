@@ -467,6 +467,8 @@ class RecognitionEngine:
                     polys, conf, np.full(len(polys), TILE, np.int64)), use_cache=False)[0],
                 lambda rs, add: fill_from_second_model(rs, add, first_reads))
             if any(r.state == "face_up" and all(r is not x for x in reads) for r in added):
+                if second:
+                    added = disputed_outlines(added, second, seam)
                 reads = guards(added, lengthwise, True)
         return reads, first
 
