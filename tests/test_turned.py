@@ -1,11 +1,12 @@
 """The still picture read again turned by 45 degrees (vision.recognition.turned)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from vision.recognition.decode import TileRead
-from vision.recognition.turned import (TURN, agreeing, not_withdrawn, turn_back, turn_image,
-                                      turned_look)
+from vision.recognition.turned import TURN, agreeing, turn_back, turn_image, turned_look
 
 
 def _read(face, polygon, state=None, conf=0.9):
@@ -93,16 +94,41 @@ def test_the_turned_look_adds_what_both_readings_name_and_nothing_else():
                        fill)[0] is own[0]
 
 
-def test_a_face_a_check_withdrew_from_an_overlapping_outline_is_not_added_again():
-    block = [[0, 0], [40, 0], [40, 40], [0, 40]]           # a doubted box across two tiles
-    doubted = _read("4-4", block).as_unknown("the second tile model outlines this place "
-                                             "otherwise")
-    assert doubted.face is None and doubted.reads["withdrawn"] == "4-4"
-    same_cut = _read("4-4", [[1, 1], [40, 1], [40, 40], [1, 40]])
-    lengthwise = _read("2-4", [[0, 0], [20, 0], [20, 40], [0, 40]])  # another face: a tile
-    elsewhere = _read("4-4", [[100, 0], [140, 0], [140, 40], [100, 40]])
-    got = not_withdrawn([same_cut, lengthwise, elsewhere], [doubted])
-    assert got == [lengthwise, elsewhere]
-    # an outline the decoder never read (no face withdrawn) blocks nothing
-    never = _read(None, block)
-    assert not_withdrawn([same_cut], [never]) == [same_cut]
+
+REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+MODELS = Path(__file__).resolve().parents[1] / "models"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (REALDATA / "labels.jsonl").is_file()
+                    or not (MODELS / "tiles.onnx").is_file(),
+                    reason="needs ../shared/realdata and the trained models")
+def test_a_box_across_two_flush_tiles_stays_vetoed_on_the_turned_reading():
+    """A composed table (scripts/eval_composed.py, fintech drawings, seed 0, scene 5) with two
+    2-4 tiles laid flush: the tile model boxes the block across (halves 4 and 4: a valid 4-4
+    neither tile is) and the second model's veto makes it unknown. The turned picture reads the
+    same box as 4-4 again; the merged reading meets the veto again, so no face lies across the
+    two tiles, and the turned reading's other tiles are added."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    try:
+        import eval_composed as ec
+        from eval_scenes import score_tiles
+    finally:
+        sys.path.pop(0)
+    from vision.config import RecognitionConfig
+    from vision.recognition.engine import ReadMode, RecognitionEngine
+
+    folder = "chinese-render-fintech"
+    tiles = ec.load_tiles(REALDATA, folder)
+    img, truth = ec.compose(tiles, np.random.default_rng([0, 1, 5]))
+    assert sorted(t["face"] for t in truth).count("2-4") == 2
+    counts = {}
+    for turn in (False, True):
+        got = RecognitionEngine(RecognitionConfig(turn=turn)).read(img, ReadMode.STILL)
+        rep = [r.to_dict() for r in got]
+        counts[turn] = score_tiles({"image": "x", "seats": [{"tiles": truth}]}, rep)["counts"]
+    assert counts[True]["wrong"] == 0 and counts[True]["wrong_extra"] == 0
+    assert counts[True]["extra"] == 0
+    assert counts[True]["right"] > counts[False]["right"]

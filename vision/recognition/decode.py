@@ -138,7 +138,7 @@ class TileRead:
 
     def as_unknown(self, why: str | UnreadReason, detail: str | None = None) -> "TileRead":
         """This tile as ``"unknown"`` (no face, the detector's confidence); polygon, box and
-        spots kept; a face it had is kept as ``reads["withdrawn"]``.
+        spots kept.
 
         Args:
             why: the reason text, or an :class:`vision.schema.UnreadReason` (then the text is
@@ -147,13 +147,9 @@ class TileRead:
         """
         code = why if isinstance(why, UnreadReason) else None
         text = code.say(detail) if code is not None else str(why)
-        # a face read and then withdrawn by a later check is kept as evidence
-        # (``reads["withdrawn"]``): another reading of the same outline is no answer to the
-        # check (vision.recognition.turned)
-        was = {"withdrawn": self.face} if self.face is not None else {}
         return TileRead(None, "unknown", self.tile_confidence, self.polygon, self.xyxy, self.pips,
-                        {**(self.reads or {}), **was, "reason": text}, text,
-                        self.tile_confidence, self.redness, code)
+                        {**(self.reads or {}), "reason": text}, text, self.tile_confidence,
+                        self.redness, code)
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"face", "state", "confidence", "xyxy", "polygon"}`` (px rounded to

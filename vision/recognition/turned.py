@@ -19,28 +19,27 @@ where the picture's own still reading leaves a face-up tile unknown:
 2. each tile that reading identifies whose outline, turned back (:func:`turn_back`), lies
    inside the picture is decoded once more on the picture's own pixels with that outline, and
    is kept only where that decode names the same face (:func:`agreeing`);
-3. a kept tile naming the face a check of the picture's own reading withdrew from an outline
-   it overlaps (by :data:`vision.recognition.overlaps.DUPLICATE_OVERLAP` of either outline's
-   area; ``reads["withdrawn"]``, :meth:`vision.recognition.decode.TileRead.as_unknown`) is
-   dropped (:func:`not_withdrawn`): the checks doubt an outline's cut (a box across two flush
-   tiles reads a valid face), not its spots, so reading the same cut again answers nothing;
-4. what is left is added as the second tile model's tiles are
+3. what is kept is added as the second tile model's tiles are
    (:func:`vision.recognition.fill.fill_from_second_model`): only where the picture's own
    reading identified no tile, never where its input sizes read two faces or named another
    face on that outline;
-5. the reading with the added tiles meets the second model's veto
+4. the reading with the added tiles meets the second model's veto
    (:func:`vision.recognition.fill.disputed_outlines`) and the flush guards again in the
-   picture's own frame.
+   picture's own frame: every check that withdrew a face from the picture's own reading
+   judges the reading again with what was added (a tile doubted for the unread surface
+   beside it is answered by its neighbour read; a box across two flush tiles read the same
+   way twice is not, and stays unknown).
 
 Why it cannot give a wrong face on its own: an added face is read twice and agrees -- by the
 turned picture's reading, through every check a still reading makes, and by the decoder on the
 picture itself (two spot reads that must agree, spot shapes, colours) --; it never replaces or
 contradicts a tile the picture's own reading identified or a face one of its input sizes
-named; and the flush guards judge the result as they judge any reading. It only ever turns an
-unknown tile (or unread felt) into a read one where both readings agree.
+named; and the second model's veto and the flush guards judge the result as they judge any
+reading. It only ever turns an unknown tile (or unread felt) into a read one where both
+readings agree.
 
 Public API: :func:`turned_look`, :func:`turn_image`, :func:`turn_back`, :func:`agreeing`,
-:func:`not_withdrawn`, :data:`TURN`.
+:data:`TURN`.
 """
 
 from __future__ import annotations
@@ -51,11 +50,9 @@ from typing import Callable, Sequence
 import cv2
 import numpy as np
 
-from vision.geometry import polygon_intersections
 from vision.recognition.decode import TileRead
-from vision.recognition.overlaps import DUPLICATE_OVERLAP
 
-__all__ = ["turn_image", "turn_back", "agreeing", "not_withdrawn", "turned_look", "TURN"]
+__all__ = ["turn_image", "turn_back", "agreeing", "turned_look", "TURN"]
 
 #: The turn of the second reading, degrees counter-clockwise (module docstring).
 TURN: float = 45.0
@@ -134,31 +131,13 @@ def agreeing(turned: Sequence[TileRead], again: Sequence[TileRead]) -> list[Tile
             if a.state == "face_up" and a.face is not None and a.face == t.face]
 
 
-def not_withdrawn(add: Sequence[TileRead], reads: Sequence[TileRead]) -> list[TileRead]:
-    """``add`` less the tiles naming a face that a check withdrew from an outline of ``reads``
-    they overlap by :data:`DUPLICATE_OVERLAP` or more of either outline's area (rule 3 of the
-    module docstring). Outlines float (4, 2) px, one frame."""
-    gone = [r for r in reads if r.state == "unknown" and isinstance(r.reads, dict)
-            and r.reads.get("withdrawn")]
-    if not gone or not add:
-        return list(add)
-    a = np.stack([np.asarray(r.polygon, np.float32) for r in add])
-    b = np.stack([np.asarray(r.polygon, np.float32) for r in gone])
-    inter, area_a, area_b = polygon_intersections(a, b)
-    over = np.maximum(inter / np.maximum(area_a, 1e-6)[:, None],
-                      inter / np.maximum(area_b, 1e-6)[None, :]) >= DUPLICATE_OVERLAP
-    return [r for i, r in enumerate(add)
-            if not any(over[i, j] and g.reads["withdrawn"] == r.face
-                       for j, g in enumerate(gone))]
-
-
 def turned_look(reads: Sequence[TileRead], image: np.ndarray,
                 read_still: Callable[[np.ndarray], Sequence[TileRead]],
                 decode: Callable[[np.ndarray, np.ndarray], list[TileRead]],
                 fill: Callable[[Sequence[TileRead], Sequence[TileRead]], list[TileRead]],
                 degrees: float = TURN) -> list[TileRead]:
-    """Steps 1-4 of the rule (module docstring); the caller runs the veto and the flush guards
-    (step 5) where anything was added.
+    """Steps 1-3 of the rule (module docstring); the caller runs the veto and the flush guards
+    (step 4) where anything was added.
 
     Args:
         reads: the picture's own still reading (picture px).
@@ -180,7 +159,7 @@ def turned_look(reads: Sequence[TileRead], image: np.ndarray,
     if not got:
         return reads
     conf = np.asarray([r.tile_confidence for r in got], np.float32)
-    keep = not_withdrawn(agreeing(got, decode(image, polys, conf)), reads)
+    keep = agreeing(got, decode(image, polys, conf))
     if not keep:
         return reads
     return fill(reads, keep)
