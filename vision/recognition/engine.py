@@ -466,9 +466,12 @@ class RecognitionEngine:
                 lambda pic, polys, conf: self.decode(pic, Detections.from_polygons(
                     polys, conf, np.full(len(polys), TILE, np.int64)), use_cache=False)[0],
                 lambda rs, add: fill_from_second_model(rs, add, first_reads))
-            if any(r.state == "face_up" and all(r is not x for x in reads) for r in added):
-                if second:
-                    added = disputed_outlines(added, second, seam)
+            own = {id(r) for r in reads}
+            if any(r.state == "face_up" and id(r) not in own for r in added):
+                if second:  # the second model's veto, on the added tiles (the reading's own
+                    # tiles met it, or were read after it, as the reading has them)
+                    added = [r if id(r) in own else v for r, v in
+                             zip(added, disputed_outlines(added, second, seam))]
                 reads = guards(added, lengthwise, True)
         return reads, first
 

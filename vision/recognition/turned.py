@@ -23,12 +23,12 @@ where the picture's own still reading leaves a face-up tile unknown:
    (:func:`vision.recognition.fill.fill_from_second_model`): only where the picture's own
    reading identified no tile, never where its input sizes read two faces or named another
    face on that outline;
-4. the reading with the added tiles meets the second model's veto
-   (:func:`vision.recognition.fill.disputed_outlines`) and the flush guards again in the
-   picture's own frame: every check that withdrew a face from the picture's own reading
-   judges the reading again with what was added (a tile doubted for the unread surface
-   beside it is answered by its neighbour read; a box across two flush tiles read the same
-   way twice is not, and stays unknown).
+4. the added tiles meet the second model's veto
+   (:func:`vision.recognition.fill.disputed_outlines`: a tile the second model outlines
+   otherwise on this picture becomes unknown), and the reading with them meets the flush
+   guards again in the picture's own frame: a tile doubted for the unread surface beside it
+   is answered by its neighbour read, a box across two flush tiles read the same way twice
+   is not and stays unknown.
 
 Why it cannot give a wrong face on its own: an added face is read twice and agrees -- by the
 turned picture's reading, through every check a still reading makes, and by the decoder on the
