@@ -112,10 +112,11 @@ def test_a_held_out_table_with_pale_touching_tiles_reads_more_and_none_wrong():
                     wrong += r.face != t.face
         return right, wrong
 
-    # the second model's own share, without the outline refit (vision.recognition.refine),
-    # which recovers the same tiles from the picture when the second model is off
-    with_second = Pipeline(n_stable=1, draw=False, refine=False)
-    without = Pipeline(n_stable=1, draw=False, second_model=False, refine=False)
+    # the second model's own share, without the outline refit (vision.recognition.refine) and
+    # the turned reading (vision.recognition.turned), which recover the same tiles from the
+    # picture when the second model is off
+    with_second = Pipeline(n_stable=1, draw=False, refine=False, turn=False)
+    without = Pipeline(n_stable=1, draw=False, second_model=False, refine=False, turn=False)
     assert with_second.engine.second_detector is not None and without.engine.second_detector is None
     (r1, w1), (r0, w0) = score(with_second), score(without)
     assert w1 == 0 and w0 == 0
