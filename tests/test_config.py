@@ -14,6 +14,10 @@ from vision.config import (GateConfig, PipelineConfig, RecognitionConfig, Sessio
 def test_a_wrong_type_is_one_line_naming_the_setting():
     with pytest.raises(InputError, match=r"^zoom must be true or false, got 'yes'$"):
         RecognitionConfig(zoom="yes")
+    with pytest.raises(InputError, match=r"^turn must be true or false, got 1$"):
+        RecognitionConfig(turn=1)
+    assert RecognitionConfig().turn is True
+    assert PipelineConfig.build(turn=False).recognition.turn is False
     with pytest.raises(InputError, match=r"^redetect_every must be an integer, got 2\.5$"):
         GateConfig(redetect_every=2.5)
     with pytest.raises(InputError, match=r"^min_confidence must be a number, got 'high'$"):
