@@ -461,8 +461,14 @@ class RecognitionEngine:
             # and the decoder on this picture agree on where this reading identified none;
             # what that gives meets the guards again (vision.recognition.turned)
             first_reads = [r for rs in per_scale + looks for r in rs]
+
+            def read_turned(pic: np.ndarray) -> list[TileRead]:
+                # its input sizes, as read() counts this picture's
+                self.detector_runs += max(sum(v <= max(pic.shape[:2]) for v in self.scales), 1)
+                return self._read_still(pic, turn=False)[0]
+
             added = turned_look(
-                reads, image, lambda pic: self._read_still(pic, turn=False)[0],
+                reads, image, read_turned,
                 lambda pic, polys, conf: self.decode(pic, Detections.from_polygons(
                     polys, conf, np.full(len(polys), TILE, np.int64)), use_cache=False)[0],
                 lambda rs, add: fill_from_second_model(rs, add, first_reads))
