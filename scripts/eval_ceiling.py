@@ -48,22 +48,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from eval_scenes import load_truth  # noqa: E402  (this folder is on sys.path)
 from scoring.errors import InputError  # noqa: E402
 from scoring.setting import make_setting  # noqa: E402
 from scoring.settle import settle_round  # noqa: E402
 from scoring.tiles import FACES, TILES_BY_FACE  # noqa: E402
-
-
-def load_truth(folder: Path) -> list[dict]:
-    """The scene records of ``folder/truth.jsonl``.
-
-    Raises:
-        InputError: naming the path, when the folder has no ``truth.jsonl``.
-    """
-    tp = folder / "truth.jsonl"
-    if not tp.is_file():
-        raise InputError(f"no truth.jsonl in {str(folder)!r}")
-    return [json.loads(line) for line in tp.read_text().splitlines() if line.strip()]
 
 
 def _hands(seat: dict) -> dict[str, list[str]]:

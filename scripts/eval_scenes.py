@@ -104,7 +104,7 @@ def load_truth(folder: Path) -> list[dict]:
 
     tp = folder / "truth.jsonl"
     if not tp.is_file():
-        raise InputError(f"no truth.jsonl in {folder}")
+        raise InputError(f"no truth.jsonl in {str(folder)!r}")
     return [json.loads(line) for line in tp.read_text().splitlines() if line.strip()]
 
 

@@ -408,17 +408,15 @@ class RecognitionEngine:
             # unknown outlines refitted to the picture's face regions; a two-tile block is
             # split only where exactly one cut reads (vision.recognition.refine)
             return resolve_overlapping_reads(refine_unknowns(
-                rs, image, lambda polys, conf: self.decode(
-                    image, Detections.from_polygons(polys, np.full(len(polys), conf, np.float32),
-                                                    np.full(len(polys), TILE, np.int64)),
-                    use_cache=False)[0], only=only,
+                rs, image, read_outlines, only=only,
                 cut_shown=lambda rect: notch_cut(image, rect), way=way))
 
-        def read_outlines(polys: np.ndarray) -> list[TileRead]:
-            # outlines (float32 (n, 4, 2) px) decoded as tiles, no cache
+        def read_outlines(polys: np.ndarray, conf: float | np.ndarray = 1.0) -> list[TileRead]:
+            # outlines (float32 (n, 4, 2) px) decoded as tiles with the detector confidence
+            # ``conf`` (one for all, or float32 (n,)), no cache
+            conf = np.broadcast_to(np.asarray(conf, np.float32), (len(polys),))
             return self.decode(image, Detections.from_polygons(
-                polys, np.ones(len(polys), np.float32), np.full(len(polys), TILE, np.int64)),
-                use_cache=False)[0]
+                polys, np.array(conf), np.full(len(polys), TILE, np.int64)), use_cache=False)[0]
 
         def guards(rs: list[TileRead], spare=None, lift=False) -> list[TileRead]:
             # a face read from one cut of a flush square whose other half is unread is a
@@ -467,15 +465,13 @@ class RecognitionEngine:
                 self.detector_runs += max(sum(v <= max(pic.shape[:2]) for v in self.scales), 1)
                 return self._read_still(pic, turn=False)[0]
 
-            added = turned_look(
-                reads, image, read_turned,
-                lambda pic, polys, conf: self.decode(pic, Detections.from_polygons(
-                    polys, conf, np.full(len(polys), TILE, np.int64)), use_cache=False)[0],
-                lambda rs, add: fill_from_second_model(rs, add, first_reads))
+            added = turned_look(reads, image, read_turned, read_outlines,
+                                lambda rs, add: fill_from_second_model(rs, add, first_reads))
             own = {id(r) for r in reads}
             if any(r.state == "face_up" and id(r) not in own for r in added):
-                if second:  # the second model's veto, on the added tiles (the reading's own
-                    # tiles met it, or were read after it, as the reading has them)
+                if second:
+                    # the second model's veto judges the added tiles; the reading's own tiles
+                    # stay as the reading decided them (some were read after its veto)
                     added = [r if id(r) in own else v for r, v in
                              zip(added, disputed_outlines(added, second, seam))]
                 reads = guards(added, lengthwise, True)

@@ -143,8 +143,8 @@ def turned_look(reads: Sequence[TileRead], image: np.ndarray,
         reads: the picture's own still reading (picture px).
         image: the picture, uint8 (H, W, 3).
         read_still: reads a picture as a still with every strategy but the turn.
-        decode: ``decode(image, polygons float32 (n, 4, 2), confidences float32 (n,))`` ->
-            one :class:`TileRead` per outline, in order.
+        decode: ``decode(polygons float32 (n, 4, 2) picture px, confidences float32 (n,))``
+            -> one :class:`TileRead` per outline, in order, read on ``image``.
         fill: ``fill(reads, added)``: the added tiles where the reading identified none
             (:func:`vision.recognition.fill.fill_from_second_model` with the picture's own
             per-size reads).
@@ -159,7 +159,7 @@ def turned_look(reads: Sequence[TileRead], image: np.ndarray,
     if not got:
         return reads
     conf = np.asarray([r.tile_confidence for r in got], np.float32)
-    keep = agreeing(got, decode(image, polys, conf))
+    keep = agreeing(got, decode(polys, conf))
     if not keep:
         return reads
     return fill(reads, keep)
