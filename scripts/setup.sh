@@ -10,8 +10,9 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q torch==2.14.1 torchvision==0.29.1
 # postgres: psycopg 3 for the audit store on PostgreSQL; ray: `paigow reaudit` (Ray tasks);
-# openvino: `--backend openvino`
-.venv/bin/python -m pip install -q -e '.[train,test,postgres,ray,openvino]'
+# openvino: `--backend openvino`. scripts/constraints.txt pins the packages whose numerics reach
+# a reading to the versions the models' figures were measured with (see there why).
+.venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[train,test,postgres,ray,openvino]'
 # The labelling tools' own validators for tests/test_exports.py, without their dependency pins:
 # label-studio-sdk 2.1 pins opencv-python-headless<4.13 (and numpy<2.3 through it), datumaro 1.13
 # opencv-python-headless<5 and pillow~=12; either would replace the OpenCV 5 / Pillow 13 the

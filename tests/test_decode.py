@@ -187,6 +187,24 @@ def test_a_six_is_two_columns_along_the_tile_not_two_rows_across():
     assert not ok and "two columns of three" in why
 
 
+def test_a_six_s_columns_run_along_the_tile():
+    # scenes_flush scene_22 at input size 832: an outline shifted across a flush 1-3 | 1-5
+    # held the 3's diagonal (left) and one column of the 5 (right); crop px as the pip
+    # model gave them. With the tile's red 1 it read 1-6 (a wrong face) before the rule.
+    diagonal_and_column = [[43, 94], [76, 103], [31, 126], [85, 127], [18, 158], [74, 154]]
+    ok, why = half_shape_ok(diagonal_and_column)
+    assert not ok and "columns must run along the tile" in why
+    face, _, reads = decode_face(np.array([[33, 32]] + diagonal_and_column),
+                                 np.array([PIP_RED] + [PIP_WHITE] * 6), np.full(7, 0.8))
+    assert face is None and reads["A"]["candidates"] == ["1-6"]
+    # a 6 whose outline is 8 degrees off: its columns drift by a quarter of a spacing
+    t = np.radians(8.0)
+    rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    six = np.array([[25, 20], [70, 20], [25, 45], [70, 45], [25, 70], [70, 70]], float)
+    tilted = (six - six.mean(0)) @ rot.T + six.mean(0)
+    assert half_shape_ok(tilted) == (True, None)
+
+
 def test_a_five_with_a_stray_corner_spot_is_not_a_six():
     # held-out table 1000016 as JPEG quality 60: the 5 of a 2-5 (four corners + centre) and a
     # stray detection on the felt at the tile's corner (crop px, as the pip model gave them)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,3 +162,31 @@ def test_eval_scenes_scoring_classifies_each_outcome():
     assert E.failure_class("confidence 0.43 below 0.50 (read 2-2)") == "other"
     assert E.failure_class("reads disagree: A 2-2 (0 red, 4 white), B 1-3") == "reads_disagree"
     assert E.failure_class("read B: 2-2 but top half: a 2 must lie across the tile") == "shape"
+
+
+def test_eval_scenes_noise_copies_keep_names_and_size_and_differ_by_the_noise(tmp_path):
+    import cv2
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import eval_scenes as E
+    finally:
+        sys.path.pop(0)
+    src = tmp_path / "src"
+    src.mkdir()
+    img = np.full((40, 60, 3), 100, np.uint8)
+    cv2.imwrite(str(src / "a.jpg"), img)
+    out = tmp_path / "out"
+    out.mkdir()
+    E.perturbed_copies(src, [{"image": "a.jpg"}], 2.0, 7, out)
+    got = cv2.imread(str(out / "a.jpg"))
+    orig = cv2.imread(str(src / "a.jpg")).astype(np.float64)
+    d = got.astype(np.float64) - orig
+    assert got.shape == img.shape
+    assert 1.5 < d.std() < 2.5 and abs(d.mean()) < 0.2   # the noise, nothing else
+    again = tmp_path / "again"
+    again.mkdir()
+    E.perturbed_copies(src, [{"image": "a.jpg"}], 2.0, 7, again)
+    assert (cv2.imread(str(again / "a.jpg")) == got).all()   # seeded
+    r = _script("eval_scenes.py", str(src), "--noise", "-1", "--json")
+    assert r.returncode == 2 and "--noise" in json.loads(r.stdout)["error"]

@@ -23,6 +23,8 @@ hold for the usual layouts, independent of where a maker puts them in the half:
   one, fails this;
 * a 6 is two columns of three along the tile, side by side row by row (:data:`SIX_ROW_TOL`):
   a 5 with a stray spot at a corner, whose centre is then off the others' mean, fails this;
+  each column straight along the tile (:data:`SIX_COLUMN_TOL`): a 3's diagonal beside a
+  column of a 5, as an outline shifted across two flush tiles shows them, fails this;
 * a 2 is a pair across the tile (|dy| < 0.5 |dx| in the upright crop, as on every Chinese set
   in ../shared/realdata); a 3 missing its centre (a diagonal pair) or a corner fails this, and
   so does a pair along the tile, which is what an outline shifted along the tile shows of a 3. A *diagonal* 2 (western dies, and one style of
@@ -175,6 +177,13 @@ CENTRE_TOL: float = 0.35
 #: the rows by far less; a spot row apart is a whole spacing.
 SIX_ROW_TOL: float = 0.5
 
+#: A 6's columns run along the tile: the three spots of a column lie within this fraction of
+#: the half's median nearest-neighbour spot spacing of each other across the tile. Half a
+#: spacing, as :data:`SIX_ROW_TOL`: a column tilted by an outline a few degrees off drifts by
+#: far less (two spacings along it at 5 degrees: 0.17 of a spacing); a diagonal of a 3 beside
+#: a column of a 5 drifts by a spacing.
+SIX_COLUMN_TOL: float = 0.5
+
 
 def _lines_of_three(v: np.ndarray) -> float:
     """How well six coordinates (float (6,), px) fall into two lines of three: the gap
@@ -247,6 +256,12 @@ def half_shape_ok(points, allow_diagonal_two: bool = False) -> tuple[bool, str |
         dy = np.abs(np.sort(left[:, 1]) - np.sort(right[:, 1])).max()
         if dy > SIX_ROW_TOL * spacing:
             return False, "a 6's two columns must pair row by row"
+        # ... and each column runs along the tile: three spots that drift across it by most
+        # of a spacing are no column of a 6 (seen: an outline shifted across a flush 1-3 | 1-5
+        # took the 3's diagonal and one column of the 5 for a 6 and read 1-6)
+        drift = max(np.ptp(left[:, 0]), np.ptp(right[:, 0]))
+        if drift > SIX_COLUMN_TOL * spacing:
+            return False, "a 6's columns must run along the tile"
     return True, None
 
 
