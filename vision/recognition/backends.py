@@ -249,6 +249,9 @@ class OnnxRuntimeBackend:
 
 # ----------------------------------------------------------------------------- OpenVINO
 
+#: The OpenVINO property the CPU plugin's inference precision is set by (always "f32" here).
+INFERENCE_PRECISION: str = "INFERENCE_PRECISION_HINT"
+
 _ov_core = None
 _ov_lock = threading.Lock()
 
@@ -321,6 +324,12 @@ class OpenVINOBackend:
         core = _openvino_core()
         config = ({"PERFORMANCE_HINT": "LATENCY"} if self.streams == 1 else
                   {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": self.streams})
+        # 32-bit floats, as the models were trained, exported and measured: on a CPU with
+        # bfloat16 units (AVX-512 BF16, AMX) OpenVINO's default precision is bfloat16, whose
+        # 8-bit mantissa moved outlines by a px and confidences by 0.001-0.01 -- enough to
+        # turn borderline reads (session 24: on such a CPU ../shared/scenes_flush read 4 tiles
+        # fewer and one wrong face the decoder now refuses; models/MODEL_CARD.md)
+        config[INFERENCE_PRECISION] = "f32"
         try:
             model = core.read_model(str(self.path))
             self.metadata = _openvino_metadata(model)
