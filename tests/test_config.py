@@ -18,6 +18,10 @@ def test_a_wrong_type_is_one_line_naming_the_setting():
         RecognitionConfig(turn=1)
     assert RecognitionConfig().turn is True
     assert PipelineConfig.build(turn=False).recognition.turn is False
+    with pytest.raises(InputError, match=r"^symmetry must be true or false, got 'on'$"):
+        RecognitionConfig(symmetry="on")
+    assert RecognitionConfig().symmetry is True
+    assert PipelineConfig.build(symmetry=False).recognition.symmetry is False
     with pytest.raises(InputError, match=r"^redetect_every must be an integer, got 2\.5$"):
         GateConfig(redetect_every=2.5)
     with pytest.raises(InputError, match=r"^min_confidence must be a number, got 'high'$"):

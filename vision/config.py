@@ -99,6 +99,9 @@ class RecognitionConfig:
         turn: where a still image's reading leaves a tile unknown, read the picture turned by
             45 degrees too and add the tiles both readings agree on
             (:mod:`vision.recognition.turned`; default True).
+        symmetry: where a flush-block guard asks whether the picture shows two flush tiles
+            as laid, take the spots' symmetry as evidence too
+            (:mod:`vision.recognition.symmetry`; default True).
 
     These strategies are the same whatever detectors the engine runs on
     (:class:`vision.recognition.engine.RecognitionEngine`).
@@ -115,6 +118,7 @@ class RecognitionConfig:
     second_model: StrictBool = True
     refine: StrictBool = True
     turn: StrictBool = True
+    symmetry: StrictBool = True
 
     def __post_init__(self) -> None:
         _check(isinstance(self.zoom, bool), f"zoom must be true or false, got {self.zoom!r}")
@@ -123,6 +127,8 @@ class RecognitionConfig:
         _check(isinstance(self.refine, bool),
                f"refine must be true or false, got {self.refine!r}")
         _check(isinstance(self.turn, bool), f"turn must be true or false, got {self.turn!r}")
+        _check(isinstance(self.symmetry, bool),
+               f"symmetry must be true or false, got {self.symmetry!r}")
         if self.scales is not None:
             sizes = tuple(int(v) for v in self.scales)
             _check(all(v >= 32 and v % 32 == 0 for v in sizes),

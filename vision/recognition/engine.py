@@ -57,6 +57,7 @@ from vision.recognition.refine import ON_FACE, face_share, refine_guarded, refin
 from vision.recognition.region import RegionPlan, cut, full_pass_grid, merge_region, plan_region
 from vision.recognition.scales import STILL_SCALES, fuse_scale_reads
 from vision.recognition.seam import block_of, seam_cut
+from vision.recognition.symmetry import symmetry_cut
 from vision.recognition.spot_colours import recolour_unknowns
 from vision.schema import UnreadReason
 from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window,
@@ -198,6 +199,8 @@ class RecognitionEngine:
         self.zoom = ZOOM_WINDOWS if self.scales and rec.zoom else ()
         #: read a still's unknown tiles again on the picture turned (vision.recognition.turned)
         self.turn = bool(self.scales) and rec.turn
+        #: the spots' symmetry as seam evidence for the flush guards (vision.recognition.symmetry)
+        self.symmetry = rec.symmetry
         if detectors is None:
             self.tile_detector, self.pip_detector = load_detectors(
                 rec.models, rec.backend, rec.tile_conf, rec.pip_conf)
@@ -337,17 +340,39 @@ class RecognitionEngine:
         sizes = tuple(v for v in self.scales if v <= longer) or (None,)
         per_scale, looks, first, second = [], [], None, []
 
+        def read_outlines(polys: np.ndarray, conf: float | np.ndarray = 1.0) -> list[TileRead]:
+            # outlines (float32 (n, 4, 2) px) decoded as tiles with the detector confidence
+            # ``conf`` (one for all, or float32 (n,)), no cache
+            conf = np.broadcast_to(np.asarray(conf, np.float32), (len(polys),))
+            return self.decode(image, Detections.from_polygons(
+                polys, np.array(conf), np.full(len(polys), TILE, np.int64)), use_cache=False)[0]
+
+        symmetric: dict[bytes, int | None] = {}
+
         def seam(polygon: np.ndarray, beside: np.ndarray) -> bool:
             """The picture shows the seam between two flush outlines (float (4, 2) px) along
-            ``polygon``'s long side: the seam line (:mod:`vision.recognition.seam`) or the
+            ``polygon``'s long side: the seam line (:mod:`vision.recognition.seam`), the
             notches where the tiles' corners meet at its ends
-            (:func:`vision.recognition.notch.notch_cut`), the other not naming the other cut;
+            (:func:`vision.recognition.notch.notch_cut`) or the spots' symmetry
+            (:func:`vision.recognition.symmetry.symmetry_cut`: both tiles read, each one's
+            halves in line along it, the boxes across them not), none naming the other cut;
             unsure: False."""
             block = block_of(polygon, beside)
             line = seam_cut(image, block)
             if line == 1:
                 return False
-            return line == 0 or notch_cut(image, block) == 0
+            spots = symmetric_cut(block)
+            if spots == 1:
+                return False
+            return line == 0 or spots == 0 or notch_cut(image, block) == 0
+
+        def symmetric_cut(block: np.ndarray) -> int | None:
+            # the cut a block's spots show (vision.recognition.symmetry), once per block: two
+            # decodes, and the guards ask about a block repeatedly
+            key = np.asarray(block, np.float32).tobytes()
+            if key not in symmetric:
+                symmetric[key] = symmetry_cut(block, read_outlines) if self.symmetry else None
+            return symmetric[key]
 
         for size in sizes:
             dets = self.detect(image, size)
@@ -410,13 +435,6 @@ class RecognitionEngine:
             return resolve_overlapping_reads(refine_unknowns(
                 rs, image, read_outlines, only=only,
                 cut_shown=lambda rect: notch_cut(image, rect), way=way))
-
-        def read_outlines(polys: np.ndarray, conf: float | np.ndarray = 1.0) -> list[TileRead]:
-            # outlines (float32 (n, 4, 2) px) decoded as tiles with the detector confidence
-            # ``conf`` (one for all, or float32 (n,)), no cache
-            conf = np.broadcast_to(np.asarray(conf, np.float32), (len(polys),))
-            return self.decode(image, Detections.from_polygons(
-                polys, np.array(conf), np.full(len(polys), TILE, np.int64)), use_cache=False)[0]
 
         def guards(rs: list[TileRead], spare=None, lift=False) -> list[TileRead]:
             # a face read from one cut of a flush square whose other half is unread is a
