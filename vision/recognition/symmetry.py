@@ -53,8 +53,7 @@ from collections.abc import Callable
 import cv2
 import numpy as np
 
-from vision.geometry import (CROP_H, CROP_MARGIN, CROP_W, _as_quad, crop_corners,
-                             expand_polygon, order_polygon)
+from vision.geometry import _as_quad, crop_to_image
 
 __all__ = ["symmetry_cut", "skews", "block_spots", "ALIGNED", "SKEWED", "MIDLINE"]
 
@@ -69,17 +68,6 @@ SKEWED: float = 0.35
 MIDLINE: float = 0.03
 
 _UNIT = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
-
-
-def _crop_to_image(polygon: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    """Crop px (float (k, 2)) of the decoder's crop of ``polygon`` (as
-    :func:`vision.geometry.rectify` makes it) back to image px, float64 (k, 2)."""
-    src = expand_polygon(order_polygon(polygon), CROP_MARGIN).astype(np.float32)
-    M = cv2.getPerspectiveTransform(src, crop_corners((CROP_W, CROP_H)).astype(np.float32))
-    if not len(pts):
-        return np.zeros((0, 2))
-    return cv2.perspectiveTransform(np.asarray(pts, np.float64).reshape(-1, 1, 2),
-                                    np.linalg.inv(M)).reshape(-1, 2)
 
 
 def block_spots(block, reads) -> list[np.ndarray] | None:
@@ -103,7 +91,7 @@ def block_spots(block, reads) -> list[np.ndarray] | None:
         p = r.pips
         c = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2 if len(p) else np.zeros((0, 2))
         c = c[_counted_spots(c, p.confidence)] if len(c) else c
-        im = _crop_to_image(np.asarray(r.polygon, np.float64), c)
+        im = crop_to_image(c, r.polygon)
         uv = (cv2.perspectiveTransform(im.reshape(-1, 1, 2), H.astype(np.float64)).reshape(-1, 2)
               if len(im) else np.zeros((0, 2)))
         if len(uv) and ((uv[:, 0] >= 0.5) if side == 0 else (uv[:, 0] < 0.5)).any():
