@@ -211,7 +211,7 @@ def perturbed_copies(folder: Path, recs: list[dict], sigma: float, seed: int, ou
             raise InputError(f"not a readable image: {str(folder / rec['image'])!r}")
         rng = np.random.default_rng([seed, k])
         noisy = np.clip(img.astype(np.float32) + rng.normal(0, sigma, img.shape), 0, 255)
-        ok, buf = cv2.imencode(".png", noisy.round().astype(np.uint8))
+        _, buf = cv2.imencode(".png", noisy.round().astype(np.uint8))  # PNG bytes, any name
         (out / rec["image"]).write_bytes(buf.tobytes())
     return out
 

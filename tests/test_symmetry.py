@@ -31,9 +31,8 @@ def test_a_tiles_halves_in_line_and_the_boxes_across_them_not():
     assert abs(cut1 - 2 * np.arctan2(0.13, 0.5)) < 1e-9
     # turned a quarter (the block's corners numbered from the next one): the cuts swap
     turn = lambda p: np.stack([1 - p[:, 1], p[:, 0]], 1)  # noqa: E731
-    a, b = turn(ONE_ONE), turn(FIVE_FIVE)
-    left, right = np.concatenate([a, b]), None
-    left, right = left[left[:, 0] < 0.5], left[left[:, 0] >= 0.5]
+    both = np.concatenate([turn(ONE_ONE), turn(FIVE_FIVE)])
+    left, right = both[both[:, 0] < 0.5], both[both[:, 0] >= 0.5]
     assert np.allclose(skews([left, right]), (cut1, cut0))
 
 

@@ -326,9 +326,8 @@ class OpenVINOBackend:
                   {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": self.streams})
         # 32-bit floats, as the models were trained, exported and measured: on a CPU with
         # bfloat16 units (AVX-512 BF16, AMX) OpenVINO's default precision is bfloat16, whose
-        # 8-bit mantissa moved outlines by a px and confidences by 0.001-0.01 -- enough to
-        # turn borderline reads (session 24: on such a CPU ../shared/scenes_flush read 4 tiles
-        # fewer and one wrong face the decoder now refuses; models/MODEL_CARD.md)
+        # 8-bit mantissa moves outlines and confidences enough to turn borderline reads
+        # (models/MODEL_CARD.md, session 24)
         config[INFERENCE_PRECISION] = "f32"
         try:
             model = core.read_model(str(self.path))

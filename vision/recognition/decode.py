@@ -57,7 +57,7 @@ from scoring.tiles import FACES, TILES_BY_FACE
 
 from vision.detections import PIP_RED, PIP_WHITE, Detections
 from vision.schema import UnreadReason
-from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, side_pairs
+from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, crop_to_image, side_pairs
 
 __all__ = [
     "TileRead",
@@ -67,6 +67,7 @@ __all__ = [
     "read_from_pips",
     "CANDIDATES_BY_COLOUR",
     "MIDLINE_BAND",
+    "counted_spots_px",
 ]
 
 #: (red, white) spot counts -> faces with those counts (read A). Built from scoring.tiles.
@@ -380,6 +381,24 @@ def _counted_spots(centres, conf, crop_size: tuple[int, int] = (CROP_W, CROP_H),
         near = np.linalg.norm(c[:, None, :] - corners[None], axis=2).min(axis=1)
         inside &= ~((near < CORNER_RADIUS * (w - 2 * bx)) & (conf < CORNER_MIN_CONFIDENCE))
     return inside
+
+
+def counted_spots_px(read: "TileRead", polygon=None, min_confidence: float = 0.0
+                     ) -> np.ndarray:
+    """Centres of the spots the decoder counts on ``read`` (:func:`_counted_spots`), at least
+    ``min_confidence`` sure, in image px: float64 (k, 2), (0, 2) for none.
+
+    ``polygon``: the outline ``read`` was decoded on (float (4, 2) image px; None:
+    ``read.polygon``), whose crop the spots' crop px are in
+    (:func:`vision.geometry.crop_to_image`)."""
+    p = read.pips
+    if p is None or not len(p):
+        return np.zeros((0, 2))
+    centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
+    keep = _counted_spots(centres, p.confidence) & (p.confidence >= min_confidence)
+    if not keep.any():
+        return np.zeros((0, 2))
+    return crop_to_image(centres[keep], read.polygon if polygon is None else polygon)
 
 
 def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (CROP_W, CROP_H),

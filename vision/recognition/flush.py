@@ -47,8 +47,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from vision.recognition.decode import CROP_H, MIDLINE_BAND, TileRead, _counted_spots, half_shape_ok
-from vision.geometry import (crop_to_image, order_polygon, points_in_polygon,
+from vision.recognition.decode import (CROP_H, MIDLINE_BAND, TileRead, _counted_spots,
+                                       counted_spots_px, half_shape_ok)
+from vision.geometry import (order_polygon, points_in_polygon,
                              polygon_intersections, side_pairs)
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
@@ -290,14 +291,9 @@ def unread_spots(read: TileRead, outline: np.ndarray, outlines: Sequence[np.ndar
     """Sure spots (confidence >= :data:`SURE`, counted by the decoder's rule) that ``read``
     (decoded on ``outline``, float (4, 2) px; spots in crop px) shows inside ``outline`` and on
     none of ``outlines`` (float (4, 2) px each, the outlines read there): an int."""
-    p = read.pips
-    if p is None or not len(p):
+    pts = counted_spots_px(read, outline, SURE)
+    if not len(pts):
         return 0
-    centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
-    keep = _counted_spots(centres, p.confidence) & (p.confidence >= SURE)
-    if not keep.any():
-        return 0
-    pts = crop_to_image(centres[keep], outline)
     inside = points_in_polygon(pts, outline)
     if len(outlines):
         inside &= ~np.logical_or.reduce([points_in_polygon(pts, o) for o in outlines])

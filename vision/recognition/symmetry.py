@@ -53,7 +53,8 @@ from collections.abc import Callable
 import cv2
 import numpy as np
 
-from vision.geometry import _as_quad, crop_to_image
+from vision.geometry import _as_quad
+from vision.recognition.decode import counted_spots_px
 
 __all__ = ["symmetry_cut", "skews", "block_spots", "ALIGNED", "SKEWED", "MIDLINE"]
 
@@ -82,16 +83,11 @@ def block_spots(block, reads) -> list[np.ndarray] | None:
         two float64 (k, 2) arrays of ``(u, v)`` (u across the cut-0 outlines, 0..1; v along
         them), one per outline; None where a spot of one lies on the other's side of the cut.
     """
-    from vision.recognition.decode import _counted_spots
-
     q = _as_quad(block).astype(np.float32)
     H = cv2.getPerspectiveTransform(q, _UNIT)
     out = []
     for side, r in enumerate(reads):
-        p = r.pips
-        c = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2 if len(p) else np.zeros((0, 2))
-        c = c[_counted_spots(c, p.confidence)] if len(c) else c
-        im = crop_to_image(c, r.polygon)
+        im = counted_spots_px(r)
         uv = (cv2.perspectiveTransform(im.reshape(-1, 1, 2), H.astype(np.float64)).reshape(-1, 2)
               if len(im) else np.zeros((0, 2)))
         if len(uv) and ((uv[:, 0] >= 0.5) if side == 0 else (uv[:, 0] < 0.5)).any():

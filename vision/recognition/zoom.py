@@ -34,8 +34,8 @@ import numpy as np
 
 from scoring.tiles import TILES_BY_FACE
 
-from vision.recognition.decode import TileRead, _counted_spots
-from vision.geometry import crop_to_image, points_in_polygon, polygon_iou_matrix, side_pairs
+from vision.recognition.decode import TileRead, counted_spots_px
+from vision.geometry import points_in_polygon, polygon_iou_matrix, side_pairs
 from vision.recognition.flush import OUTLINE_JITTER
 from vision.recognition.scales import SAME_TILE_IOU
 
@@ -177,7 +177,7 @@ def inside_window(polygons: np.ndarray, window: tuple[int, int, int, int],
 
 
 def own_spots(read: TileRead, others: Sequence[np.ndarray]) -> int:
-    """Spots ``read`` counted (the decoder's rule, ``decode._counted_spots``) that lie on none of
+    """Spots ``read`` counted (the decoder's rule, ``decode.counted_spots_px``) that lie on none of
     ``others`` (float (4, 2) image-px outlines of other identified tiles), each shrunk by
     :data:`vision.recognition.flush.OUTLINE_JITTER` of its sides first -- a spot at the very
     edge of another outline may be this tile's; an int (``read.spots_counted`` where
@@ -185,11 +185,9 @@ def own_spots(read: TileRead, others: Sequence[np.ndarray]) -> int:
     p = read.pips
     if not len(others) or p is None or not len(p):
         return read.spots_counted or 0
-    centres = (p.xyxy[:, :2] + p.xyxy[:, 2:]) / 2
-    counted = _counted_spots(centres, p.confidence)
-    if not counted.any():
+    pts = counted_spots_px(read)
+    if not len(pts):
         return 0
-    pts = crop_to_image(centres[counted], read.polygon)
     shrunk = [q.mean(0) + (q - q.mean(0)) * (1 - 2 * OUTLINE_JITTER)
               for q in (np.asarray(o, np.float64).reshape(4, 2) for o in others)]
     on_other = np.logical_or.reduce([points_in_polygon(pts, q) for q in shrunk])
