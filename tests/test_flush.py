@@ -245,3 +245,24 @@ def test_a_missed_neighbour_of_a_tile_that_lies_as_laid_seeds_a_refit():
         return right(polys)
     assert missed_beside([x], (400, 400, 3), counting, on_face=lambda p, q: False) == []
     assert decoded == []
+
+
+def test_a_block_one_set_cannot_deal_cut_across_is_cut_as_its_outlines_lie():
+    """4-4 | 5-5 boxed across would be 4-5 twice, and a set holds one 4-5 (docs/rules.md
+    section 1): the two identified tiles stand. 1-1 | 3-3 across is 1-3 twice, which the set
+    holds: still in doubt. (scenes_flush imilako scene_12: a 5-5 | 3-3 pair was left unknown.)"""
+    from vision.recognition.flush import cut_across_out_of_set, cut_either_way, over_set
+
+    assert over_set(["4-5", "4-5"]) and not over_set(["1-3", "1-3"])
+    assert not over_set(["6-6", "6-6", None, None]) and over_set(["6-6"] * 3)
+    assert cut_across_out_of_set("4-4", "5-5") and cut_across_out_of_set("3-3", "5-5")
+    assert not cut_across_out_of_set("1-1", "3-3") and not cut_across_out_of_set("1-1", "5-5")
+    assert not cut_across_out_of_set("1-5", "3-4")  # 1-3 + 4-5 or 1-4 + 3-5: each dealt once
+    pair = [read("4-4", 100, 0, 150, 100), read("5-5", 150, 0, 200, 100)]
+    assert [r.face for r in cut_either_way(pair)] == ["4-4", "5-5"]
+    doubt = cut_either_way([read("1-1", 100, 0, 150, 100), read("3-3", 150, 0, 200, 100)])
+    assert [r.face for r in doubt] == [None, None]
+    assert [r.reads["either_cut"] for r in doubt] == ["1-1", "3-3"]
+    # beside an unread tile the doubt is not over this block's cut alone
+    gone = cut_either_way([read("1-4", 100, 0, 150, 100), read(None, 150, 0, 200, 100)])
+    assert gone[0].face is None and "either_cut" not in gone[0].reads

@@ -197,3 +197,41 @@ def test_face_share_is_the_share_of_an_outline_in_the_tiles_face_class():
     assert face_share(img, tile, left) < 0.05                     # felt
     # off the picture: nothing to share
     assert face_share(img, tile, tile + [1000, 0]) == 0.0
+
+
+def test_rule_7_rules_out_a_cut_naming_a_single_tile_twice():
+    """Both cuts read both tiles: across, 4-5 and 4-5 -- the set holds one 4-5 (docs/rules.md
+    section 1) -- so the block is the 4-4 | 5-5 its other cut reads (scenes_flush imilako
+    scene_17). Across 1-3 and 1-3 (a face the set holds twice): still unsure."""
+    seed = read(None, TOP)
+    out = refine_unknowns(KNOWN + [seed], picture(), decoder(
+        [(LEFT, "4-4"), (RIGHT, "5-5"), (TOP, "4-5"), (BOTTOM, "4-5")]))
+    assert sorted(r.face for r in out) == ["2-2", "4-4", "5-5", "6-6"]
+    out = refine_unknowns(KNOWN + [seed], picture(), decoder(
+        [(LEFT, "1-1"), (RIGHT, "3-3"), (TOP, "1-3"), (BOTTOM, "1-3")]))
+    assert [r.face for r in out] == ["2-2", "6-6", None, None]
+    assert all(r.reads["either_cut"] for r in out[2:])
+
+
+def test_rule_8_cuts_the_block_of_two_unknown_outlines_where_the_face_region_gives_none():
+    """Tiles whose sides are as dark as their faces (scenes_flush imilako): the face region
+    is no tile or block, so the block two unknown outlines flush beside each other cover is
+    cut instead, under the same rules."""
+    from vision.recognition.refine import outline_block
+
+    img = picture()
+    cv2.rectangle(img, (200, 300), (330, 340), (10, 10, 10), -1)  # the block's dark sides
+    top, bottom = read(None, TOP), read(None, BOTTOM)
+    block = outline_block(top, [top, bottom] + KNOWN)
+    assert block is not None
+    assert polygon_iou_matrix(block[None], box(200, 200, 300, 300)[None])[0, 0] > 0.95
+    assert outline_block(top, [top] + KNOWN) is None  # no unknown neighbour flush beside
+    assert outline_block(top, [top, read(None, box(200, 290, 300, 340))]) is None
+    dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
+    assert face_rectangle(img, TOP, 100.0) is not None  # the region, sides and all
+    out = refine_unknowns(KNOWN + [top, bottom], img, dec)
+    assert sorted(r.face for r in out) == ["2-2", "2-6", "4-5", "6-6"]
+    # the same rules: both cuts read -- nothing named
+    out = refine_unknowns(KNOWN + [top, bottom], img, decoder(
+        [(LEFT, "2-6"), (RIGHT, "4-5"), (TOP, "3-4"), (BOTTOM, "1-5")]))
+    assert sorted(r.face for r in out if r.face) == ["2-2", "6-6"]

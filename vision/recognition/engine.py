@@ -43,6 +43,7 @@ from vision.detections import TILE, TILE_BACK, Detections
 from vision.recognition.aspect import long_as_peers
 from vision.recognition.chirality import lengthwise_by, table_hand
 from vision.geometry import iou_matrix, rectify
+from vision.recognition.dealt import dealt_blocks
 from vision.recognition.decode import TileRead, read_from_pips, run_pip_detector
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
 from vision.recognition.flush import (cut_either_way, flush_beside, missed_beside, notched_boxes,
@@ -493,6 +494,10 @@ class RecognitionEngine:
                     added = [r if id(r) in own else v for r, v in
                              zip(added, disputed_outlines(added, second, seam))]
                 reads = guards(added, lengthwise, True)
+        if any(r.state == "unknown" for r in reads):
+            # two flush tiles in doubt over the cut alone, where one set cannot deal the
+            # block cut across (vision.recognition.dealt)
+            reads = dealt_blocks(reads, second, read_outlines, image.shape)
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:

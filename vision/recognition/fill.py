@@ -184,6 +184,9 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead],
             # hand whose two tiles are both disputed is one of two cuts of those four halves
             # (vision.table.open_tile.block_fills)
             reads[k].reads["disputed"] = was
+            # in doubt over the cut where a flush neighbour is disputed too
+            # (vision.recognition.dealt)
+            reads[k].reads["either_cut"] = was
     return reads
 
 

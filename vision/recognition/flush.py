@@ -35,8 +35,8 @@ where two tiles' rounded corners meet), each only removing faces.
 
 Public API: :func:`beside_outlines`, :func:`block_ratio`, :func:`could_be_cut_across`,
 :func:`missed_beside`, :func:`unread_spots`,
-:func:`crosswise_alike`, :func:`cut_either_way`, :func:`flush_beside`, :func:`notched_boxes`,
-:func:`stubby_boxes`,
+:func:`crosswise_alike`, :func:`cut_across_out_of_set`, :func:`cut_either_way`,
+:func:`flush_beside`, :func:`notched_boxes`, :func:`over_set`, :func:`stubby_boxes`,
 :data:`CROSSWISE_RATIO_MAX`, :data:`MIN_PEERS`, :data:`MIN_SPOTS`, :data:`OUTLINE_JITTER`,
 :data:`STUBBY`, :data:`SURE`, :data:`TILE_ASPECT_MIN`, :data:`TURNED_ALIKE`.
 """
@@ -47,6 +47,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from scoring.tiles import TILES_BY_FACE
 from vision.recognition.decode import (CROP_H, MIDLINE_BAND, TileRead, _counted_spots,
                                        counted_spots_px, half_shape_ok)
 from vision.geometry import (order_polygon, points_in_polygon,
@@ -54,7 +55,7 @@ from vision.geometry import (order_polygon, points_in_polygon,
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["six_along", "beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
-           "cut_either_way", "flush_beside", "missed_beside", "open_beside", "unread_spots",
+           "cut_across_out_of_set", "cut_either_way", "flush_beside", "over_set", "missed_beside", "open_beside", "unread_spots",
            "notched_boxes", "stubby_boxes",
            "CROSSWISE_RATIO_MAX", "MIN_PEERS",
            "MIN_SPOTS", "OUTLINE_JITTER", "STUBBY", "SURE", "TILE_ASPECT_MIN", "TURNED_ALIKE"]
@@ -107,6 +108,38 @@ def crosswise_alike(face: str | None) -> bool:
     if not face:
         return False
     return all(int(v) in TURNED_ALIKE for v in face.split("-"))
+
+
+def over_set(faces: Sequence[str | None]) -> bool:
+    """Whether faces (``"1-5"`` strings; None ignored) name one face more often than a set
+    holds it (``scoring.tiles.Tile.copies``: 2 for the eleven civil faces, 1 for the ten
+    others). One table is dealt from one 32-tile set (docs/rules.md section 1), so such faces
+    cannot all be tiles on the table."""
+    seen: dict[str, int] = {}
+    for f in faces:
+        if f:
+            seen[f] = seen.get(f, 0) + 1
+    return any(n > TILES_BY_FACE[f].copies for f, n in seen.items())
+
+
+def cut_across_out_of_set(fa: str, fb: str) -> bool:
+    """Whether every crosswise pairing of two flush tiles' halves names one face twice that
+    the set holds once (:func:`over_set`): a block of two doubles X-X | Y-Y whose mixed face
+    X-Y is a single tile (4-4 | 5-5 cut across is 4-5 twice; 1-1 | 3-3 gives 1-3 twice, which
+    the set holds, and stays in doubt).
+
+    Why it cannot settle wrongly: cut across, the block's tiles would be the crosswise
+    pairing's faces, which one set cannot deal; so the block is cut as its outlines lie --
+    where its halves are read right, which every face the engine names rests on. Which pairing
+    a crosswise cut gives depends on which halves lie side by side, so both must be out of
+    the set (for two doubles they are the same). Args: two faces read as the block's tiles."""
+    (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
+
+    def face(x: int, y: int) -> str:
+        return f"{min(x, y)}-{max(x, y)}"
+
+    return all(over_set([face(x, y), face(u, v)])
+               for (x, y), (u, v) in (((a1, b1), (a2, b2)), ((a1, b2), (a2, b1))))
 
 
 def _suspect(read: TileRead, lengthwise: Callable[[TileRead], bool] | None) -> bool:
@@ -472,6 +505,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     * the seam check (``seam``, :mod:`vision.recognition.seam`) shows the seam between the two
       outlines along their long sides (the tiles are cut as the outlines lie), or
     * the other cut gives the same faces (e.g. 4-4 | 4-4), or
+    * the other cut gives faces one set cannot deal (:func:`cut_across_out_of_set`: 4-4 | 5-5
+      cut across is 4-5 twice, a face the set holds once), or
     * the second tile model (``second``: its reads of the same picture) read the same two
       outlines (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with the same
       two faces: two models outlining the block the same way, each box's halves read the same.
@@ -568,6 +603,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
                 continue  # longer than a box across the set's tiles: the tiles as laid
             if same_either_way(a.face, b.face):
                 continue
+            if cut_across_out_of_set(a.face, b.face):
+                continue  # cut across, the block would be one single tile twice
             if confirmed(i) and confirmed(j):
                 continue
             if seam is not None and seam(np.asarray(a.polygon), np.asarray(b.polygon)):
@@ -587,4 +624,7 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
             f"flush and level beside {beside_what}, halves that look alike turned a quarter "
             f"(read {was}): the block may be cut across")
         reads[k].reads["disputed"] = was
+        if other != "tile not read":
+            # in doubt over the block's cut alone (vision.recognition.dealt)
+            reads[k].reads["either_cut"] = was
     return reads

@@ -54,6 +54,11 @@ Each candidate outline is decoded by the engine's decoder (every guard of
    Why: a 3 turned a quarter runs the other way, so a box across two tiles shows every 3
    it holds the wrong way round (:mod:`vision.recognition.chirality`).
 
+7. where both cuts of a block read both their tiles, a cut naming one face twice that a set
+   holds once (:func:`vision.recognition.flush.over_set`: 4-4 | 5-5 cut across reads 4-5 and
+   4-5) is ruled out, and the other cut is taken (rules 1 and 4 still hold). Why: one table is
+   dealt from one set (docs/rules.md section 1), so those cannot be the block's two tiles.
+
 Where no candidate is taken but a cut of a block reads both its tiles (rule 2 or 3 fails:
 either cut could be the true one), the block's four halves are read all the same: that cut's
 two outlines become unknown tiles, each keeping the face it read (``reads["disputed"]``, as
@@ -95,9 +100,11 @@ import numpy as np
 from vision.geometry import order_polygon, polygon_intersections, polygon_iou_matrix, side_pairs
 from vision.recognition.chirality import against, lengthwise_by
 from vision.recognition.decode import TileRead
-from vision.recognition.flush import OUTLINE_JITTER, STUBBY, crosswise_alike
+from vision.recognition.flush import (OUTLINE_JITTER, STUBBY, beside_outlines, crosswise_alike,
+                                      over_set)
 from vision.recognition.overlaps import COVERED_UNKNOWN
 from vision.recognition.scales import SAME_TILE_IOU
+from vision.recognition.seam import block_of
 from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
 
 __all__ = ["refine_unknowns", "face_rectangle", "face_share", "block_cuts", "tile_shaped", "accept_cut",
@@ -214,6 +221,35 @@ def tile_shaped(polygon: np.ndarray, length: float, aspect: float) -> bool:
             and aspect * STUBBY <= b / a <= aspect / STUBBY)
 
 
+def _shaped(rect: np.ndarray, length: float, aspect: float) -> str | None:
+    """``"tile"`` where a rectangle (float (4, 2) px) is tile-shaped (:func:`tile_shaped`),
+    ``"block"`` where a cut of it gives two tile-shaped outlines (:func:`block_cuts`), else
+    None."""
+    if tile_shaped(rect, length, aspect):
+        return "tile"
+    if any(all(tile_shaped(p, length, aspect) for p in cut) for cut in block_cuts(rect)):
+        return "block"
+    return None
+
+
+def outline_block(seed: TileRead, reads: Sequence[TileRead]) -> np.ndarray | None:
+    """The block an unknown outline and another unknown outline lying flush beside its long
+    side cover (:func:`vision.recognition.seam.block_of`; the neighbour the one of polygon IoU
+    at least :data:`vision.recognition.scales.SAME_TILE_IOU` with the seed moved by its width,
+    :func:`vision.recognition.flush.beside_outlines`): float32 (4, 2) px in order around it, or
+    None where there is no such neighbour."""
+    others = [r for r in reads if r is not seed and r.state == "unknown"]
+    if not others:
+        return None
+    beside = beside_outlines(seed.polygon).astype(np.float32)
+    polys = np.stack([np.asarray(r.polygon, np.float32) for r in others])
+    iou = polygon_iou_matrix(beside, polys).max(0)
+    m = int(np.argmax(iou))
+    if iou[m] < SAME_TILE_IOU:
+        return None
+    return block_of(np.asarray(seed.polygon, np.float32), polys[m]).astype(np.float32)
+
+
 def accept_cut(cut: Sequence[TileRead], other: Sequence[TileRead] = (),
                lengthwise: Callable[[TileRead], bool] | None = None) -> bool:
     """Rules 1-3 of the module docstring for one candidate: every read identified; a block
@@ -229,6 +265,56 @@ def accept_cut(cut: Sequence[TileRead], other: Sequence[TileRead] = (),
     if not all(crosswise_alike(r.face) for r in cut):
         return True
     return lengthwise is not None and any(lengthwise(r) for r in cut)
+
+
+def _judge(rect: np.ndarray | None, length: float, aspect: float, seed: TileRead,
+           decode: Callable[[np.ndarray, float], list[TileRead]],
+           lengthwise: Callable[[TileRead], bool] | None,
+           cut_shown: Callable[[np.ndarray], int | None] | None,
+           way: Callable[[], int | None] | None,
+           blocks_only: bool = False) -> tuple[str, list[TileRead]] | None:
+    """Rules 1-7 of the module docstring on one rectangle (float (4, 2) px, or None): ``("take",
+    reads)`` for the one candidate taken, ``("either", reads)`` for a block whose cut reads
+    both tiles though which cut holds is not sure, None where nothing reads (or the rectangle
+    is neither a tile nor a block; a tile-shaped one with ``blocks_only``)."""
+    shaped = _shaped(rect, length, aspect) if rect is not None else None
+    if shaped is None or (blocks_only and shaped == "tile"):
+        return None
+    got: list[list[TileRead]] = []
+    if shaped == "tile":
+        options = [(decode(order_polygon(rect)[None].astype(np.float32),
+                           seed.tile_confidence), [])]
+    else:
+        cuts = block_cuts(rect)
+        got = [decode(c, seed.tile_confidence) for c in cuts]
+        options = [(got[i], got[1 - i]) for i in (0, 1)
+                   if all(tile_shaped(p, length, aspect) for p in cuts[i])]
+    chosen = [c for c, other in options if accept_cut(c, other, lengthwise)]
+    both = len(options) == 2 and all(r.face is not None for c in got for r in c)
+    if len(chosen) != 1 and len(options) == 2 and cut_shown is not None:
+        # either cut reads (or neither may be taken): the cut the picture shows -- the
+        # notches where the tiles' rounded corners meet at its seam's ends, the other
+        # sides straight -- is taken where it reads both tiles (rule 5)
+        c = cut_shown(np.asarray(rect, np.float32))
+        if c is not None and all(r.face is not None for r in got[c]):
+            chosen = [got[c]]
+    if len(chosen) != 1 and both and way is not None:
+        # both cuts read both tiles: a cut whose 3 runs against the table's set is not
+        # how the tiles lie (a 3 turned a quarter runs the other way); the other is
+        # taken (rule 6)
+        out_of_set = [against(c, way()) for c in got]
+        if out_of_set.count(True) == 1:
+            chosen = [got[out_of_set.index(False)]]
+    if len(chosen) != 1 and both:
+        # both cuts read both tiles: a cut naming one face twice that the set holds once
+        # cannot be how one set's tiles lie; the other is taken (rule 7)
+        dealt = [not over_set([r.face for r in c]) for c in got]
+        if dealt.count(True) == 1:
+            chosen = [got[dealt.index(True)]]
+    if len(chosen) == 1:
+        return "take", list(chosen[0])
+    whole = [c for c, _ in options if len(c) == 2 and all(r.face for r in c)]
+    return ("either", list(whole[0])) if whole else None
 
 
 def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
@@ -280,51 +366,36 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             continue
         length, aspect = local_shape(seed.centre, known + taken)
         rect = face_rectangle(image, seed.polygon, length)
-        if rect is None:
+        if rect is not None:
+            done.append(rect)
+        verdict = _judge(rect, length, aspect, seed, decode, lengthwise, cut_shown, way)
+        if verdict is None:
+            # the face region gives no tile or block that reads (a tile's sides as dark as
+            # its face, a shadow, a neighbour touching it): the block the seed and an unknown
+            # outline flush beside it cover is cut instead (rule 8)
+            block = outline_block(seed, reads)
+            if block is not None:
+                done.append(block)
+                verdict = _judge(block, length, aspect, seed, decode, lengthwise, cut_shown,
+                                 way, blocks_only=True)
+        if verdict is None:
             continue
-        done.append(rect)
-        if tile_shaped(rect, length, aspect):
-            options = [(decode(order_polygon(rect)[None].astype(np.float32),
-                               seed.tile_confidence), [])]
-        else:
-            cuts = block_cuts(rect)
-            if not all(tile_shaped(p, length, aspect) for p in cuts[0]) and \
-                    not all(tile_shaped(p, length, aspect) for p in cuts[1]):
-                continue
-            got = [decode(c, seed.tile_confidence) for c in cuts]
-            options = [(got[i], got[1 - i]) for i in (0, 1)
-                       if all(tile_shaped(p, length, aspect) for p in cuts[i])]
-        chosen = [c for c, other in options if accept_cut(c, other, lengthwise)]
-        if len(chosen) != 1 and len(options) == 2 and cut_shown is not None:
-            # either cut reads (or neither may be taken): the cut the picture shows -- the
-            # notches where the tiles' rounded corners meet at its seam's ends, the other
-            # sides straight -- is taken where it reads both tiles (rule 5)
-            c = cut_shown(np.asarray(rect, np.float32))
-            if c is not None and all(r.face is not None for r in got[c]):
-                chosen = [got[c]]
-        if len(chosen) != 1 and len(options) == 2 and way is not None and all(
-                r.face is not None for c in got for r in c):
-            # both cuts read both tiles: a cut whose 3 runs against the table's set is not
-            # how the tiles lie (a 3 turned a quarter runs the other way); the other is
-            # taken (rule 6)
-            out_of_set = [against(c, way()) for c in got]
-            if out_of_set.count(True) == 1:
-                chosen = [got[out_of_set.index(False)]]
-        if len(chosen) != 1:
-            # which way the block is cut is not sure; where a cut reads both its tiles, the
-            # block's four halves are read: two unknown tiles, each keeping the face its
-            # outline read (``reads["disputed"]``: vision.table.open_tile.block_fills)
-            whole = [c for c, _ in options if len(c) == 2 and all(r.face for r in c)]
-            new = _agreeing(whole[0], known + taken) if whole else None
+        kind, cut = verdict
+        if kind == "either":
+            # which way the block is cut is not sure; the cut reading both its tiles gives
+            # the block's four halves: two unknown tiles, each keeping the face its outline
+            # read (``reads["disputed"]``: vision.table.open_tile.block_fills)
+            new = _agreeing(cut, known + taken)
             if new is not None and len(new) == 2:  # rule 4, and neither is a known tile
                 for r in new:
                     u = r.as_unknown(f"either cut of a flush block of two tiles could read "
                                      f"(read {r.face} here): two tiles touching flush may be "
                                      f"cut across")
                     u.reads["disputed"] = r.face
+                    u.reads["either_cut"] = r.face  # vision.recognition.dealt
                     blocks.append(u)
             continue
-        new = _agreeing(chosen[0], known + taken)
+        new = _agreeing(cut, known + taken)
         if new is not None:
             taken.extend(new)
     if not taken and not blocks:

@@ -1,0 +1,92 @@
+"""Two flush tiles in doubt only over the cut, given back where one set cannot deal the block
+cut across (vision.recognition.dealt; docs/rules.md sections 1 and 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision.recognition.dealt import crosswise_pairings, dealt_blocks
+from vision.recognition.decode import TileRead
+from vision.detections import PIP_WHITE, Detections
+
+SHAPE = (1000, 1000, 3)
+
+
+def read(face, x1, y1, x2, y2, either=None):
+    poly = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+    st = "face_up" if face else "unknown"
+    r = TileRead(face, st, 0.9, poly, np.array([x1, y1, x2, y2], np.float32),
+                 reason=None if face else "the second tile model outlines this place otherwise")
+    if either:
+        r.reads["disputed"] = r.reads["either_cut"] = either
+    return r
+
+
+def reader(faces, spots=0):
+    """A stand-in for the engine's decoder: outline i of a call reads ``faces[i]`` (None: an
+    unknown read showing ``spots`` sure spots in the middle of its crop)."""
+    def run(polys):
+        out = []
+        for i, q in enumerate(polys):
+            f = faces[i] if i < len(faces) else None
+            xyxy = np.array([[40, 40 + 20 * k, 56, 56 + 20 * k] for k in range(spots)],
+                            np.float32).reshape(-1, 4)
+            pips = Detections(xyxy, np.full(spots, 0.9, np.float32),
+                              np.full(spots, PIP_WHITE, np.int64))
+            out.append(TileRead(f, "face_up" if f else "unknown", 0.9, q,
+                                np.r_[q.min(0), q.max(0)], pips,
+                                reason=None if f else "test"))
+        return out
+    return run
+
+
+def test_crosswise_pairings_pair_a_half_of_each_tile_both_ways():
+    assert crosswise_pairings("1-5", "2-3") == [("1-2", "3-5"), ("1-3", "2-5")]
+    assert crosswise_pairings("4-4", "5-5") == [("4-5", "4-5"), ("4-5", "4-5")]
+
+
+def test_a_block_whose_crosswise_pairings_the_table_already_holds_is_given_back():
+    """scenes_flush imilako scene_14: 1-5 | 2-3 flush, the second model boxed 3-5 across it;
+    the table shows the 1-2 and the 2-5 elsewhere, so neither crosswise pairing (1-2 + 3-5,
+    1-3 + 2-5) can be dealt: the tiles are as their outlines lie."""
+    block = [read(None, 100, 100, 150, 200, "1-5"), read(None, 150, 100, 200, 200, "2-3")]
+    table = [read("1-2", 500, 500, 550, 600), read("2-5", 700, 500, 750, 600)]
+    out = dealt_blocks(block + table, [], reader(["1-5", "2-3"]), SHAPE)
+    assert [r.face for r in out] == ["1-5", "2-3", "1-2", "2-5"]
+    assert all(r.state == "face_up" for r in out)
+    # the 2-5 not on the table: 1-3 + 2-5 could be the block cut across -- unchanged
+    out = dealt_blocks(block + table[:1], [], reader(["1-5", "2-3"]), SHAPE)
+    assert [r.face for r in out[:2]] == [None, None]
+    # the decoder no longer names both faces on the outlines: unchanged
+    assert dealt_blocks(block + table, [], reader(["1-5", None]), SHAPE)[0].face is None
+    # the faces as read do not fit the set themselves (a second 2-3 elsewhere... and a 1-2)
+    extra = table + [read("2-3", 300, 700, 350, 800)]
+    assert dealt_blocks(block + extra, [], reader(["1-5", "2-3"]), SHAPE)[0].face is None
+
+
+def test_the_block_must_stand_alone():
+    block = [read(None, 100, 100, 150, 200, "1-5"), read(None, 150, 100, 200, 200, "2-3")]
+    table = [read("1-2", 500, 500, 550, 600), read("2-5", 700, 500, 750, 600)]
+    go = reader(["1-5", "2-3"])
+    # another outline (even an unread one) within a third of a tile width
+    near = read(None, 210, 100, 260, 200)
+    assert dealt_blocks(block + table + [near], [], go, SHAPE)[0].face is None
+    assert dealt_blocks(block + table + [read(None, 240, 100, 290, 200)], [], go,
+                        SHAPE)[0].face == "1-5"
+    # the second model's box across the block naming a crosswise face: fine; one reaching
+    # out of the block, or naming a face of no crosswise pairing: unchanged
+    across = read("3-5", 100, 150, 200, 200)
+    assert dealt_blocks(block + table, [across], go, SHAPE)[0].face == "1-5"
+    assert dealt_blocks(block + table, [read("3-5", 100, 150, 200, 260)], go,
+                        SHAPE)[0].face is None
+    assert dealt_blocks(block + table, [read("4-5", 100, 150, 200, 200)], go,
+                        SHAPE)[0].face is None
+    # unread spots flush beside the block's outer long side: a tile missed there
+    spotted = reader(["1-5", "2-3"], spots=3)
+
+    def decode(polys):
+        return (go if len(polys) == 2 else spotted)(polys)
+    assert dealt_blocks(block + table, [], decode, SHAPE)[0].face is None
+    # a tile in doubt beside two others in doubt: which pair is a block is not sure
+    third = read(None, 200, 100, 250, 200, "3-3")
+    assert dealt_blocks(block + [third] + table, [], go, SHAPE)[0].face is None
