@@ -225,7 +225,11 @@ def test_rule_8_cuts_the_block_of_two_unknown_outlines_where_the_face_region_giv
     block = outline_block(top, [top, bottom] + KNOWN)
     assert block is not None
     assert polygon_iou_matrix(block[None], box(200, 200, 300, 300)[None])[0, 0] > 0.95
-    assert outline_block(top, [top] + KNOWN) is None  # no unknown neighbour flush beside
+    assert outline_block(top, [top] + KNOWN) is None  # no neighbour flush beside
+    # an identified neighbour (a tile the seed lies flush beside, missed_beside) does too;
+    # a tile back does not
+    assert outline_block(top, [top, read("1-3", BOTTOM)]) is not None
+    assert outline_block(top, [top, read(None, BOTTOM, "face_down")]) is None
     assert outline_block(top, [top, read(None, box(200, 290, 300, 340))]) is None
     dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
     assert face_rectangle(img, TOP, 100.0) is not None  # the region, sides and all

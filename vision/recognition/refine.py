@@ -59,6 +59,15 @@ Each candidate outline is decoded by the engine's decoder (every guard of
    4-5) is ruled out, and the other cut is taken (rules 1 and 4 still hold). Why: one table is
    dealt from one set (docs/rules.md section 1), so those cannot be the block's two tiles.
 
+8. where the face region gives no tile or block that reads -- a drawn tile whose sides are as
+   dark as its face (imilako's 3-D tiles) makes the region larger than the face -- and another
+   face-up outline (unknown, or the identified tile a :func:`vision.recognition.flush.missed_beside`
+   seed lies beside) lies flush beside the seed's long side (:func:`outline_block`), the block
+   the two outlines cover is cut instead, under rules 1-7. Why it is no new way to be wrong:
+   the rectangle is another estimate of the same block (a tile model that boxed a flush pair
+   crosswise as two boxes outlined it), and every candidate meets the same rules and the
+   decoder's every check; an identified neighbour keeps its face by rule 4.
+
 Where no candidate is taken but a cut of a block reads both its tiles (rule 2 or 3 fails:
 either cut could be the true one), the block's four halves are read all the same: that cut's
 two outlines become unknown tiles, each keeping the face it read (``reads["disputed"]``, as
@@ -233,12 +242,12 @@ def _shaped(rect: np.ndarray, length: float, aspect: float) -> str | None:
 
 
 def outline_block(seed: TileRead, reads: Sequence[TileRead]) -> np.ndarray | None:
-    """The block an unknown outline and another unknown outline lying flush beside its long
-    side cover (:func:`vision.recognition.seam.block_of`; the neighbour the one of polygon IoU
+    """The block an unknown outline and another face-up outline (unknown or identified) lying
+    flush beside its long side cover (:func:`vision.recognition.seam.block_of`; the neighbour the one of polygon IoU
     at least :data:`vision.recognition.scales.SAME_TILE_IOU` with the seed moved by its width,
     :func:`vision.recognition.flush.beside_outlines`): float32 (4, 2) px in order around it, or
     None where there is no such neighbour."""
-    others = [r for r in reads if r is not seed and r.state == "unknown"]
+    others = [r for r in reads if r is not seed and r.state != "face_down"]
     if not others:
         return None
     beside = beside_outlines(seed.polygon).astype(np.float32)
@@ -371,7 +380,7 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
         verdict = _judge(rect, length, aspect, seed, decode, lengthwise, cut_shown, way)
         if verdict is None:
             # the face region gives no tile or block that reads (a tile's sides as dark as
-            # its face, a shadow, a neighbour touching it): the block the seed and an unknown
+            # its face, a shadow, a neighbour touching it): the block the seed and a face-up
             # outline flush beside it cover is cut instead (rule 8)
             block = outline_block(seed, reads)
             if block is not None:
