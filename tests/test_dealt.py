@@ -30,7 +30,7 @@ def read(face, x1, y1, x2, y2, either=None):
 def reader(faces, spots=0):
     """A stand-in for the engine's decoder: outline i of a call reads ``faces[i]`` (None: an
     unknown read showing ``spots`` sure spots in the middle of its crop)."""
-    def run(polys):
+    def run(polys, conf=1.0):
         out = []
         for i, q in enumerate(polys):
             f = faces[i] if i < len(faces) else None
@@ -89,8 +89,8 @@ def test_the_block_must_stand_alone():
     # unread spots flush beside the block's outer long side: a tile missed there
     spotted = reader(["1-5", "2-3"], spots=3)
 
-    def decode(polys):
-        return (go if len(polys) == 2 else spotted)(polys)
+    def decode(polys, conf=1.0):
+        return (go if len(polys) == 2 else spotted)(polys, conf)
     assert dealt_blocks(block + table, [], decode, SHAPE)[0].face is None
     # a tile in doubt beside two others in doubt: which pair is a block is not sure
     third = read(None, 200, 100, 250, 200, "3-3")

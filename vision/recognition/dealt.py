@@ -81,8 +81,9 @@ def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
     Args:
         reads: a still reading (image px polygons, float (4, 2)), after the guards.
         second: the second tile model's reads of the same picture (image px); () for none.
-        read_outlines: decodes float32 (n, 4, 2) image-px outlines into n :class:`TileRead`
-            (the engine's decoder).
+        read_outlines: ``read_outlines(polys, conf=1.0)`` decodes float32 (n, 4, 2) image-px
+            outlines into n :class:`TileRead` with the detector confidence ``conf`` (a float,
+            or float32 (n,)): the engine's decoder.
         image_shape: the picture's (H, W, ...) shape.
 
     Returns:
@@ -115,7 +116,9 @@ def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
             continue
         if _spots_beside(reads, ka, kb, read_outlines, image_shape):
             continue
-        again = read_outlines(np.stack([polys[i], polys[j]]).astype(np.float32))
+        again = read_outlines(np.stack([polys[i], polys[j]]).astype(np.float32),
+                              np.array([reads[ka].tile_confidence, reads[kb].tile_confidence],
+                                       np.float32))
         if [r.face for r in again] != [fa, fb] or any(r.state != "face_up" for r in again):
             continue
         reads[ka], reads[kb] = again
