@@ -86,6 +86,11 @@ def test_the_block_must_stand_alone():
                         SHAPE)[0].face is None
     assert dealt_blocks(block + table, [read("4-5", 100, 150, 200, 200)], go,
                         SHAPE)[0].face is None
+    # the second model reading one of the tiles as it lies, with its face: fine; another face
+    assert dealt_blocks(block + table, [read("2-3", 151, 100, 200, 199)], go,
+                        SHAPE)[0].face == "1-5"
+    assert dealt_blocks(block + table, [read("2-2", 151, 100, 200, 199)], go,
+                        SHAPE)[0].face is None
     # unread spots flush beside the block's outer long side: a tile missed there
     spotted = reader(["1-5", "2-3"], spots=3)
 

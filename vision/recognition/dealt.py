@@ -20,9 +20,10 @@ cut would deal a face the set does not have -- a face the reading itself names e
 rests on those faces as the table stage's set rule does
 (:func:`vision.table.open_tile.position_fills`). The block must stand alone: no other outline
 (of either model, unread ones included) within :data:`APART` tile widths of it but the second
-model's boxes across it, each naming a face of a crosswise pairing; no unread spots flush
-beside its outer long sides (:data:`vision.recognition.flush.MIN_SPOTS`); and the faces as
-read must themselves fit the set. Otherwise nothing changes.
+model's boxes across it, each naming a face of a crosswise pairing, or on one of its tiles
+naming that tile's face; no unread spots flush beside its outer long sides
+(:data:`vision.recognition.flush.MIN_SPOTS`); and the faces as read must themselves fit the
+set. Otherwise nothing changes.
 
 Public API: :func:`crosswise_pairings`, :func:`dealt_blocks`, :data:`APART`.
 """
@@ -130,8 +131,9 @@ def _alone(reads: Sequence[TileRead], ka: int, kb: int, seconds: Sequence[TileRe
            across: set[str]) -> bool:
     """Whether the block of ``reads[ka]`` and ``reads[kb]`` stands alone: no other outline of
     ``reads`` within :data:`APART` tile widths of it, and every identified outline of the
-    second model that touches that margin lies inside the block (at least
-    :data:`vision.recognition.fill.IN_BLOCK` of it) naming a face in ``across``."""
+    second model that touches that margin either is one of the two tiles with its face
+    (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) or lies inside the block
+    (at least :data:`vision.recognition.fill.IN_BLOCK` of it) naming a face in ``across``."""
     a, b = (np.asarray(reads[k].polygon, np.float32) for k in (ka, kb))
     block = block_of(a, b).astype(np.float32)
     width = min(side_pairs(a))
@@ -146,7 +148,11 @@ def _alone(reads: Sequence[TileRead], ka: int, kb: int, seconds: Sequence[TileRe
         sp = np.stack([np.asarray(r.polygon, np.float32) for r in seconds])
         touch = polygon_intersections(margin[None], sp)[0][0] > 0
         inside, area, _ = polygon_intersections(sp, block[None])
+        same = polygon_iou_matrix(sp, np.stack([a, b])) >= SAME_TILE_IOU          # (m, 2)
+        own = [reads[ka].reads["either_cut"], reads[kb].reads["either_cut"]]
         for m in np.flatnonzero(touch):
+            if any(same[m, t] and seconds[m].face == own[t] for t in (0, 1)):
+                continue  # the second model read that tile as it lies, the same face
             if inside[m, 0] / max(area[m], 1e-6) < IN_BLOCK or seconds[m].face not in across:
                 return False
     return True
