@@ -5,7 +5,8 @@ Why. Two tiles touching flush and level form a block of four halves that a box c
 lengthwise (the tiles as laid) or crosswise (one half of each tile). Where the picture cannot
 show the cut, the guards make both tiles unknown and keep the faces their outlines read in
 ``reads["either_cut"]`` (:func:`vision.recognition.flush.cut_either_way`,
-:func:`vision.recognition.fill.disputed_outlines`, :func:`vision.recognition.refine.refine_unknowns`).
+:func:`vision.recognition.fill.disputed_outlines`,
+:func:`vision.recognition.refine.refine_unknowns`).
 Cut across, the block's two tiles would be one of the two crosswise pairings of those halves
 (which half of one lies beside which half of the other is not taken from the picture). One
 table is dealt from one 32-tile set, eleven faces twice and ten once (docs/rules.md section

@@ -55,7 +55,8 @@ from vision.geometry import (order_polygon, points_in_polygon,
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["six_along", "beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
-           "cut_across_out_of_set", "cut_either_way", "flush_beside", "over_set", "missed_beside", "open_beside", "unread_spots",
+           "cut_across_out_of_set", "cut_either_way", "flush_beside", "over_set",
+           "missed_beside", "open_beside", "unread_spots",
            "notched_boxes", "stubby_boxes",
            "CROSSWISE_RATIO_MAX", "MIN_PEERS",
            "MIN_SPOTS", "OUTLINE_JITTER", "STUBBY", "SURE", "TILE_ASPECT_MIN", "TURNED_ALIKE"]

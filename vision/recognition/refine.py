@@ -243,10 +243,10 @@ def _shaped(rect: np.ndarray, length: float, aspect: float) -> str | None:
 
 def outline_block(seed: TileRead, reads: Sequence[TileRead]) -> np.ndarray | None:
     """The block an unknown outline and another face-up outline (unknown or identified) lying
-    flush beside its long side cover (:func:`vision.recognition.seam.block_of`; the neighbour the one of polygon IoU
-    at least :data:`vision.recognition.scales.SAME_TILE_IOU` with the seed moved by its width,
-    :func:`vision.recognition.flush.beside_outlines`): float32 (4, 2) px in order around it, or
-    None where there is no such neighbour."""
+    flush beside its long side cover (:func:`vision.recognition.seam.block_of`; the neighbour:
+    the outline of highest polygon IoU, at least :data:`vision.recognition.scales.SAME_TILE_IOU`,
+    with the seed moved by its width, :func:`vision.recognition.flush.beside_outlines`):
+    float32 (4, 2) px in order around it, or None where there is no such neighbour."""
     others = [r for r in reads if r is not seed and r.state != "face_down"]
     if not others:
         return None
