@@ -10,7 +10,8 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.recognition.dealt import crosswise_pairings, dealt_blocks
+from vision.recognition.dealt import dealt_blocks
+from vision.recognition.flush import crosswise_pairings
 from vision.recognition.decode import TileRead
 from vision.detections import PIP_WHITE, Detections
 

@@ -8,7 +8,7 @@ show the cut, the guards make both tiles unknown and keep the faces their outlin
 :func:`vision.recognition.fill.disputed_outlines`,
 :func:`vision.recognition.refine.refine_unknowns`).
 Cut across, the block's two tiles would be one of the two crosswise pairings of those halves
-(which half of one lies beside which half of the other is not taken from the picture). One
+(:func:`vision.recognition.flush.crosswise_pairings`). One
 table is dealt from one 32-tile set, eleven faces twice and ten once (docs/rules.md section
 1): where *every* crosswise pairing, together with the faces identified elsewhere on the
 picture, names a face more often than the set holds it, the block cannot be cut across, and
@@ -26,7 +26,7 @@ naming that tile's face; no unread spots flush beside its outer long sides
 (:data:`vision.recognition.flush.MIN_SPOTS`); and the faces as read must themselves fit the
 set. Otherwise nothing changes.
 
-Public API: :func:`crosswise_pairings`, :func:`dealt_blocks`, :data:`APART`.
+Public API: :func:`dealt_blocks`, :data:`APART`.
 """
 
 from __future__ import annotations
@@ -40,38 +40,17 @@ from scoring.tiles import TILES_BY_FACE
 from vision.geometry import expand_polygon, polygon_intersections, polygon_iou_matrix, side_pairs
 from vision.recognition.decode import TileRead
 from vision.recognition.fill import IN_BLOCK
-from vision.recognition.flush import MIN_SPOTS, beside_outlines, open_beside, unread_spots
+from vision.recognition.flush import (MIN_SPOTS, beside_outlines, crosswise_pairings,
+                                      open_beside, over_set, unread_spots)
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.seam import block_of
 
-__all__ = ["APART", "crosswise_pairings", "dealt_blocks"]
+__all__ = ["APART", "dealt_blocks"]
 
 #: The block stands alone when no other outline comes within this many tile widths of it:
 #: the table stage's gap between units (``vision.table.seats.UNIT_GAP``), so that what the
 #: table stage takes for a hand of its own is what is judged here.
 APART: float = 0.35
-
-
-def _face(x: int, y: int) -> str:
-    return f"{min(x, y)}-{max(x, y)}"
-
-
-def crosswise_pairings(fa: str, fb: str) -> list[tuple[str, str]]:
-    """The two crosswise pairings of two flush tiles' halves, e.g. ``("1-5", "2-3")`` ->
-    ``[("1-2", "3-5"), ("1-3", "2-5")]`` (a half of ``fa`` with a half of ``fb``, both ways).
-
-    Raises:
-        ValueError: a face that is not ``"low-high"`` with halves 1..6.
-    """
-    (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
-    return [(_face(a1, b1), _face(a2, b2)), (_face(a1, b2), _face(a2, b1))]
-
-
-def _over(counts: Counter, faces: Sequence[str]) -> bool:
-    """Whether ``faces`` added to ``counts`` (face -> identified count) name a face more often
-    than the set holds it (``scoring.tiles.Tile.copies``)."""
-    use = Counter(faces)
-    return any(counts.get(f, 0) + n > TILES_BY_FACE[f].copies for f, n in use.items())
 
 
 def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
@@ -112,7 +91,7 @@ def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
         ka, kb = doubt[i], doubt[j]
         fa, fb = reads[ka].reads["either_cut"], reads[kb].reads["either_cut"]
         pairings = crosswise_pairings(fa, fb)
-        if _over(counts, [fa, fb]) or not all(_over(counts, p) for p in pairings):
+        if over_set([fa, fb], counts) or not all(over_set(p, counts) for p in pairings):
             continue
         if not _alone(reads, ka, kb, seconds, {f for p in pairings for f in p}):
             continue

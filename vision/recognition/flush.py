@@ -35,7 +35,8 @@ where two tiles' rounded corners meet), each only removing faces.
 
 Public API: :func:`beside_outlines`, :func:`block_ratio`, :func:`could_be_cut_across`,
 :func:`missed_beside`, :func:`unread_spots`,
-:func:`crosswise_alike`, :func:`cut_across_out_of_set`, :func:`cut_either_way`,
+:func:`crosswise_alike`, :func:`crosswise_pairings`, :func:`cut_across_out_of_set`,
+:func:`cut_either_way`,
 :func:`flush_beside`, :func:`notched_boxes`, :func:`over_set`, :func:`stubby_boxes`,
 :data:`CROSSWISE_RATIO_MAX`, :data:`MIN_PEERS`, :data:`MIN_SPOTS`, :data:`OUTLINE_JITTER`,
 :data:`STUBBY`, :data:`SURE`, :data:`TILE_ASPECT_MIN`, :data:`TURNED_ALIKE`.
@@ -43,7 +44,8 @@ Public API: :func:`beside_outlines`, :func:`block_ratio`, :func:`could_be_cut_ac
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections import Counter
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -55,7 +57,7 @@ from vision.geometry import (order_polygon, points_in_polygon,
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
 
 __all__ = ["six_along", "beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
-           "cut_across_out_of_set", "cut_either_way", "flush_beside", "over_set",
+           "crosswise_pairings", "cut_across_out_of_set", "cut_either_way", "flush_beside", "over_set",
            "missed_beside", "open_beside", "unread_spots",
            "notched_boxes", "stubby_boxes",
            "CROSSWISE_RATIO_MAX", "MIN_PEERS",
@@ -111,36 +113,46 @@ def crosswise_alike(face: str | None) -> bool:
     return all(int(v) in TURNED_ALIKE for v in face.split("-"))
 
 
-def over_set(faces: Sequence[str | None]) -> bool:
-    """Whether faces (``"1-5"`` strings; None ignored) name one face more often than a set
-    holds it (``scoring.tiles.Tile.copies``: 2 for the eleven civil faces, 1 for the ten
-    others). One table is dealt from one 32-tile set (docs/rules.md section 1), so such faces
-    cannot all be tiles on the table."""
-    seen: dict[str, int] = {}
-    for f in faces:
-        if f:
-            seen[f] = seen.get(f, 0) + 1
-    return any(n > TILES_BY_FACE[f].copies for f, n in seen.items())
+def crosswise_pairings(fa: str, fb: str) -> list[tuple[str, str]]:
+    """The two crosswise pairings of two flush tiles' halves: the tiles a box cut across
+    their block would read, a half of ``fa`` with a half of ``fb``, both ways (which half lies
+    beside which is not taken from the picture); e.g. ``("1-5", "2-3")`` ->
+    ``[("1-2", "3-5"), ("1-3", "2-5")]``, ``("4-4", "5-5")`` -> ``[("4-5", "4-5")] * 2``.
+
+    Raises:
+        ValueError: a face that is not ``"low-high"`` with halves 1..6.
+    """
+    (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
+
+    def face(x: int, y: int) -> str:
+        return f"{min(x, y)}-{max(x, y)}"
+
+    return [(face(a1, b1), face(a2, b2)), (face(a1, b2), face(a2, b1))]
+
+
+def over_set(faces: Sequence[str | None], held: Mapping[str, int] | None = None) -> bool:
+    """Whether faces (``"1-5"`` strings; None ignored), with ``held`` (face -> tiles of it
+    already on the table; None: none), name one face more often than a set holds it
+    (``scoring.tiles.Tile.copies``: 2 for the eleven civil faces, 1 for the ten others). One
+    table is dealt from one 32-tile set (docs/rules.md section 1), so such faces cannot all be
+    tiles on the table."""
+    use = Counter(f for f in faces if f)
+    held = held or {}
+    return any(held.get(f, 0) + n > TILES_BY_FACE[f].copies for f, n in use.items())
 
 
 def cut_across_out_of_set(fa: str, fb: str) -> bool:
-    """Whether every crosswise pairing of two flush tiles' halves names one face twice that
-    the set holds once (:func:`over_set`): a block of two doubles X-X | Y-Y whose mixed face
-    X-Y is a single tile (4-4 | 5-5 cut across is 4-5 twice; 1-1 | 3-3 gives 1-3 twice, which
-    the set holds, and stays in doubt).
+    """Whether every crosswise pairing of two flush tiles' halves (:func:`crosswise_pairings`)
+    names one face twice that the set holds once (:func:`over_set`): a block of two doubles
+    X-X | Y-Y whose mixed face X-Y is a single tile (4-4 | 5-5 cut across is 4-5 twice; 1-1 |
+    3-3 gives 1-3 twice, which the set holds, and stays in doubt).
 
     Why it cannot settle wrongly: cut across, the block's tiles would be the crosswise
     pairing's faces, which one set cannot deal; so the block is cut as its outlines lie --
     where its halves are read right, which every face the engine names rests on. Which pairing
     a crosswise cut gives depends on which halves lie side by side, so both must be out of
     the set (for two doubles they are the same). Args: two faces read as the block's tiles."""
-    (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
-
-    def face(x: int, y: int) -> str:
-        return f"{min(x, y)}-{max(x, y)}"
-
-    return all(over_set([face(x, y), face(u, v)])
-               for (x, y), (u, v) in (((a1, b1), (a2, b2)), ((a1, b2), (a2, b1))))
+    return all(over_set(p) for p in crosswise_pairings(fa, fb))
 
 
 def _suspect(read: TileRead, lengthwise: Callable[[TileRead], bool] | None) -> bool:
@@ -564,10 +576,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
         return any(seconds[m].face == reads[alike[i]].face for m in np.flatnonzero(same2[i]))
 
     def same_either_way(fa: str, fb: str) -> bool:
-        (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
         mine = sorted((fa, fb))
-        return all(sorted((f"{min(x, y)}-{max(x, y)}", f"{min(u, v)}-{max(u, v)}")) == mine
-                   for (x, y), (u, v) in (((a1, b1), (a2, b2)), ((a1, b2), (a2, b1))))
+        return all(sorted(p) == mine for p in crosswise_pairings(fa, fb))
 
     doubt: dict[int, str] = {}
     soft: set[int] = set()

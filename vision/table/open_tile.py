@@ -64,6 +64,7 @@ from scoring.tiles import FACES, TILES_BY_FACE
 
 from vision.detections import PIP_RED, PIP_WHITE
 from vision.geometry import crop_to_image, points_in_polygon
+from vision.recognition.flush import crosswise_pairings, over_set
 from vision.recognition.spot_colours import SpotCalibration, calibrate
 
 __all__ = ["NOT_SEEN", "block_fills", "candidate_faces", "candidate_fills", "candidate_settings",
@@ -176,8 +177,7 @@ def candidate_fills(per_tile: Sequence[Sequence[str]], identified: Counter
     often than ``Tile.copies``, docs/rules.md section 1). Tuples in ``per_tile`` order."""
     out = []
     for combo in product(*per_tile):
-        use = Counter(combo)
-        if all(identified.get(f, 0) + n <= TILES_BY_FACE[f].copies for f, n in use.items()):
+        if not over_set(combo, identified):
             out.append(tuple(combo))
     return out
 
@@ -273,13 +273,7 @@ def block_fills(a: Any, b: Any) -> list[tuple[str, str]] | None:
     fb = (b.reads or {}).get("disputed") if isinstance(b.reads, dict) else None
     if fa not in TILES_BY_FACE or fb not in TILES_BY_FACE:
         return None
-    (a1, a2), (b1, b2) = ((int(v) for v in f.split("-")) for f in (fa, fb))
-
-    def face(x: int, y: int) -> str:
-        return f"{min(x, y)}-{max(x, y)}"
-
-    out = [(fa, fb), (face(a1, b1), face(a2, b2)), (face(a1, b2), face(a2, b1))]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys([(fa, fb)] + crosswise_pairings(fa, fb)))
 
 
 def _apart(hand: Sequence[Any], others: Sequence[np.ndarray]) -> bool:
@@ -331,8 +325,7 @@ def position_fills(hands: tuple[Sequence[Any], Sequence[Any]], per_tile: Mapping
     out = []
     for combo in product(*slots):
         fill = tuple(f for part in combo for f in part)
-        use = Counter(fill)
-        if all(identified.get(f, 0) + n <= TILES_BY_FACE[f].copies for f, n in use.items()):
+        if not over_set(fill, identified):
             out.append(fill)
     return out, free, blocks
 
