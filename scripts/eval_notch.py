@@ -31,7 +31,6 @@ Prints one JSON object.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter, defaultdict
@@ -66,17 +65,11 @@ def crosswise_boxes(block) -> list[np.ndarray]:
 
 
 def main(argv=None) -> int:
-    from eval_seam import blocks
+    from eval_seam import block_args, blocks
 
     from vision.recognition import notch as N
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=30, help="scenes per mode")
-    ap.add_argument("--seed", type=int, default=1_000_100)
-    ap.add_argument("--jitter", type=float, default=0.06,
-                    help="corner noise, fraction of the tile width (sd)")
-    ap.add_argument("--mode", default="table,train")
-    a = ap.parse_args(argv)
+    a = block_args(__doc__, 30, 1_000_100, draws=False).parse_args(argv)
     rng = np.random.default_rng(a.seed)
     grid = (0.02, 0.025, 0.03, 0.04, 0.05)
     dips = {"tile": [], "across": []}

@@ -71,15 +71,24 @@ def blocks(n: int, seed: int, modes, square: float = 0.7):
                        f"{a.face}|{b.face}")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=40, help="scenes per mode")
-    ap.add_argument("--seed", type=int, default=1_000_100)
+def block_args(doc: str, n: int, seed: int, draws: bool = True) -> argparse.ArgumentParser:
+    """The arguments of the rendered-block checks (this script, ``eval_notch.py``,
+    ``eval_symmetry.py``): ``--n`` scenes per mode, ``--seed``, ``--jitter`` (corner noise,
+    fraction of the tile width), ``--draws`` (jittered blocks per hand; with ``draws``) and
+    ``--mode``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--n", type=int, default=n, help="scenes per mode")
+    ap.add_argument("--seed", type=int, default=seed)
     ap.add_argument("--jitter", type=float, default=0.06,
                     help="corner noise, fraction of the tile width (sd)")
-    ap.add_argument("--draws", type=int, default=2, help="jittered blocks per hand")
+    if draws:
+        ap.add_argument("--draws", type=int, default=2, help="jittered blocks per hand")
     ap.add_argument("--mode", default="table,train")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    a = block_args(__doc__, 40, 1_000_100).parse_args(argv)
     from vision.recognition import seam as S
 
     rng = np.random.default_rng(a.seed)

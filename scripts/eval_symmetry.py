@@ -34,7 +34,6 @@ reach ``SKEWED``): 0.119 / 0.108 rad, ``SKEWED`` is 2.9x / 3.2x that.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter, defaultdict
@@ -48,15 +47,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=20, help="scenes per mode")
-    ap.add_argument("--seed", type=int, default=1_000_400)
-    ap.add_argument("--jitter", type=float, default=0.06,
-                    help="corner noise, fraction of the tile width (sd)")
-    ap.add_argument("--draws", type=int, default=2, help="jittered blocks per hand")
-    ap.add_argument("--mode", default="table,train")
-    a = ap.parse_args(argv)
-    from eval_seam import blocks
+    from eval_seam import block_args, blocks
+
+    a = block_args(__doc__, 20, 1_000_400).parse_args(argv)
 
     from vision.detections import Detections
     from vision.recognition import symmetry as Y
