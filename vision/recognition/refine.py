@@ -96,7 +96,8 @@ reading (:func:`vision.recognition.flush.flush_beside`,
 existing constant; none comes from ../shared.
 
 Public API: :func:`refine_unknowns`, :func:`refine_guarded`, :func:`face_rectangle`,
-:func:`block_cuts`, :func:`tile_shaped`, :func:`accept_cut`, :data:`WINDOW`, :data:`OVERLAP`.
+:func:`block_cuts`, :func:`tile_shaped`, :func:`accept_cut`, :func:`outline_block`,
+:data:`WINDOW`, :data:`OVERLAP`.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ from vision.recognition.seam import block_of
 from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
 
 __all__ = ["refine_unknowns", "face_rectangle", "face_share", "block_cuts", "tile_shaped", "accept_cut",
-           "WINDOW", "OVERLAP", "ON_FACE"]
+           "outline_block", "WINDOW", "OVERLAP", "ON_FACE"]
 
 #: Window side around an unknown outline, in local tile lengths: a block of two tiles (one
 #: tile length square) holding the outline's centre lies within sqrt(2) = 1.41 lengths of
@@ -230,17 +231,6 @@ def tile_shaped(polygon: np.ndarray, length: float, aspect: float) -> bool:
             and aspect * STUBBY <= b / a <= aspect / STUBBY)
 
 
-def _shaped(rect: np.ndarray, length: float, aspect: float) -> str | None:
-    """``"tile"`` where a rectangle (float (4, 2) px) is tile-shaped (:func:`tile_shaped`),
-    ``"block"`` where a cut of it gives two tile-shaped outlines (:func:`block_cuts`), else
-    None."""
-    if tile_shaped(rect, length, aspect):
-        return "tile"
-    if any(all(tile_shaped(p, length, aspect) for p in cut) for cut in block_cuts(rect)):
-        return "block"
-    return None
-
-
 def outline_block(seed: TileRead, reads: Sequence[TileRead]) -> np.ndarray | None:
     """The block an unknown outline and another face-up outline (unknown or identified) lying
     flush beside its long side cover (:func:`vision.recognition.seam.block_of`; the neighbour:
@@ -286,18 +276,21 @@ def _judge(rect: np.ndarray | None, length: float, aspect: float, seed: TileRead
     reads)`` for the one candidate taken, ``("either", reads)`` for a block whose cut reads
     both tiles though which cut holds is not sure, None where nothing reads (or the rectangle
     is neither a tile nor a block; a tile-shaped one with ``blocks_only``)."""
-    shaped = _shaped(rect, length, aspect) if rect is not None else None
-    if shaped is None or (blocks_only and shaped == "tile"):
+    if rect is None:
         return None
     got: list[list[TileRead]] = []
-    if shaped == "tile":
+    if tile_shaped(rect, length, aspect):
+        if blocks_only:
+            return None
         options = [(decode(order_polygon(rect)[None].astype(np.float32),
                            seed.tile_confidence), [])]
     else:
         cuts = block_cuts(rect)
+        shaped = [i for i in (0, 1) if all(tile_shaped(p, length, aspect) for p in cuts[i])]
+        if not shaped:
+            return None  # neither one tile nor a block of two
         got = [decode(c, seed.tile_confidence) for c in cuts]
-        options = [(got[i], got[1 - i]) for i in (0, 1)
-                   if all(tile_shaped(p, length, aspect) for p in cuts[i])]
+        options = [(got[i], got[1 - i]) for i in shaped]
     chosen = [c for c, other in options if accept_cut(c, other, lengthwise)]
     both = len(options) == 2 and all(r.face is not None for c in got for r in c)
     if len(chosen) != 1 and len(options) == 2 and cut_shown is not None:
