@@ -371,6 +371,41 @@ class SettledRound:
     unread: dict[str, str] = field(default_factory=dict)
 
 
+#: The fewest frames of a stable run when stability is measured in seconds
+#: (:class:`RoundTracker` ``stable_s``).
+MIN_FRAMES = 3
+
+#: Faces a position's new deal shows that its earlier stable reading did not (beyond that
+#: reading's unread tiles) from which it is another deal, not a misread tile read again
+#: (:func:`other_deal`).
+OTHER_DEAL_FACES = 2
+
+
+def _faces_and_slots(sig: tuple) -> tuple[Counter, int]:
+    """The identified faces of a position signature and its tiles not identified (unknown,
+    face down, or missing from four)."""
+    if sig[0] == "set":
+        return Counter(sig[1] + sig[2]), 0
+    if sig[0] == "problem":
+        known = Counter(f for state, f in sig[1] if state == "face_up" and f)
+        return known, max(0, 4 - sum(known.values()))
+    return Counter(), 4
+
+
+def other_deal(old: tuple, new: tuple) -> bool:
+    """True when position signature ``new`` (:attr:`PositionState.signature`) is another deal
+    than ``old``: it shows at least :data:`OTHER_DEAL_FACES` faces that ``old`` did not,
+    beyond the tiles ``old`` left unread. One tile read differently (a misread corrected) or
+    a hand half covered is the same deal; a cleared and dealt-again position shares almost
+    no face with its last deal."""
+    if new[0] not in ("set", "problem") or old[0] not in ("set", "problem"):
+        return False
+    old_faces, old_slots = _faces_and_slots(old)
+    new_faces, _ = _faces_and_slots(new)
+    fresh = sum((new_faces - old_faces).values())
+    return fresh - old_slots >= OTHER_DEAL_FACES
+
+
 #: Tiles in no position make a round on their own (no position named: no layout fit, or a
 #: layout drawn for another table) from this many on: a round deals at least the dealer's and
 #: one player's four; a stray chip or card taken for a tile is not a round.
@@ -386,19 +421,31 @@ class RoundTracker:
         rules, commission, house_way, bets, co_bank: settlement settings (see
             :func:`scoring.settle.settle_round`); commission None = the profile's rate.
         settle_wait: frames to wait after the banker is final for the other positions to become
-            final (default ``2 * n_stable``; 0 when ``n_stable`` is 1, for stills).
+            final (default ``2 * n_stable``; 0 when ``n_stable`` is 1, for stills); with
+            ``stable_s``, ``2 * stable_s`` seconds instead.
+        stable_s: seconds of the camera's clock (:attr:`FrameHeader.timestamp`) a position
+            must stay identical to be final, with at least ``min_frames`` frames seen (a live
+            table that falls behind and processes few frames still settles, one that keeps
+            up is not slower); None (files, stills): ``n_stable`` frames.
+        min_frames: the fewest frames of a stable run under ``stable_s`` (capped at
+            ``n_stable``).
 
     Raises:
-        InputError: ``n_stable`` < 1 or a bad setting.
+        InputError: ``n_stable`` < 1, ``stable_s`` < 0 or a bad setting.
     """
 
     def __init__(self, n_stable: int = 10, banker: str = "dealer", rules: str = "pa",
                  commission: str | None = None, house_way: str = "reference",
                  bets: Mapping[str, str] | None = None, co_bank: bool = False,
-                 settle_wait: int | None = None) -> None:
+                 settle_wait: int | None = None, stable_s: float | None = None,
+                 min_frames: int = MIN_FRAMES) -> None:
         if not isinstance(n_stable, int) or n_stable < 1:
             raise InputError(f"stable frame count must be an integer >= 1, got {n_stable!r}")
+        if stable_s is not None and not stable_s >= 0:
+            raise InputError(f"stable time must be >= 0 seconds, got {stable_s!r}")
         self.n_stable = n_stable
+        self.stable_s = None if stable_s is None else float(stable_s)
+        self.min_frames = max(1, min(int(min_frames), n_stable))
         self.banker = str(banker).strip().lower()
         if self.banker not in POSITIONS:
             raise InputError(f"banker {banker!r} is not 'dealer' or a seat id 1..7")
@@ -414,8 +461,14 @@ class RoundTracker:
         if settle_wait is None:
             settle_wait = 0 if n_stable == 1 else 2 * n_stable
         self.settle_wait = int(settle_wait)
-        self._streak: dict[str, tuple[tuple, int]] = {}
+        #: position -> (signature, frames, camera time the run began)
+        self._streak: dict[str, tuple[tuple, int, float]] = {}
+        self._now = 0.0  # the camera time of the frame being handled
         self._banker_final_for = 0
+        self._banker_final_at: float | None = None
+        #: the open round's deal: position -> the last signature it held stably (the round a
+        #: new deal replaces is reported, :meth:`_replaced`)
+        self._deal: dict[str, tuple] = {}
         self._settled_sig: tuple | None = None  # banker signature of the last settled round
         #: (positions, frame, loose tiles, placement) of the last frame that showed tiles
         #: while the round was open
@@ -431,18 +484,51 @@ class RoundTracker:
         for pos in seen:
             sig = positions[pos].signature if pos in positions else ("empty",)
             old = self._streak.get(pos)
-            self._streak[pos] = (sig, old[1] + 1 if old and old[0] == sig else 1)
+            self._streak[pos] = ((sig, old[1] + 1, old[2]) if old and old[0] == sig
+                                 else (sig, 1, self._now))
+
+    def _held(self, streak) -> bool:
+        """A run long enough to count: ``n_stable`` frames, or with :attr:`stable_s` that many
+        seconds of the camera's clock and at least :attr:`min_frames` frames."""
+        if streak is None:
+            return False
+        if self.stable_s is None:
+            return streak[1] >= self.n_stable
+        return streak[1] >= self.min_frames and self._now - streak[2] >= self.stable_s - 1e-9
 
     def is_final(self, pos: str) -> bool:
-        """True when ``pos`` has shown the same setting for ``n_stable`` frames."""
+        """True when ``pos`` has shown the same setting for ``n_stable`` frames (or
+        :attr:`stable_s` seconds, :meth:`_held`)."""
         s = self._streak.get(pos)
-        return bool(s and s[0][0] == "set" and s[1] >= self.n_stable)
+        return bool(s and s[0][0] == "set" and self._held(s))
 
     def is_stable(self, pos: str) -> bool:
         """True when ``pos`` has shown the same setting, or the same problem, for ``n_stable``
-        frames."""
+        frames (or :attr:`stable_s` seconds)."""
         s = self._streak.get(pos)
-        return bool(s and s[0][0] in ("set", "problem") and s[1] >= self.n_stable)
+        return bool(s and s[0][0] in ("set", "problem") and self._held(s))
+
+    def _replaced(self, positions: Mapping[str, PositionState]) -> bool:
+        """True when a position of the open round now holds, stably, another deal than the
+        one it held stably before (:func:`other_deal`): the round was cleared and dealt again
+        faster than :meth:`update` could see the empty table. Records each position's stable
+        signature of the deal on the way."""
+        replaced = False
+        for pos in positions:
+            s = self._streak.get(pos)
+            if s is None or s[0][0] not in ("set", "problem") or not self._held(s):
+                continue
+            old = self._deal.get(pos)
+            if old is not None and other_deal(old, s[0]):
+                replaced = True
+            else:
+                self._deal[pos] = s[0]
+        return replaced
+
+    def _shows_other_deal(self, positions: Mapping[str, PositionState]) -> bool:
+        """True when any position shows (stable or not) another deal than the open round's."""
+        return any(p in self._deal and other_deal(self._deal[p], st.signature)
+                   for p, st in positions.items())
 
     @property
     def open(self) -> bool:
@@ -450,8 +536,8 @@ class RoundTracker:
         return self._settled_sig is None
 
     def update(self, positions: Mapping[str, PositionState], frame: FrameHeader | None = None,
-               *, loose: Sequence[TileRead] = (), placement: str | None = None
-               ) -> SettledRound | None:
+               *, loose: Sequence[TileRead] = (), placement: str | None = None,
+               provisional: bool = False) -> SettledRound | None:
         """Feed one frame's positions; returns the :class:`SettledRound` on the frame that
         settles a round, or that finds the table cleared of a round that never settled
         (``result`` None), else None.
@@ -465,7 +551,12 @@ class RoundTracker:
                 are reported on the round with a ``tiles_outside_positions`` alert.
             placement: why no position could be named in this frame (no layout and the
                 table model did not fit), or None; an unsettled round says so as its reason.
+            provisional: the reads are a first look the vet has not confirmed yet (live
+                video, :class:`vision.recognition.engine.Reads`): they count for stability
+                and end rounds, but no round is settled on them.
         """
+        if frame is not None:
+            self._now = float(frame.timestamp)
         self._observe(positions)
         loose = [r for r in loose if r.state != "face_down"]
         self._loose_clear = 0 if loose else self._loose_clear + 1
@@ -476,28 +567,52 @@ class RoundTracker:
                                     and b[0][0] in ("empty", "set"))
             if changed:
                 self._settled_sig = None  # the table changed: a new round
-                self._banker_final_for = 0
+                self._banker_final_for, self._banker_final_at = 0, None
+                self._deal = {}
             else:
                 return None
+        elif self._pending is not None and self._replaced(positions):
+            # dealt again before the empty table was seen (a cleared table that passed within
+            # the stability window): the round of the earlier deal is reported, unsettled
+            ended = self._unsettled("the table was dealt again before the round settled",
+                                    settle=False)
+            self._deal = {}
+            self._replaced(positions)
+            self._banker_final_for, self._banker_final_at = 0, None
+            if positions or len(loose) >= LOOSE_ROUND:
+                self._pending = (dict(positions), frame or FrameHeader(), list(loose),
+                                 placement)
+            return ended
         if positions or len(loose) >= LOOSE_ROUND:
-            self._pending = (dict(positions), frame or FrameHeader(), list(loose), placement)
+            if self._pending is None or not self._shows_other_deal(positions):
+                # (a frame showing another deal, not yet stable, does not replace the open
+                # round's last picture: if that deal stays, the round ends as it was)
+                self._pending = (dict(positions), frame or FrameHeader(), list(loose),
+                                 placement)
         elif self._pending is not None and (self._pending[0] or self._loose_clear >= self.n_stable
-                                            ) and all(sig == ("empty",) and n >= self.n_stable
-                                                      for sig, n in self._streak.values()):
+                                            ) and all(st[0] == ("empty",) and self._held(st)
+                                                      for st in self._streak.values()):
             # cleared: every position stably empty (a tile lying outside them, say a chip
             # taken for one, does not hold a round of positions open); a round made only of
             # tiles in no position ends when those are gone too
             return self._unsettled("table cleared before the round settled")
         if not self.is_final(self.banker):
-            self._banker_final_for = 0
+            self._banker_final_for, self._banker_final_at = 0, None
             return None
         self._banker_final_for += 1
+        if self._banker_final_at is None:
+            self._banker_final_at = self._now
+        if provisional:
+            return None  # never settled on a first look (live video): the vet's reading comes
         ready = all(self.is_final(p) for p in positions)
-        if not ready and self._banker_final_for <= self.settle_wait:
+        waited = (self._banker_final_for > self.settle_wait if self.stable_s is None
+                  else self._now - self._banker_final_at >= 2 * self.stable_s)
+        if not ready and not waited:
             return None
         self._settled_sig = self._streak[self.banker][0]
         self.rounds += 1
         self._pending = None
+        self._deal = {}
         return self._settle(dict(positions), frame or FrameHeader(), list(loose), placement)
 
     def flush(self) -> SettledRound | None:
@@ -507,11 +622,14 @@ class RoundTracker:
             return None
         return self._unsettled("source ended before the round settled")
 
-    def _unsettled(self, why: str) -> SettledRound:
+    def _unsettled(self, why: str, settle: bool = True) -> SettledRound:
+        """The open round as it was last seen, unsettled with reason ``why`` (``settle``
+        False: the positions' runs are another picture's, nothing is final)."""
         positions, frame, loose, placement = self._pending
         self._pending = None
+        self._deal = {}
         self.rounds += 1
-        rnd = self._settle(positions, frame, loose, placement)
+        rnd = self._settle(positions, frame, loose, placement, settle=settle)
         if rnd.result is not None:  # settleable after all (flush right on the settling frame)
             return rnd
         rnd.reason = f"{why}: {rnd.reason}" if rnd.reason else why
@@ -519,14 +637,15 @@ class RoundTracker:
 
     # -- settlement ----------------------------------------------------------------------
     def _settle(self, positions: dict[str, PositionState], frame: FrameHeader,
-                loose: Sequence[TileRead] = (), placement: str | None = None) -> SettledRound:
+                loose: Sequence[TileRead] = (), placement: str | None = None,
+                settle: bool = True) -> SettledRound:
         """The round of ``positions`` (``loose``: tiles in no position, reported with a
         ``tiles_outside_positions`` alert; ``placement``: why they could not be placed). Any
         exception raised while settling what the camera read (a misread the checks did not
         foresee) becomes a round not settled, with the reason and a ``settle_error`` alert: no
         reading of a picture ends a run, a feed or a pit worker (docs/round-event.md, alerts)."""
         try:
-            return self._settle_reads(positions, frame, loose, placement)
+            return self._settle_reads(positions, frame, loose, placement, settle)
         except Exception as e:  # noqa: BLE001 -- a reading is never bad input
             why = str(e) or type(e).__name__
             reason = f"settlement failed: {why}"
@@ -538,8 +657,8 @@ class RoundTracker:
                                 dict(self.bets), frame, reason)
 
     def _settle_reads(self, positions: dict[str, PositionState], frame: FrameHeader,
-                      loose: Sequence[TileRead] = (), placement: str | None = None
-                      ) -> SettledRound:
+                      loose: Sequence[TileRead] = (), placement: str | None = None,
+                      settle: bool = True) -> SettledRound:
         alerts: list[Alert] = []
         not_settled: dict[str, str] = {}
         if loose:
@@ -551,7 +670,8 @@ class RoundTracker:
             for kind, detail in st.problems:
                 if kind != "face_down":
                     alerts.append(Alert(kind, pos, detail))
-        final = [p for p in positions if self.is_final(p) and positions[p].setting is not None]
+        final = [p for p in positions if settle and self.is_final(p)
+                 and positions[p].setting is not None]
         for p in positions:
             if p not in final:
                 not_settled[p] = positions[p].reason or "not stable"
@@ -572,7 +692,7 @@ class RoundTracker:
         unread: dict[str, str] = {}
         # (a banker with an unread tile never starts the settling: in video the tile may
         # be read a moment later; the round is settled so when it ends unsettled)
-        opened = [p for p in positions if p not in final and self.is_stable(p)
+        opened = [p for p in positions if settle and p not in final and self.is_stable(p)
                   and positions[p].open_hands is not None]
         if opened and not self.co_bank and not over:
             stand_in, unread, refused = settle_open(
@@ -628,7 +748,8 @@ class RoundTracker:
     def reset(self) -> None:
         """Forget all state (a new source); call :meth:`flush` first to keep an open round."""
         self._streak.clear()
-        self._banker_final_for = 0
+        self._banker_final_for, self._banker_final_at = 0, None
+        self._deal = {}
         self._settled_sig = None
         self._pending = None
         self._loose, self._placement, self._loose_clear = [], None, 0

@@ -1,0 +1,115 @@
+"""Live rounds (issue 45): stability on the camera's clock, a deal replaced before the empty
+table is seen, and provisional reads that are never settled on (vision/table/rounds.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scoring.errors import InputError
+from vision.table.rounds import (FrameHeader, RoundTracker, assign_positions, build_positions,
+                                 other_deal)
+
+from helpers.table_reads import LAYOUT, position_tiles
+
+DEAL = {
+    "dealer": ["6-6", "4-5", "1-3", "2-2"],
+    "1": ["1-1", "3-6", "5-5", "1-6"],
+    "2": ["2-4", "1-2", "4-4", "3-4"],
+}
+NEXT = {  # the next deal: every position holds other faces
+    "dealer": ["5-5", "2-6", "1-4", "3-3"],
+    "1": ["4-4", "2-5", "6-6", "4-6"],
+    "2": ["1-1", "3-5", "2-3", "5-6"],
+}
+ORIGINS = {"dealer": (800, 100), "1": (1400, 700), "2": (900, 700)}
+
+
+def reads_of(deal):
+    return [t for p, f in deal.items() for t in position_tiles(f, *ORIGINS[p])]
+
+
+def feed(tracker, frames):
+    """frames: (timestamp s, reads, provisional) -> [(index, SettledRound)]."""
+    out = []
+    for i, (ts, reads, prov) in enumerate(frames):
+        r = tracker.update(build_positions(assign_positions(reads, LAYOUT)),
+                           FrameHeader(index=i, timestamp=ts), provisional=prov)
+        if r is not None:
+            out.append((i, r))
+    return out
+
+
+def test_stability_in_seconds_settles_a_table_that_falls_behind():
+    """10 frames at 15 fps is 0.67 s: a table processing 2 frames a second settles after
+    0.67 s and 3 frames, not after 10 frames (5 s)."""
+    frames = [(0.5 * k, reads_of(DEAL), False) for k in range(12)]
+    by_frames = feed(RoundTracker(n_stable=10), frames)
+    by_time = feed(RoundTracker(n_stable=10, stable_s=10 / 15), frames)
+    assert [i for i, _ in by_frames] == [9]
+    assert [i for i, _ in by_time] == [2]  # t = 1.0 s >= 0.67 s and 3 frames
+    assert by_time[0][1].final == ["dealer", "1", "2"]
+
+
+def test_stability_in_seconds_needs_the_fewest_frames_too():
+    """Two frames a second apart are not a stable run: min_frames (3) frames are needed."""
+    frames = [(0.0, reads_of(DEAL), False), (1.0, reads_of(DEAL), False),
+              (1.01, reads_of(DEAL), False)]
+    assert [i for i, _ in feed(RoundTracker(n_stable=10, stable_s=0.5), frames)] == [2]
+
+
+def test_a_table_that_keeps_up_is_not_slower_in_seconds():
+    frames = [(k / 15, reads_of(DEAL), False) for k in range(20)]
+    (i, _), = feed(RoundTracker(n_stable=10, stable_s=9 / 15), frames)
+    (j, _), = feed(RoundTracker(n_stable=10), frames)
+    assert i == j == 9  # ten frames, nine intervals of 1/15 s
+
+
+def test_provisional_reads_are_never_settled_on():
+    frames = [(k / 15, reads_of(DEAL), k < 15) for k in range(20)]
+    (i, rnd), = feed(RoundTracker(n_stable=3, stable_s=0.2), frames)
+    assert i == 15  # the first confirmed frame; the run counted from frame 0
+    assert rnd.result is not None and rnd.final == ["dealer", "1", "2"]
+
+
+def test_a_deal_replaced_before_the_empty_table_is_seen_yields_both_rounds():
+    """The first deal never settles (its reads stay provisional: the fused reading had not
+    landed), the table is cleared for one frame -- fewer than the stability window -- and
+    dealt again: the first round is reported, unsettled with the reason, and the second
+    settles."""
+    frames = ([(k / 15, reads_of(DEAL), True) for k in range(15)] + [(1.0, [], True)]
+              + [(1.0 + k / 15, reads_of(NEXT), False) for k in range(1, 15)])
+    out = feed(RoundTracker(n_stable=5, stable_s=0.3), frames)
+    assert len(out) == 2
+    (i, first), (j, second) = out
+    assert first.result is None and "dealt again" in first.reason
+    assert sorted(t.face for t in first.positions["dealer"].tiles) == sorted(DEAL["dealer"])
+    assert second.result is not None
+    assert sorted(t.face for t in second.positions["dealer"].tiles) == sorted(NEXT["dealer"])
+    assert i < j
+
+
+def test_a_misread_tile_corrected_is_the_same_deal():
+    misread = dict(DEAL, dealer=["6-6", "4-5", "1-3", "3-3"])  # 2-2 read 3-3 for a while
+    frames = ([(k / 15, reads_of(misread), True) for k in range(10)]
+              + [(10 / 15 + k / 15, reads_of(DEAL), False) for k in range(10)])
+    out = feed(RoundTracker(n_stable=3, stable_s=0.2), frames)
+    assert len(out) == 1 and out[0][1].result is not None  # one round, settled once
+
+
+@pytest.mark.parametrize("old,new,want", [
+    (("set", ("6-6", "4-5"), ("1-3", "2-2")), ("set", ("5-5", "2-6"), ("1-4", "3-3")), True),
+    (("set", ("6-6", "4-5"), ("1-3", "2-2")), ("set", ("6-6", "4-5"), ("1-3", "3-3")), False),
+    # the old reading left two tiles unread: two new faces may be them
+    (("problem", (("face_up", "6-6"), ("face_up", "4-5"), ("unknown", ""), ("unknown", ""))),
+     ("set", ("6-6", "4-5"), ("1-3", "2-2")), False),
+    (("problem", (("face_up", "6-6"), ("face_up", "4-5"), ("unknown", ""))),
+     ("set", ("5-5", "2-6"), ("1-4", "3-3")), True),
+    (("empty",), ("set", ("5-5", "2-6"), ("1-4", "3-3")), False),
+])
+def test_other_deal(old, new, want):
+    assert other_deal(old, new) is want
+
+
+def test_negative_stable_time_is_refused():
+    with pytest.raises(InputError, match="-1"):
+        RoundTracker(stable_s=-1)
