@@ -113,3 +113,119 @@ def test_other_deal(old, new, want):
 def test_negative_stable_time_is_refused():
     with pytest.raises(InputError, match="-1"):
         RoundTracker(stable_s=-1)
+
+
+# ------------------------------------------------------------------ the frame loop, live
+
+import threading  # noqa: E402
+
+from fakes import GroundTruthDetectors, empty_table  # noqa: E402
+
+WAIT_S = 120  # generous: the background reading of a small picture takes well under 1 s
+
+
+class Held:
+    """Holds the fused reading made beside the loop (as a reading of several seconds would
+    last) until released; the detectors stay free meanwhile, as between the many short model
+    calls of a real reading."""
+
+    def __init__(self, engine):
+        self.release = threading.Event()
+        self.entered = threading.Event()
+        read = engine.background._read
+
+        def held(image):
+            self.entered.set()
+            assert self.release.wait(WAIT_S), "never released"
+            return read(image)
+
+        engine.background._read = held
+
+
+def _live_pipeline(scenes, n_stable=3):
+    from vision.pipeline import Pipeline
+
+    fake = GroundTruthDetectors(scenes)
+    pipe = Pipeline(tile_detector=fake, pip_detector=fake, n_stable=n_stable)
+    pipe.set_live(True)
+    return pipe, Held(pipe.engine)
+
+
+def _scenes(*seeds):
+    from vision.synth.render import render_table
+
+    return [render_table(s, size=(640, 360)) for s in seeds]
+
+
+def _wait_landed(pipe):
+    import time as _t
+
+    end = _t.monotonic() + WAIT_S
+    while pipe.engine.still_pending and _t.monotonic() < end:
+        _t.sleep(0.01)
+    assert not pipe.engine.still_pending
+
+
+def test_a_slow_fused_reading_does_not_stop_the_loop():
+    """While the fused reading is held (as a 3 s reading would be), the loop goes on: every
+    frame is processed and shows the first look, marked provisional, and nothing is settled;
+    once it lands the round settles with the faces of the deal."""
+    from vision.io.frames import Frame
+
+    (scene,) = _scenes(1_000_301)
+    pipe, fake = _live_pipeline([scene])
+    empty = empty_table(scene)
+    ts = iter(k / 15 for k in range(10_000))
+    shown = []
+    for img in [empty] * 3 + [scene.image] * 40:
+        _, res = pipe.process(Frame(img, next(ts), len(shown), "cam"))
+        shown.append(res)
+        assert res.round is None
+    assert fake.entered.is_set() and pipe.engine.still_pending
+    dealt = [r for r in shown[3:] if r.reads]
+    assert len(dealt) == 40 and all(r.provisional for r in dealt)  # shown at once, never settled
+    fake.release.set()
+    _wait_landed(pipe)
+    rounds = []
+    for k in range(30):
+        _, res = pipe.process(Frame(scene.image, next(ts), 43 + k, "cam"))
+        if res.round is not None:
+            rounds.append(res.round)
+    assert not res.provisional
+    (rnd,) = rounds
+    got = rnd.to_dict()["positions"]
+    assert got["dealer"]["role"] == "banker" and rnd.to_dict()["reason"] is None
+    assert sorted(f for f in got["dealer"]["tiles"]) == sorted(
+        t.face for t in scene.tiles if t.position == "dealer" and t.state == "face_up")
+    assert any(p["result"] in ("win", "lose", "push") for k, p in got.items() if k != "dealer")
+
+
+def test_a_cleared_table_shorter_than_the_window_still_yields_both_rounds():
+    """Deal A is read provisionally (its fused reading held), the table is cleared for one
+    frame and deal B laid: A is reported (unsettled, with the reason) and B settles."""
+    from vision.io.frames import Frame
+
+    a, b = _scenes(1_000_301, 1_000_302)
+    pipe, fake = _live_pipeline([a, b])
+    frames = [empty_table(a)] * 3 + [a.image] * 15 + [empty_table(a)] + [b.image] * 15
+    rounds = []
+    for k, img in enumerate(frames):
+        _, res = pipe.process(Frame(img, k / 15, k, "cam"))
+        if res.round is not None:
+            rounds.append(res.round)
+    assert len(rounds) == 1
+    first = rounds[0].to_dict()
+    assert "dealt again" in first["reason"]
+    assert sorted(first["positions"]["dealer"]["tiles"]) == sorted(
+        t.face for t in a.tiles if t.position == "dealer" and t.state == "face_up")
+    fake.release.set()
+    _wait_landed(pipe)
+    for k in range(30):
+        _, res = pipe.process(Frame(b.image, (100 + k) / 15, 100 + k, "cam"))
+        if res.round is not None:
+            rounds.append(res.round)
+    assert len(rounds) == 2
+    second = rounds[1].to_dict()
+    assert second["positions"]["dealer"]["role"] == "banker" and second["reason"] is None
+    assert sorted(second["positions"]["dealer"]["tiles"]) == sorted(
+        t.face for t in b.tiles if t.position == "dealer" and t.state == "face_up")

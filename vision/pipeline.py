@@ -49,9 +49,14 @@ from vision.table.rounds import (FrameHeader, PositionState, RoundTracker, Settl
                                  build_positions, position_of)
 from vision.table.seats import group_seats
 
-__all__ = ["Pipeline", "FrameResult", "STAGES"]
+__all__ = ["Pipeline", "FrameResult", "STAGES", "LIVE_FPS"]
 
 STAGES = ("capture", "detect", "decode", "score", "draw")
+
+#: Live sources: the stability window is ``n_stable`` frames of a camera at this rate, in
+#: seconds of the camera's clock (``(n_stable - 1) / LIVE_FPS``: 0.6 s for 10), with at least
+#: :data:`vision.table.rounds.MIN_FRAMES` frames (:meth:`Pipeline.set_live`).
+LIVE_FPS = 15.0
 
 
 @dataclass
@@ -69,6 +74,8 @@ class FrameResult:
         key_frame: the picture stored with the round (the annotated frame that showed it).
         timings: stage -> seconds spent on this frame (detect, decode, score, draw).
         decoded: how many tiles were decoded afresh (the rest came from the cache).
+        provisional: live: the reads are a first look not yet vetted by the fused still
+            reading (being made beside the loop): shown, never settled on.
     """
 
     index: int
@@ -83,6 +90,7 @@ class FrameResult:
     key_frame: np.ndarray | None = None
     timings: dict[str, float] = field(default_factory=dict)
     decoded: int = 0
+    provisional: bool = False
 
     @property
     def event(self) -> dict | None:
@@ -184,6 +192,31 @@ class Pipeline:
         self.frames = 0
         self.decoded_total = 0
         self.tiles_total = 0
+        #: a live source (:meth:`set_live`)
+        self.live = False
+
+    def set_live(self, on: bool = True) -> None:
+        """A live source (a camera, a stream, a recording played in real time): the fused
+        still reading runs beside the frame loop (:meth:`vision.recognition.engine.
+        RecognitionEngine.set_background`; its first look is shown as provisional, never
+        settled on) and stability is measured on the camera's clock, ``(n_stable - 1) /``
+        :data:`LIVE_FPS` seconds with at least :data:`vision.table.rounds.MIN_FRAMES` frames
+        (a table that falls behind still settles; one that keeps up is not slower). Off:
+        both as for files read as fast as possible (the same frames give the same rounds)."""
+        from vision.table.rounds import MIN_FRAMES
+
+        self.live = bool(on)
+        self.engine.set_background(self.live and not self.still_images)
+        tr = self.tracker
+        if self.live and self.n_stable > 1:
+            tr.stable_s = (self.n_stable - 1) / LIVE_FPS
+            tr.min_frames = min(MIN_FRAMES, self.n_stable)
+        else:
+            tr.stable_s = None
+
+    def close(self) -> None:
+        """Stop what runs beside the loop (the background still reading)."""
+        self.engine.close()
 
     def group(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
         """``(position per read, groups)`` from the layout or, without one, seats named by
@@ -254,12 +287,13 @@ class Pipeline:
             loose = [r for r, p in zip(reads, where) if p is None]
             settled = self.tracker.update(positions, FrameHeader(index, ts, src, path,
                                                                  tuple(tiles)),
-                                          loose=loose, placement=self.placement)
+                                          loose=loose, placement=self.placement,
+                                          provisional=got.provisional)
         key = self._pending_picture
         rnd = self._round(settled) if settled is not None else None
         t3 = time.perf_counter()
         res = FrameResult(index, ts, src, path, reads, where, positions, settled, rnd,
-                          decoded=n_dec)
+                          decoded=n_dec, provisional=got.provisional)
         if not self.config.draw:
             out = picture = image
         elif draw:

@@ -100,6 +100,9 @@ class Session:
                 pipeline = Pipeline(pcfg, tile_detector=tile_detector, pip_detector=pip_detector)
                 pipeline.still_images = self.stills
             self.pipeline = pipeline
+            live = bool(getattr(self.src, "live", False)) or (self.pace and frames is None)
+            if live and callable(getattr(pipeline, "set_live", None)):
+                pipeline.set_live(True)  # the fused reading beside the loop; seconds
             if self.audit is not None:
                 pipeline.round_base = self.audit.attach(pipeline.table_id)
             self.output = None
@@ -305,6 +308,9 @@ class Session:
                     raise
                 full = full or exc
         self.sinks = []
+        close = getattr(getattr(self, "pipeline", None), "close", None)
+        if callable(close):
+            close()
         if self.audit is not None:
             self.audit.close()
         if self.src is not None:

@@ -32,6 +32,8 @@ tile detector takes ``detect(image, imgsz=None) -> Detections`` and a pip detect
 from __future__ import annotations
 
 import enum
+import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
@@ -64,7 +66,10 @@ from vision.schema import UnreadReason
 from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window,
                                      tile_sized, zoom_windows)
 
-__all__ = ["RecognitionEngine", "ReadMode", "Reads", "Detectors", "VET_AFTER_STILL"]
+__all__ = ["RecognitionEngine", "ReadMode", "Reads", "Detectors", "VET_AFTER_STILL",
+           "StillReader"]
+
+_log = logging.getLogger(__name__)
 
 #: Video: new faces are vetted by the fused still reading after this many consecutive frames
 #: without motion (dealing is over; one fused reading per new set of faces, not one per card).
@@ -119,6 +124,10 @@ class Reads:
             previous frame's; they do not count for stability).
         timings: seconds spent on ``detect`` (the tile model and, still, everything) and
             ``decode`` (spots, cache, vet).
+        provisional: video read beside the loop (:meth:`RecognitionEngine.set_background`):
+            a first look at a picture with tiles that the fused still reading has not vetted
+            yet (it is being made, or the picture has not been still long enough); shown,
+            never settled on (:class:`vision.table.rounds.RoundTracker`).
     """
 
     tiles: tuple[TileRead, ...]
@@ -127,6 +136,7 @@ class Reads:
     detector_ran: bool = True
     stale: bool = False
     timings: dict = field(default_factory=dict)
+    provisional: bool = False
 
     def __len__(self) -> int:
         return len(self.tiles)
@@ -165,6 +175,110 @@ class Reads:
     def reasons(self) -> np.ndarray:
         """object (n,): why a face is unknown, or None."""
         return np.array([r.reason for r in self.tiles] + [None], dtype=object)[:-1]
+
+
+class _Locked:
+    """A detector whose inference calls (``detect``, ``detect_batch``, a call) hold one lock:
+    the frame loop and the still reading beside it (:class:`StillReader`) share one model
+    (an OpenVINO request, the pit's shared-memory block) one call at a time. Every other
+    attribute is the detector's own."""
+
+    _CALLS = ("detect", "detect_batch")
+
+    def __init__(self, inner, lock: threading.Lock) -> None:
+        self._inner, self._lock = inner, lock
+
+    def __getattr__(self, name: str):
+        value = getattr(self._inner, name)
+        if name in self._CALLS and callable(value):
+            def call(*args, **kw):
+                with self._lock:
+                    return value(*args, **kw)
+            return call
+        return value
+
+    def __call__(self, *args, **kw):
+        with self._lock:
+            return self._inner(*args, **kw)
+
+
+class StillReader:
+    """The fused still reading of a live table, made beside the frame loop (issue 45: nothing
+    heavy in the frame loop; the display never stands still while it runs).
+
+    One daemon thread runs ``read(image) -> list[TileRead]`` on the newest picture handed to
+    :meth:`submit` (a picture handed in while one is being read waits; a newer one replaces
+    it); :meth:`take` returns the finished ``(generation, reads or the exception raised)``
+    once. The generation is the caller's: a reading of a picture that has since moved is
+    thrown away by the engine.
+
+    Args:
+        read: the reading, e.g. ``lambda image: engine._read_still(image)[0]``.
+    """
+
+    def __init__(self, read) -> None:
+        self._read = read
+        self._cv = threading.Condition()
+        self._job: tuple[int, np.ndarray] | None = None
+        self._done: tuple[int, Any] | None = None
+        self._running: int | None = None
+        self._closed = False
+        #: readings made; seconds of the last one (wall clock)
+        self.made = 0
+        self.last_s: float | None = None
+        self._thread = threading.Thread(target=self._run, name="still-reading", daemon=True)
+        self._thread.start()
+
+    def submit(self, generation: int, image: np.ndarray) -> None:
+        """Read ``image`` (uint8 (H, W, 3) BGR, not changed afterwards) next."""
+        with self._cv:
+            self._job = (generation, image)
+            self._cv.notify()
+
+    def pending(self, generation: int) -> bool:
+        """True while a reading of ``generation`` is queued, running or not yet taken."""
+        with self._cv:
+            return ((self._job is not None and self._job[0] == generation)
+                    or self._running == generation
+                    or (self._done is not None and self._done[0] == generation))
+
+    def busy(self) -> bool:
+        """True while a reading is queued or running."""
+        with self._cv:
+            return self._job is not None or self._running is not None
+
+    def take(self) -> tuple[int, Any] | None:
+        """The finished reading ``(generation, reads or exception)``, once; else None."""
+        with self._cv:
+            done, self._done = self._done, None
+            return done
+
+    def close(self) -> None:
+        """Stop the thread after the reading in progress (not waited for)."""
+        with self._cv:
+            self._closed = True
+            self._job = None
+            self._cv.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._job is None and not self._closed:
+                    self._cv.wait()
+                if self._closed:
+                    return
+                (gen, image), self._job = self._job, None
+                self._running = gen
+            t0 = time.perf_counter()
+            try:
+                out: Any = self._read(image)
+            except Exception as exc:  # noqa: BLE001 -- a reading never ends a feed
+                out = exc
+            with self._cv:
+                self.made += 1
+                self.last_s = time.perf_counter() - t0
+                self._running = None
+                self._done = (gen, out)
 
 
 def _run_tile_detector(detector, image: np.ndarray, imgsz: int | None = None) -> Detections:
@@ -232,6 +346,42 @@ class RecognitionEngine:
         self.region_runs = 0
         #: video frames answered by the standing fused still reading (no decode, no vet)
         self.still_reuses = 0
+        #: live video: the fused still reading runs beside the frame loop (set_background)
+        self.background: StillReader | None = None
+        self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
+        self._provisional = False
+
+    def set_background(self, on: bool = True) -> None:
+        """Live video: make the fused still reading (the vet) beside the frame loop, on a
+        thread of its own (:class:`StillReader`), instead of inside :meth:`read`. Until it
+        lands, a picture with tiles is read by the single pass and marked ``provisional``
+        (:class:`Reads`: shown, never settled on); once it lands, it stands for the picture
+        as it does in the frame loop. The detectors are then called one at a time
+        (:class:`_Locked`). Off (files read as fast as possible, tests): the reading is made
+        in :meth:`read`, so the same frames give the same reads. Nothing changes with one
+        input size (no vet)."""
+        if not on:
+            if self.background is not None:
+                self.background.close()
+            self.background = None
+            return
+        if self.background is not None or len(self.scales) < 2:
+            return
+        lock = threading.Lock()
+        self.tile_detector = _Locked(self.tile_detector, lock)
+        self.pip_detector = _Locked(self.pip_detector, lock)
+        if self.second_detector is not None:
+            self.second_detector = _Locked(self.second_detector, lock)
+        self.background = StillReader(lambda image: self._read_still(image)[0])
+
+    def close(self) -> None:
+        """Stop the background still reading, if any."""
+        self.set_background(False)
+
+    @property
+    def still_pending(self) -> bool:
+        """True while a fused still reading is being made beside the loop."""
+        return self.background is not None and self.background.busy()
 
     def read(self, image: np.ndarray, mode: ReadMode | str = ReadMode.VIDEO) -> Reads:
         """The reads of one picture.
@@ -270,11 +420,17 @@ class RecognitionEngine:
         reads = resolve_overlapping_reads(reads)
         self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
         if not self._still_frames:
+            if self._still_reading is not None or self.background is not None:
+                self._generation += 1  # a reading of the picture before is of no use now
             self._still_reading = None  # the picture moved: read it again once still
+        self._provisional = False
         if not stale:  # new faces are vetted once the picture has been still a moment
             reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
+        provisional = (self.background is not None and self._still_reading is None
+                       and any(r.state != "face_down" for r in reads))
         return Reads(tuple(reads), dets, n_dec, ran, stale,
-                     {"detect": t1 - t0, "decode": time.perf_counter() - t1})
+                     {"detect": t1 - t0, "decode": time.perf_counter() - t1},
+                     provisional=provisional)
 
     def tick(self) -> None:
         """One frame has been handled (the identity cache's clock)."""
@@ -285,6 +441,9 @@ class RecognitionEngine:
         source or picture."""
         self._vetted, self._vetoed = [], []
         self._still_reading, self._still_frames, self._moved = None, 0, True
+        self._generation += 1
+        if self.background is not None:
+            self.background.take()  # a reading of the source before is of no use
         self.cache.clear()
         self.gate.reset()
         self._last_dets = None
@@ -612,6 +771,26 @@ class RecognitionEngine:
                                 rec.allow_diagonal_two)
         return out, len(todo)
 
+    def _landed(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[TileRead] | None:
+        """Live video (:meth:`set_background`): the fused still reading of this still picture
+        if it has landed, else None -- asking for it (a copy of ``image``) unless it is being
+        made. A still picture showing no tile is not read (an empty table costs nothing). A
+        reading that raised stands as the single pass with every face unknown (a reading is
+        never bad input: the round then says why)."""
+        bg = self.background
+        done = bg.take()
+        if done is not None and done[0] == self._generation:
+            if isinstance(done[1], Exception):
+                why = f"the still reading failed: {type(done[1]).__name__}: {done[1]}"
+                _log.warning("%s", why)
+                return [r.as_unknown(why) if r.face else r for r in reads]
+            return list(done[1])
+        if not any(r.state != "face_down" for r in reads):
+            return None
+        if not bg.pending(self._generation):
+            bg.submit(self._generation, image.copy())
+        return None
+
     def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
              ) -> list[TileRead]:
         """Video: the fused still reading (:meth:`_read_still`: every input size of
@@ -644,7 +823,11 @@ class RecognitionEngine:
         seen = matches(self._vetted)
         new = [i for i, r in enumerate(reads) if r.face and not seen[i].any()]
         if look and self._still_reading is None:
-            self._still_reading = self._read_still(image)[0]
+            if self.background is None:
+                self._still_reading = self._read_still(image)[0]
+            else:
+                self._still_reading = self._landed(image, reads)
+                look = self._still_reading is not None
         if new and look:
             fused = [f for f in self._still_reading if f.state != "face_down"]
             over = (iou_matrix(np.stack([reads[i].xyxy for i in new]),
