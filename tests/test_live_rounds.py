@@ -229,3 +229,34 @@ def test_a_cleared_table_shorter_than_the_window_still_yields_both_rounds():
     assert second["positions"]["dealer"]["role"] == "banker" and second["reason"] is None
     assert sorted(second["positions"]["dealer"]["tiles"]) == sorted(
         t.face for t in b.tiles if t.position == "dealer" and t.state == "face_up")
+
+
+# ------------------------------------------------------------------ the dealer's screen
+
+
+def test_dealer_screen_says_reading_and_marks_the_last_round():
+    """While a new deal is read, its positions say "reading the deal" (no alert to move a
+    hand) and the last round is marked as no longer on the table."""
+    from fakes import FakeFeed, event_from_deal
+    from vision.table.rounds import build_positions
+
+    feed = FakeFeed()
+    feed.publish_event(event_from_deal(DEAL))
+    old = build_positions(assign_positions(reads_of(DEAL), LAYOUT))
+    feed.publish_frame(None, positions=old, alerts=[])
+    assert feed.state()["last_round_on_table"] is True
+    nxt = reads_of(NEXT)
+    nxt[0] = nxt[0].as_unknown("read A: no face")  # the first look leaves a tile unread
+    new = build_positions(assign_positions(nxt, LAYOUT))
+    alerts = [{"kind": "unknown_tile", "position": "dealer", "detail": "1 tile(s) unknown"}]
+    feed.publish_frame(None, positions=new, alerts=alerts, reading=True)
+    st = feed.state()
+    assert st["last_round_on_table"] is False
+    assert st["live"]["positions"]["dealer"]["status"] == "reading"
+    assert st["live"]["positions"]["dealer"]["say"] == "Dealer: reading the deal"
+    assert st["live"]["alerts"] == []
+    feed.publish_frame(None, positions=new, alerts=alerts, reading=False)  # read: it stands
+    st = feed.state()
+    assert st["live"]["positions"]["dealer"]["say"] == \
+        "Dealer: a tile cannot be read -- move the hand into view"
+    assert len(st["live"]["alerts"]) == 1

@@ -17,11 +17,15 @@ from scoring.settle import POSITIONS
 
 __all__ = ["live_position", "live_positions_view", "round_view", "positions_view",
            "round_summary", "settlement_table", "position_order", "plain_reason",
-           "position_name", "DEALING"]
+           "position_name", "DEALING", "READING"]
 
 #: Live status of a position whose hand is still being laid out (fewer than four tiles, the
 #: tiles still changing): not an alert.
 DEALING = "dealing"
+
+#: Live status of a position of a new deal whose still reading is being made beside the loop
+#: (the first look is provisional): "reading the deal", not a hand to move; not an alert.
+READING = "reading"
 
 
 def position_name(pos) -> str:

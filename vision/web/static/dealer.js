@@ -51,8 +51,10 @@ function render(st) {
   setText("round-id", last ? last.round_id : "none yet");
   const state = document.getElementById("d-state");
   const manual = st.settled_by === "manual";
-  state.textContent = !last ? "waiting" : manual ? "SETTLED BY MANUAL ENTRY" :
-    last.settled ? "SETTLED" : "NOT SETTLED";
+  // once the table changed (a new deal, or cleared), the round shown is the last round
+  const was = last && st.last_round_on_table === false ? "LAST ROUND: " : "";
+  state.textContent = !last ? "waiting" : was + (manual ? "SETTLED BY MANUAL ENTRY" :
+    last.settled ? "SETTLED" : "NOT SETTLED");
   state.className = "d-state " + (!last ? "" : manual ? "manual" : last.settled ? "settled"
     : "not_settled");
   const bank = last && last.bank;
@@ -70,6 +72,7 @@ function render(st) {
   }
   const live = byTable((st.live && st.live.positions) || {}).map(([pos, p]) =>
     el("li", {}, p.status === "dealing" ? NAME(pos) + ": being dealt" :
+      p.status === "reading" ? NAME(pos) + ": reading the deal" :
       p.status === "set" ? NAME(pos) + ": set" : (p.say || NAME(pos) + ": check the hand")));
   if (!live.length) live.push(el("li", { class: "none" }, "nothing seen"));
   document.getElementById("d-live").replaceChildren(...live);
