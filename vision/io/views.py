@@ -54,6 +54,7 @@ def plain_reason(pos, text: str | None = None, kind: str | None = None) -> str |
     who = position_name(pos)
     t = (text or "").lower()
     for prefix in ("table cleared before the round settled: ",
+                   "the table was dealt again before the round settled: ",
                    "source ended before the round settled: ",
                    "still not settled after the manual entry: "):
         if t.startswith(prefix):
@@ -87,6 +88,8 @@ def plain_reason(pos, text: str | None = None, kind: str | None = None) -> str |
         return f"{who}: no player hand could be settled"
     if "cleared" in t:
         return f"{who}: table cleared before the round was settled"
+    if "dealt again" in t:
+        return f"{who}: the table was dealt again before the round was settled"
     if "not stable" in t or "source ended" in t:
         return f"{who}: hands were not still long enough to settle"
     return f"{who}: cannot be settled -- call a supervisor"

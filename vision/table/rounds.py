@@ -66,8 +66,18 @@ does not open a new round, so the same round is never emitted twice). For still 
 
 Every round is accounted for: a round that showed tiles but never settled (the banker's tiles
 unreadable or covered until the table was cleared) is emitted as an unsettled round (``result``
-None, each position's reason) when the table has been empty for ``n_stable`` frames, or by
-:meth:`RoundTracker.flush` when the source ends (or, for still images, before the next image).
+None, each position's reason) when the table has been empty for ``n_stable`` frames, when a
+position of the open round stably shows another deal (:func:`other_deal`: the table was
+cleared and dealt again faster than the empty table could be seen -- a live table that fell
+behind), or by :meth:`RoundTracker.flush` when the source ends (or, for still images, before
+the next image).
+
+Live sources (issue 45) measure stability on the camera's clock: ``stable_s`` seconds of
+:attr:`FrameHeader.timestamp` with at least ``min_frames`` frames instead of ``n_stable``
+frames (:meth:`vision.pipeline.Pipeline.set_live`), so a table whose loop falls behind still
+settles and one that keeps up is not slower; and a frame whose reads are ``provisional`` (a
+first look the fused still reading has not vetted yet) counts for stability but never settles
+a round.
 """
 
 from __future__ import annotations
