@@ -684,7 +684,8 @@ class RoundTracker:
                  and positions[p].setting is not None]
         for p in positions:
             if p not in final:
-                not_settled[p] = positions[p].reason or "not stable"
+                not_settled[p] = positions[p].reason or (
+                    "not stable" if settle else "not confirmed before the table was dealt again")
         # faces read more often than a set holds: somebody's read is wrong (one check with
         # the round event's alerts, vision.table.alerts.duplicate_faces)
         sightings = [(r.face, p) for p in sorted(positions, key=POSITIONS.index)
