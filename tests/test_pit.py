@@ -345,6 +345,13 @@ def test_a_hung_detector_service_is_restarted_with_every_worker(two_tables):
         first = _wait(lambda: (lambda x: x if x["worker"]["state"] == "running" else None)(
             pit.state()["tables"][0]), "the worker to run")
         assert first["worker"]["restarts"] == 0 and svc.restarts == 0
+        # the worker's live figures reach the pit about once a second (/api/stats)
+        figures = _wait(lambda: (lambda x: x if x and x["totals"]["processed"] > 0 else None)(
+            pit.table_stats("t-east")), "the worker's live figures")
+        assert figures["table_id"] == "t-east" and figures["processed_fps"] > 0
+        assert figures["totals"]["delivered"] >= figures["totals"]["processed"]
+        assert figures["detector"]["infer_ms_mean"] is not None
+        assert figures["detector"]["pending"] is None  # its own detectors: no service client
         svc.hung = True
         st = _wait(lambda: (lambda x: x if x["worker"]["restarts"] >= 1 and
                             x["worker"]["state"] == "running" else None)(

@@ -93,6 +93,21 @@ def test_a_blob_bigger_than_the_block_and_an_unreadable_model(tmp_path):
             SharedDetectorClient(bad, svc.handle(0), "onnx")
 
 
+def test_the_service_counts_its_calls_for_the_live_figures():
+    """DetectorService.stats (the pit's ``/api/stats``, vision/io/stats.py): the detector
+    process's calls, requests answered and ms in calls, read from its shared counters."""
+    blob = np.random.default_rng(5).random((1, 3, 192, 96), dtype=np.float32)
+    with DetectorService(1, threads=1, batch=False) as svc:
+        assert svc.stats()["calls"] == 0 and svc.stats()["infer_ms_last"] is None
+        c = SharedDetectorClient(MODELS / "pips.onnx", svc.handle(0), "onnx")
+        for _ in range(3):
+            c.infer(blob)
+        st = svc.stats()
+        assert (st["calls"], st["requests"], st["pending"], st["queued"]) == (3, 3, 0, 0)
+        assert 0 < st["infer_ms_last"] <= st["infer_ms_total"]
+        assert st["alive"] and st["ping_waiting_s"] == 0.0
+
+
 @pytest.mark.skipif(not (MODELS / "tiles.onnx").is_file(), reason="models/tiles.onnx absent")
 def test_the_tile_detector_on_the_service_reads_what_it_reads_in_process():
     from vision.recognition.detect import TileDetector

@@ -50,11 +50,22 @@ class TableFeed(LiveFeed):
         self.pit, self.spec = pit, spec
         #: the camera's state as the worker last sent it (None before the first)
         self.camera = None
+        #: the live figures as the worker last sent them, and when (``time.monotonic()``)
+        self.stats: dict | None = None
+        self.stats_at: float | None = None
 
     def feed_state(self):
         """The camera's :class:`vision.io.frames.FeedState` as the table's worker last reported
         it (about once a second), or None before any report: the table's ``/healthz``."""
         return self.camera
+
+    def live_stats(self) -> dict | None:
+        """The table's live figures (``/tables/<id>/api/stats``): what its worker last sent
+        (:meth:`vision.io.stats.LiveStats.snapshot`, about once a second), with
+        ``reported_s`` (seconds since) and the pit's detector service's queue; ``stuck`` also
+        when a running worker has sent nothing for :data:`vision.io.stats.STUCK_AFTER_S`.
+        None before its first report."""
+        return self.pit.table_stats(self.table_id)
 
     def _reset(self) -> dict:
         return {"pending": self.pit.send(self.table_id, "reset")}
@@ -133,6 +144,10 @@ class Pit:
         self.machine_threads = machine
         #: inference threads of each worker process
         self.worker_threads = 1 if self.shared_detector else max(1, machine // len(self.specs))
+        from vision.io.stats import RateWindow
+
+        #: the detector service's counters (calls, ms in calls) over the live figures' window
+        self._detector_window = RateWindow()
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> "Pit":
@@ -244,15 +259,19 @@ class Pit:
         w, feed = self.workers[tid], self.feeds[tid]
         if kind == "frame":
             feed.publish_frame(body["jpeg"], frame_index=body["frame_index"],
-                               positions=body["positions"], alerts=body["alerts"])
+                               positions=body["positions"], alerts=body["alerts"],
+                               reading=bool(body.get("reading", False)))
         elif kind == "round":
             feed.publish_event(body)
         elif kind == "started":
             with self._lock:
                 w.state, w.model_version = "running", body.get("model_version")
+            feed.stats = feed.stats_at = None  # a new worker: its own figures from now on
             feed._set_status("running")
         elif kind == "feed":
             feed.camera = body
+        elif kind == "stats":
+            feed.stats, feed.stats_at = body, time.monotonic()
         elif kind == "error":
             with self._lock:
                 w.error = redact_text(str(body))
@@ -267,6 +286,8 @@ class Pit:
         first, longest = self.restart_delay
         while not self._stopping.wait(0.2):
             svc = self.service
+            if svc is not None:
+                self.detector_stats()  # a sample for the window, whether or not anyone reads
             if svc is not None and not self._stopping.is_set():
                 why = ("exited" if not svc.alive() else
                        None if svc.answering(self.service_hang_s) else
@@ -324,6 +345,67 @@ class Pit:
                 w.error = why
             p.kill()
 
+    # -- the live figures ---------------------------------------------------------------------
+    def detector_stats(self) -> dict | None:
+        """The shared detector service's figures (None without one):
+        :meth:`vision.recognition.service.DetectorService.stats` plus, over the live figures'
+        window (:data:`vision.io.stats.WINDOW_S`), ``infer_ms_mean`` (ms per inference call)
+        and ``calls_per_s``, and ``stuck`` (its watchdog ping unanswered for
+        :data:`vision.io.stats.STUCK_AFTER_S`)."""
+        from vision.io.stats import STUCK_AFTER_S
+
+        read = getattr(self.service, "stats", None)  # None: no service (or one without counters)
+        if read is None:
+            return None
+        st = read()
+        now = time.monotonic()
+        totals = (st["calls"], st["infer_ms_total"])
+        with self._lock:
+            self._detector_window.add(now, totals)
+            span, (calls, ms) = self._detector_window.delta(now, totals)
+        st["window_s"] = self._detector_window.window_s
+        st["infer_ms_mean"] = round(ms / calls, 1) if calls > 0 else None
+        st["calls_per_s"] = round(calls / span, 2) if span > 0 else 0.0
+        st["stuck"] = st["ping_waiting_s"] > STUCK_AFTER_S or not st["alive"]
+        st["infer_ms_total"] = round(st["infer_ms_total"], 1)
+        if st["infer_ms_last"] is not None:
+            st["infer_ms_last"] = round(st["infer_ms_last"], 1)
+        st["ping_waiting_s"] = round(st["ping_waiting_s"], 3)
+        return st
+
+    def table_stats(self, tid: str, detector: dict | None = None) -> dict | None:
+        """One table's live figures (:meth:`TableFeed.live_stats`); ``detector``: the
+        service's figures when the caller has them already."""
+        from vision.io.stats import STUCK_AFTER_S
+
+        feed, w = self.feeds[tid], self.workers[tid]
+        body, at = feed.stats, feed.stats_at
+        if body is None or at is None:
+            return None
+        st = dict(body)
+        age = time.monotonic() - at
+        st["reported_s"] = round(age, 3)
+        if detector is None:
+            detector = self.detector_stats()
+        if detector is not None:  # the service's queue: every table's requests not answered
+            det = st["detector"] = dict(st.get("detector") or {}, queue=detector["pending"])
+            if detector["stuck"]:
+                det["stuck"] = st["stuck"] = True
+                st["reasons"] = [*st.get("reasons", []), "the detector service is not answering"]
+        if w.state == "running" and age > STUCK_AFTER_S:
+            st["stuck"] = True
+            st["reasons"] = [*st.get("reasons", []),
+                             f"no report from the table's worker for {age:.1f} s"]
+        return st
+
+    def stats(self) -> dict:
+        """``GET /api/stats`` of the pit: ``{"time", "tables": {id: the table's figures or
+        None before its first report}, "detector": the service's figures or None}``."""
+        det = self.detector_stats()
+        return {"time": utc_now_iso(),
+                "tables": {tid: self.table_stats(tid, det) for tid in self.feeds},
+                "detector": det}
+
     # -- the pit view -----------------------------------------------------------------------
     def state(self) -> dict:
         """Every table for the pit view (docs/pit.md).
@@ -336,8 +418,11 @@ class Pit:
             restarting | ended | stopped), "started", "restarts", "failed" (the worker died
             :data:`FAILED_AFTER` times in a row, each soon after its start), "last_exit" ({"code",
             "signal", "signal_name", "time", "ran_s", "error"} or None), "note" (one line or
-            None), "model_version"}}]}``.
+            None), "model_version"}, "stats": {"camera_fps", "processed_fps", "skipped_fps",
+            "behind", "stuck", "reasons"} or None (the table's live figures, :meth:`stats`)}],
+            "detector": the detector service's figures or None}``.
         """
+        det = self.detector_stats()
         tables = []
         for tid, feed in self.feeds.items():
             st = feed.state()
@@ -357,8 +442,17 @@ class Pit:
                 "frames": st["frames"], "frame_index": st["frame_index"],
                 "updated": st["updated"], "round_count": st["round_count"],
                 "last_round": round_summary(last) if last else None,
-                "alerts": open_alerts, "worker": worker})
-        return {"time": utc_now_iso(), "tables": tables}
+                "alerts": open_alerts, "worker": worker,
+                "stats": _brief(self.table_stats(tid, det))})
+        return {"time": utc_now_iso(), "tables": tables, "detector": det}
+
+
+def _brief(stats: dict | None) -> dict | None:
+    """The pit view's part of a table's live figures."""
+    if stats is None:
+        return None
+    return {k: stats.get(k) for k in ("camera_fps", "processed_fps", "skipped_fps", "behind",
+                                      "stuck", "reasons")}
 
 
 def _exit_text(info: Mapping | None) -> str:

@@ -6,14 +6,18 @@ decode, table, audit: a round is stored before it is sent) -- with one more sink
 over a pipe, as plain picklable values:
 
 * ``("started", {"pid", "model_version", "rules"})`` once the models are loaded;
-* ``("frame", {"frame_index", "jpeg" (bytes or None), "positions", "alerts"})`` for every
+* ``("frame", {"frame_index", "jpeg" (bytes or None), "positions", "alerts", "reading"})`` for every
   processed frame (``jpeg``: the annotated picture, at most ``max_picture_fps`` per second; the
   others carry None and keep the previous picture); ``positions`` is the live view
-  (:func:`vision.io.views.live_positions_view`);
+  (:func:`vision.io.views.live_positions_view`); ``reading``: a first look at a new deal
+  whose still reading is being made (``FrameResult.provisional``);
 * ``("round", event dict)`` for every round (docs/round-event.md), after the audit store;
 * ``("feed", FeedState)`` about once a second: the camera's state
   (:meth:`vision.io.frames.FrameSource.feed_state`), also while it is down and no frame comes, so
   the table's ``/healthz`` says ``reconnecting`` (503 after the grace);
+* ``("stats", dict)`` with it: the table's live figures
+  (:meth:`vision.io.stats.LiveStats.snapshot`: camera, processed and skipped frames per
+  second, the detector, round latencies, behind / stuck), for ``/api/stats``;
 * ``("error", text)`` before a failing worker exits (exit code 1);
 * ``("ended", {"frames", "rounds"})`` when the source ended.
 
@@ -34,6 +38,7 @@ from scoring.errors import InputError
 
 from vision.session import Session
 from vision.io.sinks import Sink
+from vision.io.stats import LiveStats
 from vision.pit.tables import TableSpec
 
 log = logging.getLogger("vision.pit")
@@ -73,7 +78,8 @@ class _PipeSink(Sink):
             "jpeg": jpeg,
             "positions": live_positions_view(positions, self.rules)
             if isinstance(positions, Mapping) else None,
-            "alerts": [dict(a) for a in alerts] if alerts is not None else None}))
+            "alerts": [dict(a) for a in alerts] if alerts is not None else None,
+            "reading": bool(getattr(result, "provisional", False))}))
         return True
 
     def round(self, event) -> None:
@@ -164,7 +170,13 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
             cfg = _shared_config(cfg, service)
         rules = cfg.pipeline.table.rules
         sink = _PipeSink(conn, rules, max_picture_fps)
-        session = Session(cfg, sinks=[sink], pace=spec.realtime, loop=spec.loop,
+        client = None
+        if service is not None and detectors is None:
+            from vision.recognition.service import client_stats as client
+        stats = LiveStats(table_id=spec.table_id, detector=client,
+                          source=lambda: session.src if session is not None else None,
+                          pipeline=lambda: session.pipeline if session is not None else None)
+        session = Session(cfg, sinks=[sink, stats], pace=spec.realtime, loop=spec.loop,
                           tile_detector=tile, pip_detector=pips, keep_events=False)
         if stopped.is_set():
             session.stop()
@@ -183,13 +195,14 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
 
         threading.Thread(target=listen, daemon=True, name="pit-control").start()
 
-        def report_feed() -> None:  # the camera's state, also while no frame comes
+        def report_feed() -> None:  # the camera's state and the figures, also while no frame comes
             while not stopped.wait(1.0):
                 src = session.src
                 if src is None:
                     continue
                 try:
                     conn.send(("feed", src.feed_state()))
+                    conn.send(("stats", stats.snapshot()))
                 except (OSError, ValueError):
                     return
 

@@ -43,6 +43,7 @@ import numpy as np
 from vision.config import CacheConfig, GateConfig, RecognitionConfig
 from vision.detections import TILE, TILE_BACK, Detections
 from vision.recognition.aspect import long_as_peers
+from vision.recognition.background import Locked, StillReader
 from vision.recognition.chirality import lengthwise_by, table_hand
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.dealt import dealt_blocks
@@ -67,7 +68,7 @@ from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, 
                                      tile_sized, zoom_windows)
 
 __all__ = ["RecognitionEngine", "ReadMode", "Reads", "Detectors", "VET_AFTER_STILL",
-           "StillReader"]
+           "StillReader"]  # StillReader: re-exported from vision.recognition.background
 
 _log = logging.getLogger(__name__)
 
@@ -177,110 +178,6 @@ class Reads:
         return np.array([r.reason for r in self.tiles] + [None], dtype=object)[:-1]
 
 
-class _Locked:
-    """A detector whose inference calls (``detect``, ``detect_batch``, a call) hold one lock:
-    the frame loop and the still reading beside it (:class:`StillReader`) share one model
-    (an OpenVINO request, the pit's shared-memory block) one call at a time. Every other
-    attribute is the detector's own."""
-
-    _CALLS = ("detect", "detect_batch")
-
-    def __init__(self, inner, lock: threading.Lock) -> None:
-        self._inner, self._lock = inner, lock
-
-    def __getattr__(self, name: str):
-        value = getattr(self._inner, name)
-        if name in self._CALLS and callable(value):
-            def call(*args, **kw):
-                with self._lock:
-                    return value(*args, **kw)
-            return call
-        return value
-
-    def __call__(self, *args, **kw):
-        with self._lock:
-            return self._inner(*args, **kw)
-
-
-class StillReader:
-    """The fused still reading of a live table, made beside the frame loop (issue 45: nothing
-    heavy in the frame loop; the display never stands still while it runs).
-
-    One daemon thread runs ``read(image) -> list[TileRead]`` on the newest picture handed to
-    :meth:`submit` (a picture handed in while one is being read waits; a newer one replaces
-    it); :meth:`take` returns the finished ``(generation, reads or the exception raised)``
-    once. The generation is the caller's: a reading of a picture that has since moved is
-    thrown away by the engine.
-
-    Args:
-        read: the reading, e.g. ``lambda image: engine._read_still(image)[0]``.
-    """
-
-    def __init__(self, read) -> None:
-        self._read = read
-        self._cv = threading.Condition()
-        self._job: tuple[int, np.ndarray] | None = None
-        self._done: tuple[int, Any] | None = None
-        self._running: int | None = None
-        self._closed = False
-        #: readings made; seconds of the last one (wall clock)
-        self.made = 0
-        self.last_s: float | None = None
-        self._thread = threading.Thread(target=self._run, name="still-reading", daemon=True)
-        self._thread.start()
-
-    def submit(self, generation: int, image: np.ndarray) -> None:
-        """Read ``image`` (uint8 (H, W, 3) BGR, not changed afterwards) next."""
-        with self._cv:
-            self._job = (generation, image)
-            self._cv.notify()
-
-    def pending(self, generation: int) -> bool:
-        """True while a reading of ``generation`` is queued, running or not yet taken."""
-        with self._cv:
-            return ((self._job is not None and self._job[0] == generation)
-                    or self._running == generation
-                    or (self._done is not None and self._done[0] == generation))
-
-    def busy(self) -> bool:
-        """True while a reading is queued or running."""
-        with self._cv:
-            return self._job is not None or self._running is not None
-
-    def take(self) -> tuple[int, Any] | None:
-        """The finished reading ``(generation, reads or exception)``, once; else None."""
-        with self._cv:
-            done, self._done = self._done, None
-            return done
-
-    def close(self) -> None:
-        """Stop the thread after the reading in progress (not waited for)."""
-        with self._cv:
-            self._closed = True
-            self._job = None
-            self._cv.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                while self._job is None and not self._closed:
-                    self._cv.wait()
-                if self._closed:
-                    return
-                (gen, image), self._job = self._job, None
-                self._running = gen
-            t0 = time.perf_counter()
-            try:
-                out: Any = self._read(image)
-            except Exception as exc:  # noqa: BLE001 -- a reading never ends a feed
-                out = exc
-            with self._cv:
-                self.made += 1
-                self.last_s = time.perf_counter() - t0
-                self._running = None
-                self._done = (gen, out)
-
-
 def _run_tile_detector(detector, image: np.ndarray, imgsz: int | None = None) -> Detections:
     fn = getattr(detector, "detect", None) or detector
     out = fn(image) if imgsz is None else fn(image, imgsz=imgsz)
@@ -353,11 +250,13 @@ class RecognitionEngine:
 
     def set_background(self, on: bool = True) -> None:
         """Live video: make the fused still reading (the vet) beside the frame loop, on a
-        thread of its own (:class:`StillReader`), instead of inside :meth:`read`. Until it
+        thread of its own (:class:`vision.recognition.background.StillReader`), instead of
+        inside :meth:`read`. Until it
         lands, a picture with tiles is read by the single pass and marked ``provisional``
         (:class:`Reads`: shown, never settled on); once it lands, it stands for the picture
         as it does in the frame loop. The detectors are then called one at a time
-        (:class:`_Locked`). Off (files read as fast as possible, tests): the reading is made
+        (:class:`vision.recognition.background.Locked`). Off (files read as fast as
+        possible, tests): the reading is made
         in :meth:`read`, so the same frames give the same reads. Nothing changes with one
         input size (no vet)."""
         if not on:
@@ -368,10 +267,10 @@ class RecognitionEngine:
         if self.background is not None or len(self.scales) < 2:
             return
         lock = threading.Lock()
-        self.tile_detector = _Locked(self.tile_detector, lock)
-        self.pip_detector = _Locked(self.pip_detector, lock)
+        self.tile_detector = Locked(self.tile_detector, lock)
+        self.pip_detector = Locked(self.pip_detector, lock)
         if self.second_detector is not None:
-            self.second_detector = _Locked(self.second_detector, lock)
+            self.second_detector = Locked(self.second_detector, lock)
         self.background = StillReader(lambda image: self._read_still(image)[0])
 
     def close(self) -> None:

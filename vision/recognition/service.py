@@ -29,6 +29,12 @@ whose batch axis is dynamic, and whose graph answers every image of a batch:
 ``batch=False`` runs them one by one. Requests wait in the queue only while every stream is
 busy, so they are batched exactly then. scripts/bench_tables.py measures both.
 
+Counters (cheap, for the live figures of ``GET /api/stats``, :mod:`vision.io.stats`): the
+detector process counts its inference calls, the requests it answered and received and the
+seconds its calls took in a small shared array (:meth:`DetectorService.stats`, read by the pit);
+each worker process counts its own requests in flight (:func:`client_stats`: how long the
+oldest has waited, so a table whose detector does not answer is seen within seconds).
+
 A request carries its slot, a per-client sequence number and a client nonce, so a restarted
 worker never takes an answer meant for the worker it replaces. A blob larger than the slot is
 sent through the queue instead (pickled; slower, still right).
@@ -65,7 +71,7 @@ from vision.recognition.obb_nms import batches_right
 log = logging.getLogger("vision.recognition")
 
 __all__ = ["DetectorService", "ServiceHandle", "SharedDetectorClient", "use_shared_detector",
-           "SLOT_BYTES", "HANG_S"]
+           "SLOT_BYTES", "HANG_S", "client_stats"]
 
 #: Bytes of one table's input block: the largest blob of the product (a still image at
 #: 1216 px, (1, 3, 704, 1216) float32, 10.3 MB; 32 spot crops, (32, 3, 192, 96), 7.1 MB) fits.
@@ -79,6 +85,12 @@ REPLY_TIMEOUT_S = 120.0
 HANG_S = 30.0
 #: Seconds between the pings of :meth:`DetectorService.answering`.
 PING_EVERY_S = 2.0
+
+#: The detector process's counters (:meth:`DetectorService.stats`): indexes into its shared
+#: array of doubles -- inference calls, requests answered, seconds in calls, the last call's
+#: seconds, infer requests received.
+_CALLS, _ANSWERED, _INFER_S, _LAST_S, _RECEIVED = range(5)
+_N_COUNTERS = 5
 
 
 @dataclass(frozen=True)
@@ -148,6 +160,8 @@ class DetectorService:
         self._ping: tuple[int, float] | None = None  # (number, sent at) awaiting its answer
         self._pings = 0
         self._answered_at: float | None = None
+        #: the process's counters (written there, read here without a lock: figures only)
+        self.counters = self.ctx.RawArray("d", _N_COUNTERS)
 
     def handle(self, slot: int) -> ServiceHandle:
         """The handle of client slot ``slot`` (0-based)."""
@@ -159,7 +173,7 @@ class DetectorService:
         self.process = self.ctx.Process(
             target=_service_main, name="paigow-detector",
             args=(self.requests, self.replies, [b.name for b in self.blocks], self.threads,
-                  self.batch, self.streams, self.pongs), daemon=True)
+                  self.batch, self.streams, self.pongs, self.counters), daemon=True)
         self.process.start()
         self._answered_at = time.monotonic()
         return self
@@ -195,6 +209,26 @@ class DetectorService:
                     pass
             return True
         return now - self._ping[1] <= hang_s
+
+    def stats(self) -> dict:
+        """The detector process's counters since it started (cheap; no lock, no message):
+        ``{"alive", "restarts", "calls" (inference calls), "requests" (infer requests
+        answered), "infer_ms_total" (ms in calls), "infer_ms_last" (the last call, ms; None
+        before one), "queued" (requests in the queue, not yet taken; None where the platform
+        cannot count them), "pending" (infer requests received and not answered yet: taken,
+        waiting for a stream, or running), "ping_waiting_s" (the watchdog's unanswered ping,
+        seconds; 0.0 when none)}``. A restarted process counts from zero again."""
+        c = list(self.counters)
+        try:
+            queued = int(self.requests.qsize())
+        except (NotImplementedError, OSError, ValueError):
+            queued = None
+        ping = self._ping
+        return {"alive": self.alive(), "restarts": self.restarts, "calls": int(c[_CALLS]),
+                "requests": int(c[_ANSWERED]), "infer_ms_total": 1000.0 * c[_INFER_S],
+                "infer_ms_last": 1000.0 * c[_LAST_S] if c[_CALLS] else None,
+                "queued": queued, "pending": max(0, int(c[_RECEIVED] - c[_ANSWERED])),
+                "ping_waiting_s": 0.0 if ping is None else time.monotonic() - ping[1]}
 
     def restart(self) -> "DetectorService":
         """Kill the detector process (hung or gone) and start a new one on fresh queues; the
@@ -242,7 +276,7 @@ class DetectorService:
 # ----------------------------------------------------------------------------- the service
 
 def _service_main(requests, replies, block_names, threads: int, batch: bool,
-                  streams: int, pongs) -> None:
+                  streams: int, pongs, counters=None) -> None:
     """The detector process: answer ``open`` and ``infer`` requests until ``None``.
 
     ``streams`` threads serve at once (module docstring, streams): each in turn takes the
@@ -257,6 +291,7 @@ def _service_main(requests, replies, block_names, threads: int, batch: bool,
     models: dict[tuple[str, str], Any] = {}
     state = {"stop": False, "jobs": []}
     take = threading.Lock()  # one thread at a time reads the queue and the left-over jobs
+    count = _Count(counters)
     opening = threading.Lock()  # one model opened at a time (each once)
 
     def serve_forever() -> None:
@@ -278,10 +313,11 @@ def _service_main(requests, replies, block_names, threads: int, batch: bool,
                         state["stop"] = True
                     state["jobs"] = _jobs(todo, replies, models, batch, streams, opening,
                                           pongs)
+                    count.received(sum(len(j[2]) for j in state["jobs"]))
                 if not state["jobs"]:
                     continue
                 job = state["jobs"].pop(0)
-            _run(job, replies, blocks, models, opening, streams)
+            _run(job, replies, blocks, models, opening, streams, count)
 
     try:
         workers = [threading.Thread(target=serve_forever, name=f"detector-stream-{k}",
@@ -293,6 +329,28 @@ def _service_main(requests, replies, block_names, threads: int, batch: bool,
     finally:
         for b in blocks:
             b.close()
+
+
+class _Count:
+    """The detector process's side of :meth:`DetectorService.stats`: adds to the shared
+    array (one stream thread at a time; None: not counted)."""
+
+    def __init__(self, counters) -> None:
+        self.c, self.lock = counters, threading.Lock()
+
+    def received(self, n: int) -> None:
+        if self.c is not None and n:
+            with self.lock:
+                self.c[_RECEIVED] += n
+
+    def done(self, calls: int, requests: int, seconds: float) -> None:
+        if self.c is not None:
+            with self.lock:
+                self.c[_CALLS] += calls
+                self.c[_ANSWERED] += requests
+                self.c[_INFER_S] += seconds
+                if calls:
+                    self.c[_LAST_S] = seconds / calls
 
 
 def _jobs(todo, replies, models, batch: bool, streams: int, opening, pongs) -> list:
@@ -327,11 +385,13 @@ def _jobs(todo, replies, models, batch: bool, streams: int, opening, pongs) -> l
     return jobs
 
 
-def _run(job, replies, blocks, models, opening, streams: int = 1) -> None:
+def _run(job, replies, blocks, models, opening, streams: int = 1, count=None) -> None:
     """Run one job (:func:`_jobs`): one inference call for its requests when the model's
     batch axis is dynamic, else one call each; every request answered (outputs or the
-    error)."""
+    error), counted on ``count`` (a :class:`_Count`) before it is answered."""
     backend, path, reqs = job
+    count = count or _Count(None)
+    t0 = time.perf_counter()
     try:
         m = _model(models, backend, path, opening, streams)
         blobs = [inline if inline is not None else
@@ -341,11 +401,15 @@ def _run(job, replies, blocks, models, opening, streams: int = 1) -> None:
             outs = m.infer(np.concatenate(blobs))
             ends = np.cumsum([len(b) for b in blobs])
             parts = [[o[e - len(b):e] for o in outs] for b, e in zip(blobs, ends)]
+            calls = 1
         else:
             parts = [m.infer(np.ascontiguousarray(b)) for b in blobs]
+            calls = len(blobs)
+        count.done(calls, len(reqs), time.perf_counter() - t0)
         for (slot, tag, _, _), out in zip(reqs, parts):
             replies[slot].put((tag, "ok", [np.ascontiguousarray(o) for o in out]))
     except Exception as exc:  # noqa: BLE001 - the client raises it as its own error
+        count.done(0, len(reqs), time.perf_counter() - t0)
         for slot, tag, _, _ in reqs:
             replies[slot].put((tag, "error", f"{type(exc).__name__}: {exc}"))
 
@@ -363,6 +427,54 @@ def _model(models: dict, backend: str, path: str, opening, streams: int = 1):
 
 
 # ----------------------------------------------------------------------------- the client
+
+class _InFlight:
+    """This process's infer requests to the detector service (every
+    :class:`SharedDetectorClient` of it): counted for :func:`client_stats`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started: dict[int, float] = {}  # request number -> time.monotonic() sent
+        self._n = 0
+        self.answered = 0
+        self.wait_s = 0.0
+        self.last_s: float | None = None
+
+    def begin(self) -> int:
+        with self._lock:
+            self._n += 1
+            self._started[self._n] = time.monotonic()
+            return self._n
+
+    def end(self, key: int) -> None:
+        with self._lock:
+            t0 = self._started.pop(key, None)
+            if t0 is not None:
+                self.last_s = time.monotonic() - t0
+                self.wait_s += self.last_s
+                self.answered += 1
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            oldest = min(self._started.values(), default=None)
+            return {"requests": self._n, "answered": self.answered,
+                    "pending": len(self._started),
+                    "waiting_s": 0.0 if oldest is None else time.monotonic() - oldest,
+                    "wait_ms_last": None if self.last_s is None else 1000.0 * self.last_s,
+                    "wait_ms_mean": 1000.0 * self.wait_s / self.answered
+                    if self.answered else None}
+
+
+_IN_FLIGHT = _InFlight()
+
+
+def client_stats() -> dict:
+    """This (worker) process's infer requests to the detector service: ``{"requests" (sent),
+    "answered", "pending" (in flight now), "waiting_s" (seconds the oldest in flight has
+    waited; 0.0 when none), "wait_ms_last", "wait_ms_mean" (answer times, ms; None before
+    one)}``. Cheap; read by the table's live figures (:class:`vision.io.stats.LiveStats`)."""
+    return _IN_FLIGHT.snapshot()
+
 
 class SharedDetectorClient:
     """A :class:`vision.recognition.backends.DetectorBackend` answered by a
@@ -400,8 +512,12 @@ class SharedDetectorClient:
                 inline = None
             else:
                 inline = blob
-            return self._call(("infer", self.handle.slot, None, self.backend, str(self.path),
-                               tuple(blob.shape), inline), locked=True)
+            key = _IN_FLIGHT.begin()
+            try:
+                return self._call(("infer", self.handle.slot, None, self.backend,
+                                   str(self.path), tuple(blob.shape), inline), locked=True)
+            finally:
+                _IN_FLIGHT.end(key)
 
     def _call(self, msg: tuple, locked: bool = False):
         if not locked:

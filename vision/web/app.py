@@ -14,6 +14,10 @@ Routes (all read-only except ``/api/control/*``):
                                   ``?replay=N`` first sends the last N rounds already settled,
                                   ``?limit=N`` ends after N rounds; a ``Last-Event-ID`` header
                                   (browser reconnect) replays the rounds settled after that id
+``GET /api/stats``                the table's live figures (:meth:`LiveFeed.live_stats`: camera
+                                  / processed / skipped fps over the last 10 s, totals, the
+                                  detector, round latencies, behind / stuck); 503 before there
+                                  are any (docs/web-api.md)
 ``GET /healthz``                  200 ``{"ok": true, ...}`` while the display is usable; 503
                                   ``{"ok": false, "state", "lost_s", "lost_since", "reason",
                                   ...}`` once the camera has been lost for longer than
@@ -280,7 +284,7 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
 
 
 def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
-    """``GET /``, ``/api/state``."""
+    """``GET /``, ``/api/state``, ``/api/stats``."""
     r = APIRouter()
 
     @r.get("/", include_in_schema=False)
@@ -299,6 +303,13 @@ def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
         st = feed.state()
         st["control"] = control_enabled
         st["title"] = title
+        return JSONResponse(st, headers=_NO_STORE)
+
+    @r.get("/api/stats")
+    async def api_stats() -> JSONResponse:
+        st = await asyncio.to_thread(feed.live_stats)  # reads the camera's counters
+        if st is None:
+            raise HTTPException(503, "no figures yet")
         return JSONResponse(st, headers=_NO_STORE)
 
     return r

@@ -16,6 +16,7 @@ from vision.config import OutputConfig, PipelineConfig, RunConfig
 from vision.schema import RoundEvent
 from vision.session import Session
 from vision.io.sinks import Sink
+from vision.io.stats import LiveStats
 from vision.web.hub import LiveFeed
 
 __all__ = ["PipelineFeed"]
@@ -39,7 +40,8 @@ class _HubSink(Sink):
         self.feed.publish_frame(image if image is not None else frame.image,
                                 frame_index=frame.index,
                                 positions=positions if isinstance(positions, Mapping) else None,
-                                alerts=alerts, rules=self.rules)
+                                alerts=alerts, rules=self.rules,
+                                reading=bool(getattr(result, "provisional", False)))
         return True
 
     def round(self, event: RoundEvent) -> None:
@@ -81,14 +83,18 @@ class PipelineFeed(LiveFeed):
                                OutputConfig(progress=False))
         self.loop, self.realtime = bool(loop), bool(realtime)
         self._sink = _HubSink(self, "pa")
-        self.session = Session(config, pipeline=pipeline, sinks=[self._sink], pace=realtime,
-                               loop=loop, **detectors)
+        #: the live figures of ``GET /api/stats`` (a sink of the session)
+        self.stats = LiveStats(source=lambda: self.session.src,
+                               pipeline=lambda: self.session.pipeline)
+        self.session = Session(config, pipeline=pipeline, sinks=[self._sink, self.stats],
+                               pace=realtime, loop=loop, **detectors)
         self.pipeline = self.session.pipeline
         self.rules = self._sink.rules = str(getattr(self.pipeline, "rules", None) or "pa")
         kw.setdefault("source", spec)
         kw.setdefault("audit", config.output.audit)  # the page's acks and manual entries
         kw.setdefault("table_id", getattr(self.pipeline, "table_id", None) or "table-1")
         super().__init__(**kw)
+        self.stats.table_id = self.table_id
         self.summary: dict | None = None
         #: the newest frame's (width, height) px and tiles (the layout editor's proposal)
         self.frame_size: tuple[int, int] | None = None
@@ -99,7 +105,12 @@ class PipelineFeed(LiveFeed):
         src = self.session.src
         return src.feed_state() if src is not None else None
 
+    def live_stats(self) -> dict:
+        """:meth:`vision.io.stats.LiveStats.snapshot` of the session."""
+        return self.stats.snapshot()
+
     def _run(self) -> None:
+        self.stats.watch()  # a table falling behind is logged while nobody reads the figures
         self.summary = self.session.run()
 
     def _on_stop(self) -> None:

@@ -31,7 +31,8 @@ from scoring.errors import InputError, StateConflict
 from vision.table.events import utc_now_iso
 from vision.schema import RoundEvent
 from vision.sources import redact_text, redact_url
-from vision.io.views import DEALING, live_positions_view, plain_reason, positions_view, round_summary
+from vision.io.views import (DEALING, READING, live_positions_view, plain_reason, position_name,
+                             positions_view, round_summary)
 
 __all__ = ["LiveFeed", "Subscription", "encode_jpeg"]
 
@@ -219,6 +220,7 @@ class LiveFeed:
             getattr(audit, "label", None) or str(audit))  # path / URL: own connection per use
         self.dealing_frames = int(dealing_frames)
         self._streaks: dict[str, tuple[tuple, int]] = {}
+        self._last_current = False  # the table still shows the last round
         self._acked: dict[tuple, dict] = {}
         self.table_id = str(table_id)
         self.source = redact_url(source)  # shown on the page and the API: no credentials
@@ -310,7 +312,8 @@ class LiveFeed:
     # -- publishing -------------------------------------------------------------------------
     def publish_frame(self, image: np.ndarray | bytes | None, *, frame_index: int | None = None,
                       positions: Mapping[str, Any] | None = None,
-                      alerts: Sequence[Mapping] | None = None, rules: str = "pa") -> None:
+                      alerts: Sequence[Mapping] | None = None, rules: str = "pa",
+                      reading: bool = False) -> None:
         """Publish the newest annotated picture and the live positions.
 
         Args:
@@ -320,6 +323,10 @@ class LiveFeed:
             positions: position -> :class:`vision.table.rounds.PositionState` or view dict
                 (:func:`live_positions_view`); None keeps the previous live view.
             alerts: live alerts ``[{"kind", "position", "detail"}]``; None keeps the previous.
+            reading: the positions are a first look at a new deal whose still reading is
+                being made (``FrameResult.provisional``): a position with a problem is shown
+                as ``reading`` ("reading the deal"), not as a hand to move, and raises no
+                live alert.
         """
         jpeg = None
         if image is not None:
@@ -332,8 +339,9 @@ class LiveFeed:
                 self._jpeg = jpeg
             dealing = set()
             if live is not None:
-                dealing = self._mark_dealing(live)
+                dealing = self._mark_dealing(live, reading)
                 self._live_positions = live
+                self._last_current = self._still_last_round(live)
             if alerts is not None:
                 self._live_alerts = [
                     dict(a, say=plain_reason(a.get("position"), a.get("detail"), a.get("kind")))
@@ -345,10 +353,25 @@ class LiveFeed:
             self._updated = utc_now_iso()
         self._frames.notify()
 
-    def _mark_dealing(self, live: dict[str, dict]) -> set[str]:
+    def _still_last_round(self, live: dict[str, dict]) -> bool:
+        """True while the table still shows the last round: its banker's tiles are the
+        banker's tiles now (else the last round is shown as the last round, not the one on
+        the table). Called with the lock held."""
+        last = self._rounds[0] if self._rounds else None
+        if not last:
+            return False
+        bank = str(last.get("banker_position", "dealer"))
+        was = (last.get("positions") or {}).get(bank) or {}
+        now = live.get(bank) or {}
+        return sorted(f or "" for f in was.get("tiles") or []) == \
+            sorted(f or "" for f in now.get("tiles") or []) and bool(now)
+
+    def _mark_dealing(self, live: dict[str, dict], reading: bool = False) -> set[str]:
         """Positions still being dealt (fewer than four tiles, changed within the last
-        ``dealing_frames`` frames): status ``dealing``, no problems, no alert. Adds ``say``
-        (plain words) to the others. Called with the lock held."""
+        ``dealing_frames`` frames): status ``dealing``, no problems, no alert; while the
+        deal's still reading is being made (``reading``), a position with a problem: status
+        ``reading``, "reading the deal", no alert. Adds ``say`` (plain words) to the others.
+        Called with the lock held."""
         dealing = set()
         streaks = {}
         for pos, v in live.items():
@@ -359,6 +382,10 @@ class LiveFeed:
             if len(sig) < 4 and n < self.dealing_frames:
                 dealing.add(pos)
                 v.update(status=DEALING, detail=None, problems=[], say=None)
+            elif reading and v.get("status") != "set":
+                dealing.add(pos)
+                v.update(status=READING, detail=None, problems=[],
+                         say=f"{position_name(pos)}: reading the deal")
             else:
                 v["say"] = plain_reason(pos, v.get("detail")) if v.get("detail") else None
         self._streaks = streaks
@@ -414,6 +441,13 @@ class LiveFeed:
         (:mod:`vision.web.health`)."""
         return None
 
+    def live_stats(self) -> dict | None:
+        """The table's live figures (camera, processed and skipped frames per second, the
+        detector, round latencies: :meth:`vision.io.stats.LiveStats.snapshot`), or None when
+        the feed has none (this base feed; subclasses with a frame loop override it). Read by
+        ``GET /api/stats``."""
+        return None
+
     def picture_age(self) -> float | None:
         """Seconds since the last picture was published (None before the first)."""
         with self._lock:
@@ -451,7 +485,9 @@ class LiveFeed:
             "error", "frame_index", "frames", "fps" (published frames per second over the last
             30), "updated" (UTC ISO time of the last frame), "has_picture", "positions"
             (:func:`positions_view` of the last settled round), "alerts" (its alerts),
-            "last_round" (the full event or None), "live": {"positions"
+            "last_round" (the full event or None), "last_round_on_table" (the table still
+            shows it: its banker's tiles lie there; False once the table changed: the page
+            says "last round"), "live": {"positions"
             (:func:`live_positions_view`), "alerts"}, "rounds" (summaries, newest first),
             "round_count", "feed" (the camera's state, :func:`vision.web.health.feed_view`;
             None without a source)}``.
@@ -474,6 +510,7 @@ class LiveFeed:
                 "live": {"positions": dict(self._live_positions),
                          "alerts": list(self._live_alerts)},
                 "last_round": last,
+                "last_round_on_table": bool(last) and self._last_current,
                 "round_count": self._round_count,
                 "rounds": list(self._rounds),
             }

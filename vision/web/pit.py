@@ -4,6 +4,8 @@ dealer display under ``/tables/<id>/`` (docs/pit.md).
 ================================  ==========================================================
 ``GET /``                         the pit page (plain HTML + JS from ``/static``; no CDN)
 ``GET /api/pit``                  :meth:`vision.pit.Pit.state` as JSON
+``GET /api/stats``                :meth:`vision.pit.Pit.stats`: every table's live figures
+                                  (``{"time", "tables": {id: {...}}, "detector": {...}}``)
 ``GET /healthz``                  ``{"ok", "tables": {id: status}, "failed": [id]}``: 503
                                   when a table's worker keeps dying (``failed``)
 ``/tables/<id>/...``              the table's dealer display, every route of
@@ -46,6 +48,12 @@ def create_pit_app(pit, *, token: str | None = None, title: str = "Pai gow pit")
         st = pit.state()
         st["title"] = title
         return JSONResponse(st, headers=_NO_STORE)
+
+    @app.get("/api/stats")
+    async def api_stats() -> JSONResponse:
+        stats = getattr(pit, "stats", None)
+        body = stats() if stats is not None else {"tables": {}, "detector": None}
+        return JSONResponse(body, headers=_NO_STORE)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:

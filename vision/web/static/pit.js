@@ -1,5 +1,6 @@
-// The pit view: every table's feed state, fps, last round and open alerts (GET /api/pit,
-// polled each second); each row links to the table's dealer display (/tables/<id>/).
+// The pit view: every table's feed state, camera / processed / skipped fps (the table's live
+// figures, "stats"), last round and open alerts (GET /api/pit, polled each second); each row
+// links to the table's dealer display (/tables/<id>/).
 "use strict";
 
 function el(tag, attrs, ...kids) {
@@ -38,6 +39,21 @@ function worker(w) {
   return td;
 }
 
+function fps(x) { return x == null ? "-" : Number(x).toFixed(1); }
+
+// camera fps, processed fps (with the "falling behind" / "detector stuck" mark), skipped fps
+function rates(t) {
+  const s = t.stats;
+  const proc = el("td", { class: "num processed-fps" }, s ? fps(s.processed_fps) : fps(t.fps));
+  if (s && (s.stuck || s.behind)) {
+    proc.append(el("span", { class: "lag-mark " + (s.stuck ? "stuck" : "behind"),
+                             title: (s.reasons || []).join("; ") },
+                   s.stuck ? "detector stuck" : "falling behind"));
+  }
+  return [el("td", { class: "num camera-fps" }, s ? fps(s.camera_fps) : "-"), proc,
+          el("td", { class: "num skipped-fps" }, s ? fps(s.skipped_fps) : "-")];
+}
+
 function render(st) {
   document.getElementById("table-count").textContent = st.tables.length;
   const up = document.getElementById("updated");
@@ -50,7 +66,7 @@ function render(st) {
       el("td", {}, link, el("span", { class: "reason" }, t.source)),
       el("td", {}, el("span", { class: "status feed-status " + t.status }, t.status),
          t.error ? el("span", { class: "reason" }, t.error) : ""),
-      el("td", { class: "num fps" }, Number(t.fps).toFixed(1)),
+      ...rates(t),
       el("td", { class: "last-round" }, lastRound(t.last_round)),
       el("td", { class: "num round-count" }, t.round_count),
       el("td", { class: "alert-cell" }, alerts(t.alerts)),
