@@ -144,6 +144,14 @@ class Pit:
         self.machine_threads = machine
         #: inference threads of each worker process
         self.worker_threads = 1 if self.shared_detector else max(1, machine // len(self.specs))
+        #: the tables' fused still readings, one at a time per core (issue 45): the readings
+        #: of tables dealt at once end one after another (vision.recognition.background)
+        import tempfile
+
+        from vision.recognition.background import ReadingGate
+
+        self._gate_dir = tempfile.TemporaryDirectory(prefix="paigow-readings-")
+        self.readings = ReadingGate(self._gate_dir.name, max(1, machine))
         from vision.io.stats import RateWindow
 
         #: the detector service's counters (calls, ms in calls) over the live figures' window
@@ -196,6 +204,9 @@ class Pit:
                 w.state = "stopped"
         for feed in self.feeds.values():
             feed.stop()
+        gate_dir = getattr(self, "_gate_dir", None)
+        if gate_dir is not None:
+            gate_dir.cleanup()
         if self.service is not None:
             self.service.stop()
             self.service = None
@@ -227,7 +238,8 @@ class Pit:
                              args=(self.specs[tid], send, crecv, self.detectors.get(tid),
                                    self.max_picture_fps,
                                    self.service.handle(self.slots[tid]) if self.service
-                                   else None, self.worker_threads), daemon=True)
+                                   else None, self.worker_threads),
+                             kwargs={"readings": self.readings}, daemon=True)
         p.start()
         send.close()
         crecv.close()

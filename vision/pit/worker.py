@@ -122,7 +122,7 @@ class _LockedConn:
 
 def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
                 max_picture_fps: float = 10.0, service: Any = None,
-                threads: int | None = None, signals: bool = True) -> None:
+                threads: int | None = None, signals: bool = True, readings: Any = None) -> None:
     """Entry point of a table's worker process (module docstring).
 
     Args:
@@ -138,6 +138,8 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
             :func:`vision.recognition.backends.configure_threads`); None: the default.
         signals: take SIGINT / SIGTERM as described (the main thread of its own process);
             False in a thread of a Ray actor (:mod:`vision.pit.ray_pit`).
+        readings: the pit's gate of fused still readings (a semaphore: so many at a time on
+            the machine, :class:`vision.recognition.background.StillReader`), or None.
 
     Exits with code 0 when the source ended or the worker was stopped, 1 on an error (sent
     first as ``("error", text)``).
@@ -180,6 +182,9 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
                           tile_detector=tile, pip_detector=pips, keep_events=False)
         if stopped.is_set():
             session.stop()
+        reader = getattr(getattr(session.pipeline, "engine", None), "background", None)
+        if reader is not None and readings is not None:
+            reader.gate = readings
 
         def listen() -> None:
             while True:

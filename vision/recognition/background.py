@@ -9,13 +9,19 @@ take one call at a time).
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Locked", "StillReader"]
+__all__ = ["Locked", "StillReader", "ReadingGate", "GATE_WAIT_S"]
+
+#: Seconds a reading waits for the pit's gate (:class:`StillReader`) before it goes ahead.
+GATE_WAIT_S = 10.0
 
 
 class Locked:
@@ -53,12 +59,23 @@ class StillReader:
     once. The generation is the caller's: a reading of a picture that has since moved is
     thrown away by the engine.
 
+    A pit's tables share the machine: with ``gate`` (a semaphore shared by the pit's workers,
+    :class:`vision.pit.supervisor.Pit`: one fused reading at a time per core) a reading starts
+    only when the gate lets it, so the readings of tables dealt at the same moment end one
+    after another instead of all at the end. A permit held by a worker that was killed is
+    never given back by a plain semaphore; :class:`ReadingGate`'s permits are file locks the
+    kernel frees when their process dies. After :data:`GATE_WAIT_S` seconds a reading goes
+    ahead anyway (a stuck permit costs a delay, never a round).
+
     Args:
         read: the reading, e.g. ``lambda image: engine._read_still(image)[0]``.
+        gate: an object with ``acquire(timeout=)`` / ``release()`` (a multiprocessing
+            semaphore), or None.
     """
 
-    def __init__(self, read) -> None:
+    def __init__(self, read, gate=None) -> None:
         self._read = read
+        self.gate = gate
         self._cv = threading.Condition()
         self._job: tuple[int, np.ndarray] | None = None
         self._done: tuple[int, Any] | None = None
@@ -110,13 +127,71 @@ class StillReader:
                     return
                 (gen, image), self._job = self._job, None
                 self._running = gen
+            gate = self.gate
+            held = gate is not None and gate.acquire(timeout=GATE_WAIT_S)
             t0 = time.perf_counter()
             try:
                 out: Any = self._read(image)
             except Exception as exc:  # noqa: BLE001 -- a reading never ends a feed
                 out = exc
+            finally:
+                if held:
+                    gate.release()
             with self._cv:
                 self.made += 1
                 self.last_s = time.perf_counter() - t0
                 self._running = None
                 self._done = (gen, out)
+
+
+class ReadingGate:
+    """So many fused still readings at a time on one machine, across processes (the pit's
+    table workers, :class:`StillReader` ``gate``): ``permits`` lock files in ``folder``; a
+    reading holds one (``fcntl.flock``), and the kernel frees it when the holding process
+    dies, so a worker killed mid-reading never leaves a permit taken. Picklable (paths only;
+    each process opens its own descriptors).
+
+    Args:
+        folder: an existing folder of this machine (the pit's temporary folder).
+        permits: readings at a time (>= 1).
+        poll_s: seconds between tries while every permit is held.
+    """
+
+    def __init__(self, folder: str | os.PathLike, permits: int, poll_s: float = 0.02) -> None:
+        self.paths = [str(Path(folder) / f"reading-{k}.lock") for k in range(max(1, int(permits)))]
+        for p in self.paths:
+            Path(p).touch()
+        self.poll_s = float(poll_s)
+        self._held = threading.local()
+
+    def __getstate__(self) -> dict:
+        return {"paths": self.paths, "poll_s": self.poll_s}
+
+    def __setstate__(self, state: dict) -> None:
+        self.paths, self.poll_s = state["paths"], state["poll_s"]
+        self._held = threading.local()
+
+    def acquire(self, timeout: float | None = None) -> bool:
+        """Take a permit; False when none came free within ``timeout`` seconds (None: wait)."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            for p in self.paths:
+                fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(fd)
+                    continue
+                self._held.fd = fd
+                return True
+            if end is not None and time.monotonic() >= end:
+                return False
+            time.sleep(self.poll_s)
+
+    def release(self) -> None:
+        """Give back the permit this thread holds (closing its descriptor frees the lock)."""
+        fd = getattr(self._held, "fd", None)
+        if fd is not None:
+            self._held.fd = None
+            os.close(fd)
+

@@ -1,0 +1,126 @@
+"""The fused still reading beside the frame loop (vision/recognition/background.py): the
+reader, the detectors shared one call at a time, the pit's gate across processes."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import pickle
+import threading
+import time
+
+import numpy as np
+
+from vision.recognition.background import Locked, ReadingGate, StillReader
+
+WAIT_S = 60.0
+
+
+def _wait(pred):
+    end = time.monotonic() + WAIT_S
+    while not pred() and time.monotonic() < end:
+        time.sleep(0.005)
+    assert pred()
+
+
+def test_still_reader_reads_the_newest_picture_and_hands_it_over_once():
+    release = threading.Event()
+    seen = []
+
+    def read(image):
+        seen.append(int(image[0, 0, 0]))
+        release.wait(WAIT_S)
+        return [int(image[0, 0, 0])]
+
+    r = StillReader(read)
+    r.submit(1, np.full((2, 2, 3), 1, np.uint8))
+    _wait(lambda: seen == [1])
+    r.submit(2, np.full((2, 2, 3), 2, np.uint8))  # waits: one reading at a time
+    r.submit(3, np.full((2, 2, 3), 3, np.uint8))  # replaces the waiting one
+    assert r.pending(3) and r.pending(1) and not r.pending(2)
+    release.set()
+    _wait(lambda: not r.busy())
+    assert seen == [1, 3]
+    assert r.take() == (3, [3]) and r.take() is None  # the older result was replaced
+    r.close()
+
+
+def test_a_reading_that_raises_is_handed_over_as_the_exception():
+    r = StillReader(lambda image: 1 / 0)
+    r.submit(7, np.zeros((2, 2, 3), np.uint8))
+    _wait(lambda: not r.busy())
+    gen, out = r.take()
+    assert gen == 7 and isinstance(out, ZeroDivisionError)
+    r.close()
+
+
+def test_locked_detector_calls_one_at_a_time_and_keeps_its_attributes():
+    inside, most = [0], [0]
+
+    class Slow:
+        info = "model-info"
+
+        def detect(self, image, imgsz=None):
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            time.sleep(0.01)
+            inside[0] -= 1
+            return imgsz
+
+    lock = threading.Lock()
+    a, b = Locked(Slow(), lock), Locked(Slow(), lock)
+    threads = [threading.Thread(target=lambda d=d: [d.detect(None, 5) for _ in range(5)])
+               for d in (a, b, a)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1 and a.info == "model-info" and a.detect(None, imgsz=9) == 9
+
+
+def test_the_gate_lets_so_many_readings_at_a_time(tmp_path):
+    gate = ReadingGate(tmp_path, 1)
+    release, order = threading.Event(), []
+
+    def read(tag):
+        def f(image):
+            order.append(("start", tag))
+            if tag == "a":
+                release.wait(WAIT_S)
+            order.append(("end", tag))
+            return tag
+        return f
+
+    ra, rb = StillReader(read("a"), gate), StillReader(read("b"), gate)
+    ra.submit(1, np.zeros((1, 1, 3), np.uint8))
+    _wait(lambda: order == [("start", "a")])
+    rb.submit(1, np.zeros((1, 1, 3), np.uint8))
+    time.sleep(0.2)  # b has had the time to start, were it let in
+    assert order == [("start", "a")]
+    release.set()
+    _wait(lambda: len(order) == 4)
+    assert order == [("start", "a"), ("end", "a"), ("start", "b"), ("end", "b")]
+    ra.close(), rb.close()
+
+
+def _hold_and_die(gate, ready):
+    assert gate.acquire(timeout=5)
+    ready.set()
+    time.sleep(60)
+
+
+def test_a_permit_held_by_a_killed_process_comes_free(tmp_path):
+    gate = ReadingGate(tmp_path, 1)
+    ctx = mp.get_context("spawn")
+    ready = ctx.Event()
+    p = ctx.Process(target=_hold_and_die, args=(pickle.loads(pickle.dumps(gate)), ready))
+    p.start()
+    try:
+        assert ready.wait(WAIT_S)
+        assert gate.acquire(timeout=0.1) is False  # held by the other process
+        p.kill()
+        p.join(WAIT_S)
+        assert gate.acquire(timeout=WAIT_S) is True  # the kernel freed its lock
+        gate.release()
+    finally:
+        if p.is_alive():
+            p.kill()
