@@ -64,6 +64,30 @@ def test_a_table_that_keeps_up_is_not_slower_in_seconds():
     assert i == j == 9  # ten frames, nine intervals of 1/15 s
 
 
+def test_a_reading_that_holds_since_the_picture_stopped_counts_from_there():
+    """A fused reading lands at t = 2.0 s showing what the first look did not (seat 2 had an
+    unread tile): the picture has not moved since t = 0.2 s, so the run counts from there and
+    the round settles at once; without ``since`` it waits a window more."""
+    first = reads_of(DEAL)
+    first[8] = first[8].as_unknown("read A: no face")
+    frames = ([(0.2 + k / 15, first, True) for k in range(27)] + [(2.0, reads_of(DEAL), False)]
+              + [(2.0 + k / 15, reads_of(DEAL), False) for k in range(1, 15)])
+
+    def run(since):
+        tr = RoundTracker(n_stable=10, stable_s=0.6)
+        for i, (ts, reads, prov) in enumerate(frames):
+            r = tr.update(build_positions(assign_positions(reads, LAYOUT)),
+                          FrameHeader(index=i, timestamp=ts), provisional=prov,
+                          since=since if not prov else None)
+            if r is not None:
+                return i, r
+
+    i, rnd = run(0.2)
+    assert i == 27 and rnd.final == ["dealer", "1", "2"]
+    j, _ = run(None)
+    assert j == 27 + 9  # 0.6 s of frames at 15 fps after the reading landed
+
+
 def test_provisional_reads_are_never_settled_on():
     frames = [(k / 15, reads_of(DEAL), k < 15) for k in range(20)]
     (i, rnd), = feed(RoundTracker(n_stable=3, stable_s=0.2), frames)
@@ -190,9 +214,12 @@ def test_a_slow_fused_reading_does_not_stop_the_loop():
     for k in range(30):
         _, res = pipe.process(Frame(scene.image, next(ts), 43 + k, "cam"))
         if res.round is not None:
-            rounds.append(res.round)
+            rounds.append((k, res.round))
     assert not res.provisional
-    (rnd,) = rounds
+    ((k, rnd),) = rounds
+    # the reading holds for every frame since the picture stopped moving: settled on the
+    # frame it lands, not a stability window later
+    assert k == 0
     got = rnd.to_dict()["positions"]
     assert got["dealer"]["role"] == "banker" and rnd.to_dict()["reason"] is None
     assert sorted(f for f in got["dealer"]["tiles"]) == sorted(

@@ -194,6 +194,7 @@ class Pipeline:
         self.tiles_total = 0
         #: a live source (:meth:`set_live`)
         self.live = False
+        self._still_from: float | None = None  # camera time the picture last moved
 
     def set_live(self, on: bool = True) -> None:
         """A live source (a camera, a stream, a recording played in real time): the fused
@@ -282,13 +283,19 @@ class Pipeline:
         where, groups = self.group(reads, (image.shape[1], image.shape[0]))
         positions = build_positions(groups, self.rules, problems=self.seat_problems)
         settled = None
+        if got.still_frames == 0 or got.stale:
+            self._still_from = ts  # the picture moved here (or is a still image)
+        # live: a fused reading of a picture that has not moved since _still_from holds for
+        # every frame since then (the motion gate), so the run of what it shows began there
+        since = (self._still_from if self.live and got.vetted and self._still_from is not None
+                 else None)
         if not stale:  # a frame with outdated detections does not count for stability
             tiles = [TileRecord.from_read(r, p) for r, p in zip(reads, where)]
             loose = [r for r, p in zip(reads, where) if p is None]
             settled = self.tracker.update(positions, FrameHeader(index, ts, src, path,
                                                                  tuple(tiles)),
                                           loose=loose, placement=self.placement,
-                                          provisional=got.provisional)
+                                          provisional=got.provisional, since=since)
         key = self._pending_picture
         rnd = self._round(settled) if settled is not None else None
         t3 = time.perf_counter()
@@ -369,6 +376,7 @@ class Pipeline:
         self.engine.reset()
         self.tracker.reset()
         self._pending_picture = None
+        self._still_from = None
 
     def summary(self, capture_s: float = 0.0, wall_s: float | None = None) -> dict:
         """Per-stage mean milliseconds per frame and fps (processing and wall clock)."""

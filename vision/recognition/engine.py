@@ -129,6 +129,10 @@ class Reads:
             a first look at a picture with tiles that the fused still reading has not vetted
             yet (it is being made, or the picture has not been still long enough); shown,
             never settled on (:class:`vision.table.rounds.RoundTracker`).
+        still_frames: video: consecutive frames before this one in which the picture did not
+            move (0: it moved on this frame, or a still picture).
+        vetted: video: the reads are the fused still reading standing for a picture that has
+            not moved for ``still_frames`` frames (it holds for all of them).
     """
 
     tiles: tuple[TileRead, ...]
@@ -138,6 +142,8 @@ class Reads:
     stale: bool = False
     timings: dict = field(default_factory=dict)
     provisional: bool = False
+    still_frames: int = 0
+    vetted: bool = False
 
     def __len__(self) -> int:
         return len(self.tiles)
@@ -246,7 +252,6 @@ class RecognitionEngine:
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
         self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
-        self._provisional = False
 
     def set_background(self, on: bool = True) -> None:
         """Live video: make the fused still reading (the vet) beside the frame loop, on a
@@ -314,7 +319,8 @@ class RecognitionEngine:
             self._still_frames += 1
             self.still_reuses += 1
             return Reads(tuple(self._still_reading), dets, 0, ran, stale,
-                         {"detect": t1 - t0, "decode": time.perf_counter() - t1})
+                         {"detect": t1 - t0, "decode": time.perf_counter() - t1},
+                         still_frames=self._still_frames, vetted=True)
         reads, n_dec = self.decode(image, dets, use_cache=True)
         reads = resolve_overlapping_reads(reads)
         self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
@@ -322,14 +328,15 @@ class RecognitionEngine:
             if self._still_reading is not None or self.background is not None:
                 self._generation += 1  # a reading of the picture before is of no use now
             self._still_reading = None  # the picture moved: read it again once still
-        self._provisional = False
         if not stale:  # new faces are vetted once the picture has been still a moment
             reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
         provisional = (self.background is not None and self._still_reading is None
                        and any(r.state != "face_down" for r in reads))
+        vetted = (not stale and self._still_reading is not None and len(self.scales) >= 2
+                  and self._still_frames >= VET_AFTER_STILL)
         return Reads(tuple(reads), dets, n_dec, ran, stale,
                      {"detect": t1 - t0, "decode": time.perf_counter() - t1},
-                     provisional=provisional)
+                     provisional=provisional, still_frames=self._still_frames, vetted=vetted)
 
     def tick(self) -> None:
         """One frame has been handled (the identity cache's clock)."""

@@ -547,7 +547,8 @@ class RoundTracker:
 
     def update(self, positions: Mapping[str, PositionState], frame: FrameHeader | None = None,
                *, loose: Sequence[TileRead] = (), placement: str | None = None,
-               provisional: bool = False) -> SettledRound | None:
+               provisional: bool = False, since: float | None = None
+               ) -> SettledRound | None:
         """Feed one frame's positions; returns the :class:`SettledRound` on the frame that
         settles a round, or that finds the table cleared of a round that never settled
         (``result`` None), else None.
@@ -564,10 +565,19 @@ class RoundTracker:
             provisional: the reads are a first look the vet has not confirmed yet (live
                 video, :class:`vision.recognition.engine.Reads`): they count for stability
                 and end rounds, but no round is settled on them.
+            since: with ``stable_s``: the camera time since which the picture has not moved,
+                when ``positions`` come from a reading that holds for every frame since then
+                (the fused still reading standing for a still picture): their runs count from
+                there (at least :attr:`min_frames` frames were seen since).
         """
         if frame is not None:
             self._now = float(frame.timestamp)
         self._observe(positions)
+        if since is not None and self.stable_s is not None:
+            for pos in positions:
+                sig, n, start = self._streak[pos]
+                if since < start:
+                    self._streak[pos] = (sig, max(n, self.min_frames), since)
         loose = [r for r in loose if r.state != "face_down"]
         self._loose_clear = 0 if loose else self._loose_clear + 1
         self._loose, self._placement = loose, placement
@@ -609,11 +619,14 @@ class RoundTracker:
         if not self.is_final(self.banker):
             self._banker_final_for, self._banker_final_at = 0, None
             return None
+        if provisional:
+            # never settled on a first look (live video): the vet's reading comes, and the
+            # wait for the other positions starts with it
+            self._banker_final_for, self._banker_final_at = 0, None
+            return None
         self._banker_final_for += 1
         if self._banker_final_at is None:
             self._banker_final_at = self._now
-        if provisional:
-            return None  # never settled on a first look (live video): the vet's reading comes
         ready = all(self.is_final(p) for p in positions)
         waited = (self._banker_final_for > self.settle_wait if self.stable_s is None
                   else self._now - self._banker_final_at >= 2 * self.stable_s)
