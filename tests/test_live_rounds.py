@@ -30,10 +30,13 @@ def reads_of(deal):
 
 def feed(tracker, frames):
     """frames: (timestamp s, reads, provisional) -> [(index, SettledRound)]."""
+    from vision.table.rounds import position_of
+
     out = []
     for i, (ts, reads, prov) in enumerate(frames):
+        loose = [r for r, p in zip(reads, position_of(reads, LAYOUT)) if p is None]
         r = tracker.update(build_positions(assign_positions(reads, LAYOUT)),
-                           FrameHeader(index=i, timestamp=ts), provisional=prov)
+                           FrameHeader(index=i, timestamp=ts), provisional=prov, loose=loose)
         if r is not None:
             out.append((i, r))
     return out
@@ -287,3 +290,36 @@ def test_dealer_screen_says_reading_and_marks_the_last_round():
     assert st["live"]["positions"]["dealer"]["say"] == \
         "Dealer: a tile cannot be read -- move the hand into view"
     assert len(st["live"]["alerts"]) == 1
+
+
+def test_a_replaced_round_is_reported_with_its_own_last_picture():
+    """The round replaced by another deal carries the last frame that showed its own deal,
+    not a frame of the next deal (seat 1 of the next deal is laid first, alone)."""
+    from helpers.table_reads import tile
+
+    letters = [tile(None, 100 + 60 * k, 1000, state="unknown") for k in range(4)]
+    half = {"1": NEXT["1"]}
+    frames = ([(k / 15, reads_of(DEAL), True) for k in range(15)]
+              + [(1.0 + k / 15, letters, True) for k in range(2)]  # cleared, briefly seen
+              + [(1.2 + k / 15, reads_of(half), True) for k in range(8)]
+              + [(2.0 + k / 15, reads_of(NEXT), False) for k in range(15)])
+    out = feed(RoundTracker(n_stable=5, stable_s=0.3), frames)
+    (i, first), (j, second) = out
+    assert first.frame.index == 14 and "dealt again" in first.reason, first.frame.index
+    assert sorted(t.face for t in first.positions["1"].tiles) == sorted(DEAL["1"])
+    assert second.result is not None and j > i
+
+
+def test_unread_outlines_in_no_position_do_not_make_a_round():
+    """Four unknown outlines outside every position (felt lettering taken for tiles) are no
+    round, and do not keep a cleared table's round open."""
+    from helpers.table_reads import tile
+
+    letters = [tile(None, 100 + 60 * k, 1000, state="unknown") for k in range(4)]
+    tr = RoundTracker(n_stable=3)
+    got = feed(tr, [(k / 15, letters, False) for k in range(10)])
+    assert got == [] and tr.flush() is None
+    frames = ([(k / 15, reads_of(DEAL) + letters, True) for k in range(5)]
+              + [(1 + k / 15, letters, False) for k in range(5)])
+    (i, rnd), = feed(RoundTracker(n_stable=3), frames)
+    assert "cleared" in rnd.reason and i == 5 + 2

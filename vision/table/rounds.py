@@ -416,8 +416,9 @@ def other_deal(old: tuple, new: tuple) -> bool:
     return fresh - old_slots >= OTHER_DEAL_FACES
 
 
-#: Tiles in no position make a round on their own (no position named: no layout fit, or a
-#: layout drawn for another table) from this many on: a round deals at least the dealer's and
+#: Identified tiles in no position make a round on their own (no position named: no layout
+#: fit, or a layout drawn for another table) from this many on (unread outlines alone never
+#: do: felt lettering taken for tiles must not hold a round open): a round deals at least the dealer's and
 #: one player's four; a stray chip or card taken for a tile is not a round.
 LOOSE_ROUND = 4
 
@@ -479,6 +480,9 @@ class RoundTracker:
         #: the open round's deal: position -> the last signature it held stably (the round a
         #: new deal replaces is reported, :meth:`_replaced`)
         self._deal: dict[str, tuple] = {}
+        self._holds_deal = False  # this frame shows the open round's deal, stably
+        #: the last frame's (positions, frame, loose, placement) that showed that deal
+        self._deal_pending: tuple | None = None
         self._settled_sig: tuple | None = None  # banker signature of the last settled round
         #: (positions, frame, loose tiles, placement) of the last frame that showed tiles
         #: while the round was open
@@ -524,6 +528,7 @@ class RoundTracker:
         faster than :meth:`update` could see the empty table. Records each position's stable
         signature of the deal on the way."""
         replaced = False
+        self._holds_deal = False
         for pos in positions:
             s = self._streak.get(pos)
             if s is None or s[0][0] not in ("set", "problem") or not self._held(s):
@@ -533,6 +538,7 @@ class RoundTracker:
                 replaced = True
             else:
                 self._deal[pos] = s[0]
+                self._holds_deal = True
         return replaced
 
     def _shows_other_deal(self, positions: Mapping[str, PositionState]) -> bool:
@@ -572,6 +578,7 @@ class RoundTracker:
         """
         if frame is not None:
             self._now = float(frame.timestamp)
+        self._holds_deal = False
         self._observe(positions)
         if since is not None and self.stable_s is not None:
             for pos in positions:
@@ -579,7 +586,10 @@ class RoundTracker:
                 if since < start:
                     self._streak[pos] = (sig, max(n, self.min_frames), since)
         loose = [r for r in loose if r.state != "face_down"]
-        self._loose_clear = 0 if loose else self._loose_clear + 1
+        # identified tiles in no position make a round and hold it; unread outlines alone do
+        # not (felt lettering or a chip taken for tiles would hold a round open for ever)
+        ids = [r for r in loose if r.state == "face_up"]
+        self._loose_clear = 0 if ids else self._loose_clear + 1
         self._loose, self._placement = loose, placement
         b = self._streak.get(self.banker)
         if self._settled_sig is not None:
@@ -593,22 +603,26 @@ class RoundTracker:
                 return None
         elif self._pending is not None and self._replaced(positions):
             # dealt again before the empty table was seen (a cleared table that passed within
-            # the stability window): the round of the earlier deal is reported, unsettled
+            # the stability window): the round of the earlier deal is reported, unsettled,
+            # with the last picture that showed that deal
+            if self._deal_pending is not None:
+                self._pending = self._deal_pending
             ended = self._unsettled("the table was dealt again before the round settled",
                                     settle=False)
             self._deal = {}
             self._replaced(positions)
             self._banker_final_for, self._banker_final_at = 0, None
-            if positions or len(loose) >= LOOSE_ROUND:
+            if positions or len(ids) >= LOOSE_ROUND:
                 self._pending = (dict(positions), frame or FrameHeader(), list(loose),
                                  placement)
+            self._deal_pending = self._pending if self._holds_deal else None
             return ended
-        if positions or len(loose) >= LOOSE_ROUND:
-            if self._pending is None or not self._shows_other_deal(positions):
-                # (a frame showing another deal, not yet stable, does not replace the open
-                # round's last picture: if that deal stays, the round ends as it was)
-                self._pending = (dict(positions), frame or FrameHeader(), list(loose),
-                                 placement)
+        if positions or len(ids) >= LOOSE_ROUND:
+            self._pending = (dict(positions), frame or FrameHeader(), list(loose), placement)
+            if self._holds_deal and not self._shows_other_deal(positions):
+                # the last picture that showed the open round's deal (what it is reported
+                # with if another deal replaces it before it settles)
+                self._deal_pending = self._pending
         elif self._pending is not None and (self._pending[0] or self._loose_clear >= self.n_stable
                                             ) and all(st[0] == ("empty",) and self._held(st)
                                                       for st in self._streak.values()):
@@ -634,7 +648,7 @@ class RoundTracker:
             return None
         self._settled_sig = self._streak[self.banker][0]
         self.rounds += 1
-        self._pending = None
+        self._pending = self._deal_pending = None
         self._deal = {}
         return self._settle(dict(positions), frame or FrameHeader(), list(loose), placement)
 
@@ -649,7 +663,7 @@ class RoundTracker:
         """The open round as it was last seen, unsettled with reason ``why`` (``settle``
         False: the positions' runs are another picture's, nothing is final)."""
         positions, frame, loose, placement = self._pending
-        self._pending = None
+        self._pending = self._deal_pending = None
         self._deal = {}
         self.rounds += 1
         rnd = self._settle(positions, frame, loose, placement, settle=settle)
@@ -773,7 +787,7 @@ class RoundTracker:
         """Forget all state (a new source); call :meth:`flush` first to keep an open round."""
         self._streak.clear()
         self._banker_final_for, self._banker_final_at = 0, None
-        self._deal = {}
+        self._deal, self._deal_pending, self._holds_deal = {}, None, False
         self._settled_sig = None
         self._pending = None
         self._loose, self._placement, self._loose_clear = [], None, 0
