@@ -280,3 +280,24 @@ def test_the_session_draws_for_the_sinks_that_want_the_picture(tmp_path, scene):
         assert s.events and s.events[0]["settled"]
     assert len(keys) == 2 and np.array_equal(keys[0], keys[1])
     assert not np.array_equal(keys[1], scene.image)  # the key frame is annotated
+
+
+@pytest.mark.parametrize("video", [True, False])
+def test_no_video_writes_the_events_only(tmp_path, scene, video):
+    """``--no-video`` (``output.video: false``, a pit table's ``video: false``): the round
+    events are written, no annotated video or pictures (their drawing and encoding is the
+    CPU a shared box's other tables need)."""
+    from vision.config import SessionOptions, build_run_config
+    from vision.session import Session
+
+    folder, lay = _table_folder(tmp_path, scene, n=2)
+    out = tmp_path / "out"
+    cfg = build_run_config(SessionOptions(source=str(folder), layout=str(lay), out=str(out),
+                                          progress=False, video=video))
+    assert cfg.output.video is video
+    det = GroundTruthDetectors([scene])
+    s = Session(cfg, tile_detector=det, pip_detector=det).run()
+    lines = (out / "events.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and s["rounds"] == 2
+    assert (out / "annotated").exists() is video
+    assert (s["output"] is not None) is video

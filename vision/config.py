@@ -307,6 +307,9 @@ class OutputConfig:
             an SQLite file; required with a PostgreSQL URL: key frames are files).
         audit_key_file: file holding the audit store's secret key (None: the environment
             variable ``PAIGOW_AUDIT_KEY`` when set, else an unkeyed store; docs/audit.md).
+        video: write the annotated video (or pictures) into ``out_dir``; False: only
+            ``events.jsonl`` (a pit's table: drawing and encoding every 1080p frame costs
+            CPU the other tables need).
     """
 
     out_dir: Path | None = None
@@ -317,6 +320,7 @@ class OutputConfig:
     max_frames: StrictInt | None = None
     audit_frames: Path | None = None
     audit_key_file: Path | None = None
+    video: StrictBool = True
 
     def __post_init__(self) -> None:
         if self.max_frames is not None:
@@ -421,7 +425,7 @@ class SessionOptions(BaseModel):
         layout, config: layout file and config file paths.
         out: output folder; audit, audit_frames, audit_key_file: the audit store
             (:class:`OutputConfig`).
-        json_events, show, progress, max_frames: :class:`OutputConfig` fields.
+        json_events, show, progress, max_frames, video: :class:`OutputConfig` fields.
         stable: :attr:`TableConfig.n_stable`; banker, table_id: :class:`TableConfig` fields.
         min_confidence, models, backend, scales: :class:`RecognitionConfig` fields.
         reconnect_max_s, wait_at_start: :class:`CaptureConfig` fields.
@@ -453,6 +457,7 @@ class SessionOptions(BaseModel):
     scales: tuple[int, ...] | None = None
     reconnect_max_s: float | None = None
     wait_at_start: bool = False
+    video: bool | None = None
     out_option: str = "--out"
 
     def __init__(self, **data: Any) -> None:
@@ -502,6 +507,8 @@ def build_run_config(opts: SessionOptions) -> RunConfig:
         out.setdefault("progress", opts.progress)
     if opts.max_frames is not None:
         out["max_frames"] = opts.max_frames
+    if opts.video is not None:
+        out["video"] = opts.video
     capture = dict(file.get("capture", {}))
     if opts.reconnect_max_s is not None:
         capture["reconnect_max_s"] = opts.reconnect_max_s

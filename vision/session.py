@@ -107,8 +107,10 @@ class Session:
                 pipeline.round_base = self.audit.attach(pipeline.table_id)
             self.output = None
             if out.out_dir is not None:
-                self.output = AnnotatedOutput(out.out_dir, kind, fps)
-                self.sinks += [self.output, EventsFile(out.out_dir / "events.jsonl")]
+                if out.video:
+                    self.output = AnnotatedOutput(out.out_dir, kind, fps)
+                    self.sinks.append(self.output)
+                self.sinks.append(EventsFile(out.out_dir / "events.jsonl"))
             if out.json_events:
                 self.sinks.append(EventStream(stdout or sys.stdout))
             if out.show:

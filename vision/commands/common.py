@@ -63,6 +63,8 @@ def add_session_options(p, source_optional: bool = False) -> None:
                         "gate, cache, table, output")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output folder for the annotated video/images and events.jsonl")
+    p.add_argument("--no-video", dest="video", action="store_false", default=None,
+                   help="with --out: write events.jsonl only, no annotated video or pictures")
     p.add_argument("--json", action="store_true",
                    help="print one JSON line per round on stdout (docs/round-event.md)")
     p.add_argument("--stable", type=int, default=None, metavar="N",
@@ -111,7 +113,8 @@ def run_config(args, *, progress: bool = False, show: bool = False,
         audit_key_file=getattr(args, "audit_key_file", None),
         min_confidence=args.min_confidence, models=args.models, backend=args.backend,
         scales=parse_scales(args.scales), reconnect_max_s=reconnect,
-        wait_at_start=bool(getattr(args, "wait_at_start", False))))
+        wait_at_start=bool(getattr(args, "wait_at_start", False)),
+        video=getattr(args, "video", None)))
 
 
 def add_display_options(p) -> None:

@@ -38,7 +38,7 @@ from typing import Any, Mapping
 from scoring.errors import InputError
 
 _KEYS = {"id", "source", "layout", "config", "audit", "audit_frames", "banker", "stable", "out",
-         "min_confidence", "models", "backend", "loop", "realtime", "password_file"}
+         "min_confidence", "models", "backend", "loop", "realtime", "password_file", "video"}
 _PATHS = ("layout", "config", "out", "models", "audit_frames")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -90,7 +90,7 @@ class TableSpec:
                 table_id=self.table_id, audit=o.get("audit"),
                 audit_frames=o.get("audit_frames"), min_confidence=o.get("min_confidence"),
                 models=o.get("models"), backend=o.get("backend") or None, progress=False,
-                wait_at_start=True))
+                wait_at_start=True, video=o.get("video")))
         except InputError as exc:
             raise InputError(f"table {self.table_id!r}: {exc}") from None
 
