@@ -333,6 +333,44 @@ def test_payouts_cli_exit_codes(store_path, tmp_path, capsys):
     assert [d["kind"] for d in out["differences"]] == ["round_not_in_store"]
 
 
+def test_payouts_file_that_is_not_csv_text_is_one_line_exit_2(store_path, tmp_path, capsys):
+    """A picture, a binary file, a CSV saved in another encoding or a CSV the csv module
+    cannot parse: one line naming the file and the problem, exit 2 (and the error object
+    under --json), never a UnicodeDecodeError traceback."""
+    png = tmp_path / "some.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    nul = tmp_path / "nul.csv"
+    nul.write_bytes(b"round_id,seat,amount_paid\nr000001,1,0.95\x00\n")
+    latin = tmp_path / "latin1.csv"
+    latin.write_bytes("round_id,seat,amount_paid,cashier\nr000001,1,0.95,ann\n"
+                      "r000001,2,-1,Zo\u00eb\n".encode("latin-1"))
+    huge = tmp_path / "huge.csv"
+    huge.write_text("round_id,seat,amount_paid\nr000001,1,\"" + "9" * 200_000 + "\"\n")
+    cases = [(png, "not UTF-8 text (byte 0x89 at offset 0, line 1)"),
+             (nul, "binary data (a NUL byte on line 2)"),
+             (latin, "not UTF-8 text (byte 0xeb at offset"),
+             (huge, "line 2: field larger than field limit")]
+    for path, why in cases:
+        with pytest.raises(InputError, match="is not a CSV payout log"):
+            check_payouts(store_path, path)
+        assert main(["audit", "check-payouts", str(store_path), str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+        assert f"payouts file {str(path)!r} is not a CSV payout log" in err and why in err
+        assert main(["audit", "check-payouts", str(store_path), str(path), "--json"]) == 2
+        obj = json.loads(capsys.readouterr().out)
+        assert set(obj) == {"error", "command", "exit_code"} and obj["exit_code"] == 2
+        assert str(path) in obj["error"] and why in obj["error"]
+    assert "line 3" in str(pytest.raises(InputError, check_payouts, store_path, latin).value)
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    assert main(["audit", "check-payouts", str(store_path), str(folder)]) == 2
+    assert "cannot read payouts file" in capsys.readouterr().err
+    bom = tmp_path / "bom.csv"  # a UTF-8 BOM (spreadsheets write one) is still accepted
+    bom.write_bytes(b"\xef\xbb\xbfround_id,seat,amount_paid\nr000001,1,0.95\nr000001,2,-1\n")
+    assert check_payouts(store_path, bom) == []
+
+
 def test_verify_cli(store_path, capsys):
     assert main(["audit", "verify", str(store_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["rounds"] == 5

@@ -191,7 +191,11 @@ def test_check_payouts_and_cli(store_url, tmp_path, capsys):
     diffs = check_payouts(store_url, csv)
     assert [(d["kind"], d["round_id"], d["seat"], d["difference"]) for d in diffs] == [
         ("amount", "r000002", "1", "0.05"), ("not_paid", "r000003", "2", "1")]
+    # the store is verified first: its key frames are not where the command looks for them
     assert main(["audit", "check-payouts", store_url, str(csv), "--json"]) == 1
+    assert "frame missing" in json.loads(capsys.readouterr().out)["error"]
+    assert main(["audit", "check-payouts", store_url, str(csv), "--json", "--frames-dir",
+                 str(_frames(tmp_path))]) == 1
     assert json.loads(capsys.readouterr().out)["count"] == 2
     assert main(["audit", "verify", store_url, "--frames-dir", str(_frames(tmp_path)),
                  "--json"]) == 0

@@ -4,6 +4,7 @@ shift report (vision.audit.payouts, vision.audit.entries, vision.audit.report)."
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 
@@ -238,3 +239,93 @@ def test_shift_report_of_a_rendered_video_lists_every_round_settled_or_not(tmp_p
     page = report_html(rep)
     assert all(f"<td>{r}</td>" in page for r in ("r000001", "r000002", "r000003"))
     assert "banker dealer not settled" in page
+
+
+def test_an_acknowledged_round_later_corrected_keeps_both_with_who_and_when(two_tables,
+                                                                            capsys):
+    """An unread tile's alert acknowledged ("badge 4411"), then the tile entered by a
+    supervisor and that entry corrected: the acknowledgement stays in the report (before, the
+    manual record's alerts replaced the camera's and it showed acknowledged 0), and the entry
+    and the correction are there with who and when, in csv and html. An alert of the camera
+    can also be acknowledged after the entry."""
+    from vision.audit.entries import possible_faces
+
+    db, _ = two_tables
+    ev, rid, k, face = _unread_round("A", 4)
+    ev_b, rid_b, k_b, face_b = _unread_round("B", 4)
+    alert = ev["alerts"][0]
+    with AuditStore(db) as st:
+        st.append(ev)
+        st.append(ev_b)
+        ack = append_ack(st, "A", rid, alert, by="badge 4411")
+        entry = append_manual(st, "A", rid, [{"tile": k, "face": face}], by="sup-7")
+        other = next(f for f in possible_faces(entry.payload, k) if f != face)
+        corr = append_manual(st, "A", rid, [{"tile": k, "face": other}], by="sup-9",
+                             correction=True)
+        append_manual(st, "B", rid_b, [{"tile": k_b, "face": face_b}], by="sup-7")
+        late = append_ack(st, "B", rid_b, ev_b["alerts"][0], by="badge 77")  # after the entry
+    assert verify(db).ok
+    rep = shift_report(db)
+    row = next(r for r in rep["rounds"] if (r["table_id"], r["round_id"]) == ("A", rid))
+    (a,) = [x for x in row["alerts"] if x["kind"] == "unknown_tile"]
+    assert a["acknowledged"] and a["acknowledged_by"] == "badge 4411"
+    assert a["acknowledged_at"] == ack.time
+    assert row["settled_by"] == "manual" and row["manual_entries"][0]["face"] == other
+    hist = row["manual_history"]
+    assert [(h["by"], h["time"], h["correction"]) for h in hist] == \
+        [("sup-7", entry.time, False), ("sup-9", corr.time, True)]
+    assert [e["face"] for e in hist[0]["entries"]] == [face]
+    assert [e["face"] for e in hist[1]["entries"]] == [other]
+    assert [e["face"] for e in hist[1]["superseded"]] == [face]
+    row_b = next(r for r in rep["rounds"] if (r["table_id"], r["round_id"]) == ("B", rid_b))
+    (b,) = [x for x in row_b["alerts"] if x["kind"] == "unknown_tile"]
+    assert b["acknowledged_by"] == "badge 77" and b["acknowledged_at"] == late.time
+
+    acked = f"unknown_tile at dealer (acknowledged by badge 4411 at {ack.time})"
+    entered = f"tile {k} at dealer: {face} (entered by sup-7 at {entry.time})"
+    corrected = f"tile {k} at dealer: {other} (corrected by sup-9 at {corr.time}; was {face})"
+    rows = list(csv.DictReader(io.StringIO(report_csv(rep))))
+    r = next(x for x in rows if (x["table_id"], x["round_id"]) == ("A", rid))
+    assert acked in r["alerts"]
+    assert r["manual_entries"] == f"{entered}; {corrected}"
+    page = report_html(rep)
+    assert html.escape(acked) in page
+    assert f"yes, {ack.time} by badge 4411" in page  # the alerts table
+    assert html.escape(f"tile {k} at dealer: {face} (entered by sup-7 at {entry.time}; "
+                       f"camera: unknown)") in page
+    assert html.escape(f"tile {k} at dealer: {other} (corrected by sup-9 at {corr.time}; was "
+                       f"{face}; camera: unknown)") in page
+    # the command gives the same
+    assert main(["audit", "report", str(db), "--table", "A"]) == 0
+    assert acked in capsys.readouterr().out
+
+
+def test_csv_total_row_stands_under_its_headers(two_tables):
+    """The TOTAL row's values, read by header name (csv module)."""
+    db, events = two_tables
+    ev, rid, k, face = _unread_round("A", 4)
+    with AuditStore(db) as st:
+        st.append(ev)
+        a = next(x for x in events["A"][0]["alerts"] if x["kind"] == "house_way_deviation")
+        append_ack(st, "A", "r000001", a, by="floor-2")
+    rep = shift_report(db)
+    t = rep["totals"]
+    assert (t["rounds"], t["settled"], t["not_settled"], t["manual"]) == (7, 6, 1, 0)
+    rows = list(csv.DictReader(io.StringIO(report_csv(rep))))
+    total = rows.pop()
+    assert total == {
+        "table_id": "", "round_id": "TOTAL", "time": "", "settled": "6 of 7",
+        "settled_by": "6 camera, 0 manual", "reason": "1 not settled",
+        "house_net": t["house_net"], "seats": "", "alerts": str(t["alerts"]),
+        "unacknowledged_alerts": str(t["alerts"] - t["acknowledged"]),
+        "house_way_deviation": str(sum(r["house_way_deviation"] == "yes" for r in rows)),
+        "manual_entries": ""}
+    # the totals agree with the rows above them
+    assert sum(r["settled"] == "yes" for r in rows) == 6
+    assert sum(int(r["unacknowledged_alerts"]) for r in rows) == \
+        int(total["unacknowledged_alerts"])
+    from decimal import Decimal
+    assert sum(Decimal(r["house_net"]) for r in rows if r["house_net"]) == \
+        Decimal(total["house_net"])
+    one = list(csv.DictReader(io.StringIO(report_csv(shift_report(db, table="B")))))[-1]
+    assert (one["table_id"], one["settled"]) == ("B", "3 of 3")

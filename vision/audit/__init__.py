@@ -66,7 +66,8 @@ a frame is appended). Tested against a real server (tests/test_audit_backends.py
 Modules: :mod:`~vision.audit.chain` (canonical JSON, hashes, record types),
 :mod:`~vision.audit.backends` (SQLite, PostgreSQL), :mod:`~vision.audit.store`
 (:class:`AuditStore`), :mod:`~vision.audit.verification` (:func:`verify`),
-:mod:`~vision.audit.payouts` (:func:`check_payouts`, docs/payouts.md).
+:mod:`~vision.audit.payouts` (:func:`check_payouts`, docs/payouts.md),
+:mod:`~vision.audit.integrity` (a store verified before a report or payout check reads it).
 """
 
 from __future__ import annotations

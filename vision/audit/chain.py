@@ -228,6 +228,10 @@ class VerifyResult:
         anchor: the anchor checked (``{"head_hash", "rounds"}``), or None.
         notes: remarks that are not failures (a keyed store checked without its key, records
             after the anchor with ``allow_after``...).
+        suspect_seq: the first record whose content can no longer be trusted (None when ok;
+            read :attr:`marked_from`): the broken record itself, or for a broken link the
+            record it links to (that record may have been edited and its hash recomputed), or
+            1 when the store differs from its anchor (the rewrite may lie anywhere before).
     """
 
     ok: bool
@@ -242,6 +246,15 @@ class VerifyResult:
     macs_checked: bool = False
     anchor: dict | None = None
     notes: list[str] = field(default_factory=list)
+    suspect_seq: int | None = None
+
+    @property
+    def marked_from(self) -> int | None:
+        """The record id from which a reader of a broken store marks what it shows as not
+        verified (:attr:`suspect_seq`, else :attr:`broken_seq`); None when ok."""
+        if self.ok:
+            return None
+        return self.suspect_seq if self.suspect_seq is not None else self.broken_seq
 
     def to_dict(self) -> dict:
         """JSON-ready dict of every field."""
@@ -250,7 +263,7 @@ class VerifyResult:
                 "reason": self.reason, "frames_checked": self.frames_checked,
                 "orphan_frames": list(self.orphan_frames), "keyed": self.keyed,
                 "macs_checked": self.macs_checked, "anchor": self.anchor,
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "suspect_seq": self.marked_from}
 
     def __str__(self) -> str:
         if self.ok:

@@ -16,7 +16,8 @@ what it is:
   military one once: :func:`possible_faces`). The camera's own record is never
   changed (the store is append-only): both stand in the chain, side by side, and readers
   (:mod:`vision.audit.payouts`, :mod:`vision.audit.report`) take the newest manual record of
-  a round as its settlement, marked as manual;
+  a round as its settlement, marked as manual; the report keeps the camera's alerts (and
+  their acknowledgements) and every manual record (who, when);
 * ``"ack"``: an alert acknowledged at the table: ``{"kind": "ack", "table_id", "round_id",
   "time" (when), "ack": {"round_time", "alert": {"kind", "position", "detail"}, "by",
   "note"}, "positions": {}, "alerts": []}``.
@@ -101,7 +102,7 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
     from vision.table.alerts import merge_alerts, round_alerts
     from vision.recognition.decode import TileRead
     from vision.table.events import build_round
-    from vision.table.rounds import RoundTracker, build_positions
+    from vision.table.rounds import FrameHeader, RoundTracker, build_positions
 
     rid = event.get("round_id")
     tiles = [dict(t) for t in event.get("tiles") or []]
@@ -186,7 +187,7 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
                            commission=event.get("commission") or None,
                            house_way=str(event.get("house_way") or "reference"), bets=bets,
                            settle_wait=0)
-    rnd = tracker.update(positions, {"index": event.get("frame_index", 0)})
+    rnd = tracker.update(positions, FrameHeader(index=int(event.get("frame_index") or 0)))
     if rnd is None:  # the banker is still unreadable: the round as it stands, not settled
         rnd = tracker.flush()
         if rnd is None:
@@ -271,7 +272,10 @@ def append_manual(store, table_id: str, round_id: str, entries: Sequence[Mapping
 
 def append_ack(store, table_id: str, round_id: str, alert: Mapping, *, by: str | None = None,
                note: str | None = None):
-    """Store the acknowledgement of one alert of a stored round; returns the record.
+    """Store the acknowledgement of one alert of a stored round; returns the record. The
+    round's alerts are those of its newest manual record and those of the camera's record (an
+    unread tile's alert can be acknowledged after a supervisor entered the tile; the report
+    keeps both, :attr:`vision.audit.report.StoredRound.alerts`).
 
     Raises:
         InputError: the round is not stored, has no such alert, or the alert is already
@@ -287,4 +291,9 @@ def append_ack(store, table_id: str, round_id: str, alert: Mapping, *, by: str |
                                     f"is already acknowledged (record {r.seq})")
     camera, manual = latest_round(store, table_id, round_id)
     base = manual.payload if manual is not None else camera.payload
+    if manual is not None:  # an alert the camera raised stays, after an entry cleared it
+        known = {(str(a.get("kind")), a.get("position")) for a in base.get("alerts") or []}
+        extra = [a for a in camera.payload.get("alerts") or []
+                 if (str(a.get("kind")), a.get("position")) not in known]
+        base = dict(base, alerts=list(base.get("alerts") or []) + extra)
     return store.append(ack_record(base, alert, by=by, note=note), compute_alerts=False)

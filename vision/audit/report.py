@@ -7,7 +7,10 @@ docs/payouts.md, shift report).
 :func:`stored_rounds` is the one reading of the store's records as rounds that this module and
 :mod:`vision.audit.payouts` share: a round is its camera record, plus the newest manual record
 of it (a supervisor's entry, :mod:`vision.audit.entries`; then the round's settlement is the
-manual one, marked as such) and its acknowledgements. Money is exact decimal text.
+manual one, marked as such; every earlier entry and correction is kept for the report, who and
+when) and its acknowledgements (of the camera's alerts too, which stay after an entry). Money
+is exact decimal text. ``paigow audit report`` verifies the store first
+(:mod:`vision.audit.integrity`) and passes the result in (``verified``).
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ from decimal import Decimal
 
 from scoring.settle import POSITIONS
 
-from vision.audit.chain import AuditRecord, parse_time
+from vision.audit.chain import AuditRecord, VerifyResult, parse_time
 from vision.audit.entries import KIND_ACK, KIND_MANUAL, record_kind
 from vision.audit.store import AuditStore
 
 __all__ = ["StoredRound", "stored_rounds", "shift_report", "seat_text", "alert_text",
-           "REPORT_FORMATS"]
+           "manual_text", "REPORT_FORMATS"]
 
 REPORT_FORMATS = ("csv", "html")
 
@@ -37,11 +40,14 @@ class StoredRound:
         camera: the camera's record (the round event as the pipeline produced it).
         manual: the newest manual record of the round (a supervisor's entry), or None.
         acks: acknowledgement records of its alerts, in store order.
+        manuals: every manual record of the round (entries and corrections), in store order
+            (the last is ``manual``).
     """
 
     camera: AuditRecord
     manual: AuditRecord | None = None
     acks: list[AuditRecord] = field(default_factory=list)
+    manuals: list[AuditRecord] = field(default_factory=list)
 
     @property
     def event(self) -> dict:
@@ -68,6 +74,27 @@ class StoredRound:
         """The camera record's id (store order)."""
         return self.camera.seq
 
+    @property
+    def last_seq(self) -> int:
+        """The newest record id the round draws on (camera, manual and ack records)."""
+        return max([self.camera.seq] + [r.seq for r in self.manuals + self.acks])
+
+    @property
+    def alerts(self) -> list[dict]:
+        """The round's alerts: the camera record's, then those the manual records added (one
+        per ``(kind, position)`` not already there). An alert the camera raised stays after a
+        supervisor's entry cleared it (an unread tile entered by hand): its acknowledgement
+        is evidence too."""
+        out = [dict(a) for a in self.camera.payload.get("alerts") or []]
+        seen = {(a.get("kind"), a.get("position")) for a in out}
+        for m in self.manuals:
+            for a in m.payload.get("alerts") or []:
+                k = (a.get("kind"), a.get("position"))
+                if k not in seen:
+                    seen.add(k)
+                    out.append(dict(a))
+        return out
+
     def acknowledged(self, kind: str, position) -> list[dict]:
         """The acknowledgements (``ack`` blocks) of the alert ``(kind, position)``."""
         return [a.payload["ack"] for a in self.acks
@@ -78,20 +105,22 @@ class StoredRound:
 def _open(db) -> tuple[AuditStore, bool]:
     if isinstance(db, AuditStore):
         return db, False
-    return AuditStore(db, create=False), True
+    return AuditStore(db, create=False, read_only=True), True
 
 
 def stored_rounds(db: "AuditStore | str | os.PathLike", *, table: str | None = None,
-                  start: str | datetime | None = None, end: str | datetime | None = None
-                  ) -> list[StoredRound]:
+                  start: str | datetime | None = None, end: str | datetime | None = None,
+                  upto: int | None = None) -> list[StoredRound]:
     """The store's rounds in store order (camera record order), manual entries and
     acknowledgements attached to their rounds.
 
     Args:
-        db: an open store or its path / URL.
+        db: an open store or its path / URL (opened read-only).
         table: only this table's rounds.
         start, end: only rounds with ``start <= time < end`` (ISO-8601 text or aware
             datetimes; compared as instants).
+        upto: only records with id ``<= upto`` (the records a verification covered,
+            :attr:`vision.audit.VerifyResult.rounds`; None: every record).
 
     Raises:
         InputError: the store cannot be opened; a bad ``start`` / ``end``.
@@ -100,7 +129,7 @@ def stored_rounds(db: "AuditStore | str | os.PathLike", *, table: str | None = N
     t1 = parse_time(end, "--to") if isinstance(end, str) else end
     store, own = _open(db)
     try:
-        records = list(store.rounds(table_id=table))
+        records = [r for r in store.rounds(table_id=table) if upto is None or r.seq <= upto]
     finally:
         if own:
             store.close()
@@ -121,6 +150,7 @@ def stored_rounds(db: "AuditStore | str | os.PathLike", *, table: str | None = N
             continue
         if kind == KIND_MANUAL:
             sr.manual = r  # store order: the newest wins
+            sr.manuals.append(r)
         elif kind == KIND_ACK:
             sr.acks.append(r)
     out = []
@@ -128,6 +158,21 @@ def stored_rounds(db: "AuditStore | str | os.PathLike", *, table: str | None = N
         if (t0 is not None and t < t0) or (t1 is not None and t >= t1):
             continue
         out.append(sr)
+    return out
+
+
+def _manual_history(sr: StoredRound) -> list[dict]:
+    """Each manual record of the round: who, when, and the faces it entered or changed."""
+    out, before = [], {}
+    for m in sr.manuals:
+        block = m.payload.get("manual") or {}
+        entries = [dict(e) for e in block.get("entries") or []]
+        new = [e for e in entries if before.get(int(e["tile"])) != e.get("face")]
+        out.append({"record": m.seq, "time": m.time, "by": block.get("by"),
+                    "correction": bool(block.get("correction")),
+                    "supersedes": block.get("supersedes"), "entries": new,
+                    "superseded": list(block.get("superseded") or [])})
+        before = {int(e["tile"]): e.get("face") for e in entries}
     return out
 
 
@@ -141,7 +186,7 @@ def _round_row(sr: StoredRound) -> dict:
                       "net": p.get("net"), "high": p.get("high"), "low": p.get("low"),
                       "is_house_way": p.get("is_house_way"), "reason": p.get("reason")}
     alerts = []
-    for a in ev.get("alerts") or []:
+    for a in sr.alerts:
         acks = sr.acknowledged(a.get("kind"), a.get("position"))
         alerts.append({"kind": a.get("kind"), "position": a.get("position"),
                        "detail": a.get("detail"), "acknowledged": bool(acks),
@@ -160,6 +205,7 @@ def _round_row(sr: StoredRound) -> dict:
             "record": sr.seq, "settled": bool(ev.get("settled", bool(bank))),
             "settled_by": "manual" if sr.manual is not None else "camera",
             "manual_entries": list((manual or {}).get("entries") or []),
+            "manual_history": _manual_history(sr),
             "camera_reason": sr.camera.payload.get("reason") if sr.manual is not None else None,
             "reason": ev.get("reason"), "house_net": bank.get("house_net"),
             "commission_total": bank.get("commission_total"), "positions": seats,
@@ -167,28 +213,45 @@ def _round_row(sr: StoredRound) -> dict:
 
 
 def shift_report(db: "AuditStore | str | os.PathLike", *, start: str | None = None,
-                 end: str | None = None, table: str | None = None) -> dict:
+                 end: str | None = None, table: str | None = None,
+                 verified: VerifyResult | None = None) -> dict:
     """The shift report of ``start <= time < end`` (optionally one table).
+
+    Args:
+        db: an open store or its path / URL.
+        start, end, table: the period and table (see :func:`stored_rounds`).
+        verified: the store's verification made just before
+            (:func:`vision.audit.integrity.verify_before_read`): when ok, only the records
+            it covered are read; when broken (read with ``--force``), the report carries
+            ``store_broken`` and marks every row that draws on a record from
+            :attr:`~vision.audit.VerifyResult.marked_from` on. None: not verified here.
 
     Returns:
         ``{"store", "from", "to", "table", "rounds": [row], "totals": {"rounds", "settled",
         "not_settled", "manual", "alerts", "acknowledged", "house_way_deviations",
         "house_net", "commission_total"}}``; a row is ``{"table_id", "round_id", "time",
         "record", "settled", "settled_by" ("camera" | "manual"), "manual_entries",
-        "camera_reason" (why the camera's record did not settle, when settled by hand),
-        "reason", "house_net", "commission_total", "positions": {pos: {"role", "result",
-        "bet", "net", "high", "low", "is_house_way", "reason"}}, "alerts": [{"kind",
-        "position", "detail", "acknowledged", "acknowledged_at", "acknowledged_by"}],
-        "house_way_deviations": [alerts]}``, store order.
+        "manual_history": [{"record", "time", "by", "correction", "supersedes", "entries"
+        (those this record entered or changed), "superseded"}], "camera_reason" (why the
+        camera's record did not settle, when settled by hand), "reason", "house_net",
+        "commission_total", "positions": {pos: {"role", "result", "bet", "net", "high", "low",
+        "is_house_way", "reason"}}, "alerts": [{"kind", "position", "detail", "acknowledged",
+        "acknowledged_at", "acknowledged_by"}] (the camera's alerts and those the manual
+        records added), "house_way_deviations": [alerts]}``, store order. A broken store read
+        anyway adds ``"store_broken": {"record", "round_id", "reason", "marked_from",
+        "header"}`` and to every row ``"after_break"`` (True when a record the row draws on --
+        camera, manual or ack -- is ``marked_from`` or later).
 
     Raises:
         InputError: the store cannot be opened; bad times.
     """
+    broken = verified is not None and not verified.ok
+    upto = verified.rounds if verified is not None and verified.ok else None
     store, own = _open(db)
     try:
         label = store.label
-        rows = [_round_row(sr) for sr in stored_rounds(store, table=table, start=start,
-                                                       end=end)]
+        srs = stored_rounds(store, table=table, start=start, end=end, upto=upto)
+        rows = [_round_row(sr) for sr in srs]
     finally:
         if own:
             store.close()
@@ -203,8 +266,15 @@ def shift_report(db: "AuditStore | str | os.PathLike", *, start: str | None = No
               "acknowledged": sum(a["acknowledged"] for r in rows for a in r["alerts"]),
               "house_way_deviations": sum(len(r["house_way_deviations"]) for r in rows),
               "house_net": str(house), "commission_total": str(comm)}
-    return {"store": label, "from": start, "to": end, "table": table, "rounds": rows,
-            "totals": totals}
+    rep = {"store": label, "from": start, "to": end, "table": table, "rounds": rows,
+           "totals": totals}
+    if broken:
+        from vision.audit.integrity import broken_block
+
+        rep["store_broken"] = broken_block(verified)
+        for r, sr in zip(rows, srs):
+            r["after_break"] = sr.last_seq >= verified.marked_from
+    return rep
 
 
 def seat_text(pos: str, p: dict) -> str:
@@ -216,6 +286,29 @@ def seat_text(pos: str, p: dict) -> str:
 
 
 def alert_text(a: dict) -> str:
-    """One alert of a report row as text, e.g. ``"mis_set at 3 (acknowledged)"``."""
+    """One alert of a report row as text, e.g. ``"mis_set at 3 (acknowledged by badge 4411
+    at 2026-11-30T22:41:00.000Z)"``."""
     where = f" at {a['position']}" if a.get("position") else ""
-    return f"{a['kind']}{where}" + (" (acknowledged)" if a["acknowledged"] else "")
+    if not a["acknowledged"]:
+        return f"{a['kind']}{where}"
+    who = "".join(f" {w} {v}" for w, v in (("by", a.get("acknowledged_by")),
+                                           ("at", a.get("acknowledged_at"))) if v)
+    return f"{a['kind']}{where} (acknowledged{who})"
+
+
+def manual_text(h: dict, camera: bool = False) -> str:
+    """One manual record of a report row (``manual_history``) as text, e.g. ``"tile 0 at
+    dealer: 6-6 (entered by sup-7 at 2026-...Z)"`` or, for a correction, ``"tile 0 at dealer:
+    5-5 (corrected by sup-9 at 2026-...Z; was 6-6)"``; ``camera``: also what the camera had
+    read (``"; camera: unknown"``)."""
+    was = {int(e["tile"]): e.get("face") for e in h.get("superseded") or []}
+    what = "corrected" if h.get("correction") else "entered"
+    who = "".join(f" {w} {v}" for w, v in (("by", h.get("by")), ("at", h.get("time"))) if v)
+    parts = []
+    for e in h.get("entries") or []:
+        prev = was.get(int(e["tile"]))
+        cam = (e.get("camera") or {}).get("state") if camera else None
+        parts.append(f"tile {e['tile']} at {e['position']}: {e['face']} ({what}{who}"
+                     + (f"; was {prev}" if prev else "") + (f"; camera: {cam}" if cam else "")
+                     + ")")
+    return "; ".join(parts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from vision.audit.report import alert_text, seat_text
+from vision.audit.report import alert_text, manual_text, seat_text
 
 __all__ = ["report_html"]
 
@@ -19,52 +19,82 @@ th { background: #eee; } td.num { text-align: right; font-variant-numeric: tabul
 @media print { body { margin: 0; } tr { page-break-inside: avoid; } a { color: #000; } }
 @page { size: A4 landscape; margin: 1.2cm; }
 """
+_BROKEN_CSS = """
+p.store-broken { border: 3px solid #a00; color: #a00; font-weight: bold; padding: .4em; }
+tr.after-break td { background: #fdd; } td.integrity { color: #a00; font-weight: bold; }
+"""
 
 
 def report_html(report: dict) -> str:
     """The report as one printable HTML page (no script, no outside resources; A4 landscape
-    when printed): totals, every round, the rounds not settled and why, the alerts and their
-    acknowledgement, the dealer's house-way deviations."""
+    when printed): totals, every round, the rounds not settled and why (with the manual
+    entries and corrections, who and when), the alerts and their acknowledgement (who and
+    when), the dealer's house-way deviations.
+
+    A broken store read anyway (``report["store_broken"]``): the title and a boxed first
+    paragraph (class ``store-broken``) say ``STORE BROKEN AT record N ...``; every table gets a
+    column "Chain", and each row drawing on a record from ``marked_from`` on has the class
+    ``after-break`` and the text ``BROKEN (record M on)`` (``verified`` on the others)."""
     e = html.escape
     t = report["totals"]
+    broken = report.get("store_broken")
     period = f"{report.get('from') or 'start of the store'} to {report.get('to') or 'now'}"
+
+    def tr(r) -> str:  # a row's opening tag, marked after a break
+        return "<tr class='after-break'>" if broken and r.get("after_break") else "<tr>"
+
+    def chain(r) -> str:  # the row's Chain cell (a broken store only)
+        if not broken:
+            return ""
+        if r.get("after_break"):
+            return f"<td class='integrity'>BROKEN (record {broken['marked_from']} on)</td>"
+        return "<td>verified</td>"
+
+    th_chain = "<th>Chain</th>" if broken else ""
+    title = f"STORE BROKEN AT record {broken['record']}: " if broken else ""
+    css = _CSS + (_BROKEN_CSS if broken else "")
     out = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-           f"<title>Shift report {e(period)}</title><style>{_CSS}</style></head><body>",
-           "<h1>Pai gow shift report</h1>",
-           f"<p class='meta'>Period {e(period)}; table {e(report.get('table') or 'all')}; "
-           f"audit store {e(str(report['store']))}</p>",
-           "<h2>Totals</h2><table class='totals'><tr><th>Rounds</th><th>Settled</th>"
-           "<th>Not settled</th><th>Settled by manual entry</th><th>Alerts</th>"
-           "<th>Acknowledged</th><th>House-way deviations</th><th>House net</th></tr>",
-           f"<tr><td class='num'>{t['rounds']}</td><td class='num'>{t['settled']}</td>"
-           f"<td class='num'>{t['not_settled']}</td><td class='num'>{t['manual']}</td>"
-           f"<td class='num'>{t['alerts']}</td><td class='num'>{t['acknowledged']}</td>"
-           f"<td class='num'>{t['house_way_deviations']}</td>"
-           f"<td class='num'>{e(t['house_net'])}</td></tr></table>",
-           "<h2>Rounds</h2><table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th>"
-           "<th>Settled</th><th>Positions</th><th>House net</th><th>Alerts</th></tr>"]
+           f"<title>{title}Shift report {e(period)}</title><style>{css}</style></head><body>",
+           "<h1>Pai gow shift report</h1>"]
+    if broken:
+        out.append(f"<p class='store-broken'>{e(broken['header'])}</p>")
+    out += [f"<p class='meta'>Period {e(period)}; table {e(report.get('table') or 'all')}; "
+            f"audit store {e(str(report['store']))}</p>",
+            "<h2>Totals</h2><table class='totals'><tr><th>Rounds</th><th>Settled</th>"
+            "<th>Not settled</th><th>Settled by manual entry</th><th>Alerts</th>"
+            "<th>Acknowledged</th><th>House-way deviations</th><th>House net</th></tr>",
+            f"<tr><td class='num'>{t['rounds']}</td><td class='num'>{t['settled']}</td>"
+            f"<td class='num'>{t['not_settled']}</td><td class='num'>{t['manual']}</td>"
+            f"<td class='num'>{t['alerts']}</td><td class='num'>{t['acknowledged']}</td>"
+            f"<td class='num'>{t['house_way_deviations']}</td>"
+            f"<td class='num'>{e(t['house_net'])}</td></tr></table>",
+            "<h2>Rounds</h2><table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th>"
+            f"<th>Settled</th><th>Positions</th><th>House net</th><th>Alerts</th>{th_chain}"
+            "</tr>"]
     for r in report["rounds"]:
         settled = ("<span class='manual'>yes (manual entry)</span>" if r["settled"] and
                    r["settled_by"] == "manual" else "yes" if r["settled"] else
                    "<span class='no'>no</span>")
         seats = "<br>".join(e(seat_text(p, v)) for p, v in r["positions"].items())
         alerts = "<br>".join(e(alert_text(a)) for a in r["alerts"]) or "-"
-        out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
+        out.append(f"{tr(r)}<td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
                    f"<td>{e(r['time'])}</td><td>{settled}</td><td>{seats}</td>"
-                   f"<td class='num'>{e(r['house_net'] or '-')}</td><td>{alerts}</td></tr>")
+                   f"<td class='num'>{e(r['house_net'] or '-')}</td><td>{alerts}</td>"
+                   f"{chain(r)}</tr>")
     out.append("</table>")
     ns = [r for r in report["rounds"] if not r["settled"] or r["settled_by"] == "manual"]
     out.append("<h2>Rounds not settled by the camera, and why</h2>")
     if ns:
         out.append("<table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th><th>Reason</th>"
-                   "<th>Manual entry</th></tr>")
+                   f"<th>Manual entry</th>{th_chain}</tr>")
         for r in ns:
             why = r["camera_reason"] if r["settled_by"] == "manual" else r["reason"]
-            entries = "<br>".join(e(f"tile {x['tile']} at {x['position']}: {x['face']}"
-                                    f" (camera: {x['camera'].get('state')})")
-                                  for x in r["manual_entries"]) or "-"
-            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
-                       f"<td>{e(r['time'])}</td><td>{e(why or '')}</td><td>{entries}</td></tr>")
+            entries = "<br>".join(e(manual_text(h, camera=True))
+                                  for h in r.get("manual_history") or []
+                                  if h.get("entries")) or "-"
+            out.append(f"{tr(r)}<td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
+                       f"<td>{e(r['time'])}</td><td>{e(why or '')}</td><td>{entries}</td>"
+                       f"{chain(r)}</tr>")
         out.append("</table>")
     else:
         out.append("<p>None.</p>")
@@ -72,16 +102,16 @@ def report_html(report: dict) -> str:
     al = [(r, a) for r in report["rounds"] for a in r["alerts"]]
     if al:
         out.append("<table><tr><th>Table</th><th>Round</th><th>Kind</th><th>Position</th>"
-                   "<th>Detail</th><th>Acknowledged</th></tr>")
+                   f"<th>Detail</th><th>Acknowledged</th>{th_chain}</tr>")
         for r, a in al:
             if a["acknowledged"]:
                 ack = e(f"yes, {a['acknowledged_at'] or ''}" + (
                     f" by {a['acknowledged_by']}" if a["acknowledged_by"] else ""))
             else:
                 ack = "<span class='no'>no</span>"
-            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
+            out.append(f"{tr(r)}<td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
                        f"<td>{e(a['kind'])}</td><td>{e(str(a['position'] or '-'))}</td>"
-                       f"<td>{e(a['detail'] or '')}</td><td>{ack}</td></tr>")
+                       f"<td>{e(a['detail'] or '')}</td><td>{ack}</td>{chain(r)}</tr>")
         out.append("</table>")
     else:
         out.append("<p>None.</p>")
@@ -89,10 +119,10 @@ def report_html(report: dict) -> str:
     dv = [(r, a) for r in report["rounds"] for a in r["house_way_deviations"]]
     if dv:
         out.append("<table><tr><th>Table</th><th>Round</th><th>Time (UTC)</th><th>Detail</th>"
-                   "</tr>")
+                   f"{th_chain}</tr>")
         for r, a in dv:
-            out.append(f"<tr><td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
-                       f"<td>{e(r['time'])}</td><td>{e(a['detail'] or '')}</td></tr>")
+            out.append(f"{tr(r)}<td>{e(r['table_id'])}</td><td>{e(r['round_id'])}</td>"
+                       f"<td>{e(r['time'])}</td><td>{e(a['detail'] or '')}</td>{chain(r)}</tr>")
         out.append("</table>")
     else:
         out.append("<p>None.</p>")

@@ -105,9 +105,10 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
         sha256 = hashlib.sha256
         loads = json.loads
 
-        def broken(seq, rid, why):
+        def broken(seq, rid, why, suspect=None):
             return VerifyResult(False, _count(db), prev, seq, rid, why, frames_checked,
-                                keyed=keyed, macs_checked=False, notes=notes)
+                                keyed=keyed, macs_checked=False, notes=notes,
+                                suspect_seq=suspect or seq)
 
         while True:
             rows = cur.fetchmany(2000)
@@ -134,7 +135,8 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
                         why = (f"prev link broken: prev_hash {prev_hash[:16]}... does not match "
                                f"the hash {link[:16]}... {of} (that record's hash or this link "
                                "was changed)")
-                    return broken(seq, rid, why)
+                    # record link_seq may have been edited and rehashed: not trusted either
+                    return broken(seq, rid, why, suspect=link_seq or None)
                 if fsha or ffile:
                     if ffile:
                         named.add(ffile)
@@ -203,7 +205,8 @@ def verify_chain(store, check_frames: bool = True, deep: bool = False, *,
                     f"differs from the anchor: up to record {c} the chains' heads hash to "
                     f"{anchored_at[c][:16]}..., the anchor says {want[:16]}... (the store was "
                     "rewritten, or is another one)",
-                    frames_checked, orphans, keyed=keyed, anchor=checked, notes=notes)
+                    frames_checked, orphans, keyed=keyed, anchor=checked, notes=notes,
+                    suspect_seq=1)  # the rewrite may lie anywhere up to record c
         if anchors and n > max(anchors):
             after = n - max(anchors)
             if not allow_after:

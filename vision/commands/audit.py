@@ -2,7 +2,10 @@
 export`` lives in export.py.
 
 Exit codes: 0 ok / no differences, 1 the chain is broken (or differs from its anchor) or
-payouts differ, 2 bad input.
+payouts differ, 2 bad input. ``check-payouts`` and ``report`` verify the store first (as
+``verify`` does, with ``--anchor`` / ``--key-file`` when given): a broken store is not read
+(exit 1, one line naming the first broken record) unless ``--force``, whose output starts
+with ``STORE BROKEN AT record N`` and marks every row from the break on (still exit 1).
 """
 
 from __future__ import annotations
@@ -12,9 +15,73 @@ import json
 from scoring.errors import InputError
 
 
+def _add_integrity_options(p) -> None:
+    """The verification a reader of the store makes first (check-payouts, report)."""
+    g = p.add_argument_group("verification first (as 'paigow audit verify')")
+    g.add_argument("--force", action="store_true",
+                   help="read a store that does not verify anyway: the output starts with "
+                        "'STORE BROKEN AT record N' and marks every row from the break on "
+                        "(exit 1 all the same)")
+    g.add_argument("--key-file", default=None, metavar="FILE",
+                   help="the store's secret key: check every record's HMAC first (default "
+                        "$PAIGOW_AUDIT_KEY when set)")
+    g.add_argument("--anchor", action="append", default=None, metavar="HASH:COUNT|FILE",
+                   help="an anchor printed earlier by 'paigow audit anchor' (or a file of "
+                        "them): the store must be exactly the anchored one")
+    g.add_argument("--allow-after", action="store_true",
+                   help="with --anchor: records appended after the last anchor are not a "
+                        "failure")
+    g.add_argument("--no-frames", action="store_true", help="do not re-hash key frames")
+    g.add_argument("--frames-dir", help="key-frame folder (default <db>.frames)")
+
+
+def _verify_first(args):
+    """Verify the store before a report or payout check reads it: the
+    :class:`~vision.audit.VerifyResult` (broken only with ``--force``).
+
+    Raises:
+        StoreBroken: the store does not verify and ``--force`` was not given.
+        InputError: a bad anchor or key file, a store that cannot be opened.
+    """
+    from vision.audit.integrity import verify_before_read
+    from vision.audit.keys import load_key
+    from vision.audit.verification import parse_anchors
+
+    anchors = [a for text in (args.anchor or []) for a in parse_anchors(text)]
+    if args.allow_after and not anchors:
+        raise InputError("--allow-after needs --anchor")
+    return verify_before_read(args.db, key=load_key(args.key_file), anchor=anchors,
+                              allow_after=args.allow_after, check_frames=not args.no_frames,
+                              frames_dir=args.frames_dir, force=args.force)
+
+
+def _note(args, res) -> None:
+    """A verification's notes (not failures: a keyed store read without its key...), on
+    stderr so the output itself stays as it is."""
+    import sys
+
+    for note in res.notes:
+        print(f"paigow audit {args.audit_command}: note: {note}", file=sys.stderr)
+
+
+def _refuse(args, exc) -> int:
+    """A broken store not read: one line on stderr (and under --json one object on stdout),
+    exit 1."""
+    import sys
+
+    from vision.sources import redact_text
+
+    msg = redact_text(str(exc))
+    command = f"audit {args.audit_command}"
+    print(f"paigow {command}: {msg}", file=sys.stderr, flush=True)
+    if args.json:
+        print(json.dumps({"error": msg, "command": command, "exit_code": 1,
+                          "verify": exc.result.to_dict()}), flush=True)
+    return 1
+
 
 def register(sub) -> None:
-    """Add ``audit`` (verify, check-payouts) to the sub-parser collection."""
+    """Add ``audit`` (verify, anchor, check-payouts, report) to the sub-parser collection."""
     p = sub.add_parser("audit", help="audit store of rounds: verify, check payouts, shift report",
                        description="Audit store of rounds (vision/audit/): verify the hash "
                                    "chain, check a payout log, report a shift.")
@@ -60,6 +127,7 @@ def register(sub) -> None:
     c.add_argument("--report-unknown", action="store_true",
                    help="list rounds missing from the store as differences (default: exit 2)")
     c.add_argument("--json", action="store_true", help="print the differences as JSON")
+    _add_integrity_options(c)
     c.set_defaults(func=_check_payouts)
 
     r = asub.add_parser("report", help="shift report: rounds, unsettled rounds and why, alerts, "
@@ -78,6 +146,7 @@ def register(sub) -> None:
                    help="write the report to FILE (default: stdout)")
     r.add_argument("--json", action="store_true",
                    help="print the report as JSON (with --out: print where it was written)")
+    _add_integrity_options(r)
     r.set_defaults(func=_report)
 
 
@@ -122,13 +191,25 @@ def _anchor(args) -> int:
 
 def _check_payouts(args) -> int:
     from vision.audit import check_payouts
+    from vision.audit.integrity import StoreBroken, broken_block, broken_header
 
+    try:
+        res = _verify_first(args)
+    except StoreBroken as exc:
+        return _refuse(args, exc)
+    _note(args, res)
     diffs = check_payouts(args.db, args.payouts,
                           unknown="report" if args.report_unknown else "error",
-                          table=args.table, all_rounds=args.all_rounds)
+                          table=args.table, all_rounds=args.all_rounds, verified=res)
+    mark = f" -- BROKEN (record {res.marked_from} on)" if not res.ok else ""
     if args.json:
-        print(json.dumps({"differences": diffs, "count": len(diffs)}, indent=1))
+        out = {"differences": diffs, "count": len(diffs)}
+        if not res.ok:
+            out["store_broken"] = broken_block(res)
+        print(json.dumps(out, indent=1))
     else:
+        if not res.ok:
+            print(broken_header(res))
         for d in diffs:
             ref = d["round_id"] or d["time"]
             seat = d["seat"]
@@ -137,35 +218,50 @@ def _check_payouts(args) -> int:
             if d.get("manual"):
                 seat += " (settled by manual entry)"
             print(f"{d['kind']}: round {ref} seat {seat}: paid {d['paid']}, computed "
-                  f"{d['computed']}, difference {d['difference']}")
-        print(f"{len(diffs)} difference(s)")
-    return 1 if diffs else 0
+                  f"{d['computed']}, difference {d['difference']}"
+                  + (mark if d.get("after_break") else ""))
+        print(f"{len(diffs)} difference(s)" + (
+            f"; STORE BROKEN AT record {res.broken_seq}: not a check of the store as written"
+            if not res.ok else ""))
+    return 1 if diffs or not res.ok else 0
 
 
 def _report(args) -> int:
     from pathlib import Path
 
-    from scoring.errors import InputError
     from vision.audit.report import shift_report
     from vision.audit.report_csv import report_csv
     from vision.audit.report_html import report_html
+    from vision.audit.integrity import StoreBroken
 
     fmt = args.fmt or ("html" if args.out and Path(args.out).suffix.lower() in
                        (".html", ".htm") else "csv")
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise InputError(f"--out: folder of {args.out!r} does not exist")
-    rep = shift_report(args.db, start=args.start, end=args.end, table=args.table)
+    try:
+        res = _verify_first(args)
+    except StoreBroken as exc:
+        return _refuse(args, exc)
+    _note(args, res)
+    rep = shift_report(args.db, start=args.start, end=args.end, table=args.table,
+                       verified=res)
     text = report_html(rep) if fmt == "html" else report_csv(rep)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
+    broken = rep.get("store_broken")
     if args.json:
-        print(json.dumps({"out": args.out, "format": fmt, **rep} if not args.out else
-                         {"out": args.out, "format": fmt, "totals": rep["totals"]}, indent=1))
+        short = {"out": args.out, "format": fmt, "totals": rep["totals"]}
+        if broken:
+            short["store_broken"] = broken
+        print(json.dumps({"out": args.out, "format": fmt, **rep} if not args.out else short,
+                         indent=1))
     elif args.out:
         t = rep["totals"]
+        if broken:
+            print(broken["header"])
         print(f"{args.out}: {t['rounds']} round(s), {t['settled']} settled "
               f"({t['manual']} by manual entry), {t['not_settled']} not settled, "
               f"{t['alerts']} alert(s), house net {t['house_net']}")
     else:
         print(text, end="")
-    return 0
+    return 1 if broken else 0
