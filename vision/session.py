@@ -44,7 +44,11 @@ from vision.schema import RoundEvent
 from vision.io.sinks import AnnotatedOutput, AuditSink, EventsFile, EventStream, Sink, Window
 from vision.sources import redact_url
 
-__all__ = ["Session", "run"]
+__all__ = ["Session", "run", "READING_FPS"]
+
+#: Live: frames a second the loop takes while a still reading runs beside it (the rest of the
+#: CPU is the reading's; the display still moves every 0.2 s; issue 45).
+READING_FPS = 5.0
 
 
 class Session:
@@ -101,7 +105,8 @@ class Session:
                 pipeline.still_images = self.stills
             self.pipeline = pipeline
             live = bool(getattr(self.src, "live", False)) or (self.pace and frames is None)
-            if live and callable(getattr(pipeline, "set_live", None)):
+            self._live = live and callable(getattr(pipeline, "set_live", None))
+            if self._live:
                 pipeline.set_live(True)  # the fused reading beside the loop; seconds
             if self.audit is not None:
                 pipeline.round_base = self.audit.attach(pipeline.table_id)
@@ -226,6 +231,13 @@ class Session:
                     self._restart()  # each image is its own table
                 if not self._step(fr):
                     return
+                if self._live and getattr(self.pipeline.engine, "still_pending", False):
+                    # a still reading runs beside the loop: the loop takes at most
+                    # READING_FPS frames a second meanwhile (the display moves on, the
+                    # camera's other frames are skipped by design) and leaves the CPU to it
+                    rest = 1.0 / READING_FPS - (time.perf_counter() - tc)
+                    if rest > 0 and self._stop.wait(rest):
+                        return
                 if bar is not None:
                     bar.update(1)
                 if max_frames is not None and self.frames >= max_frames:

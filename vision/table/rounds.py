@@ -576,7 +576,7 @@ class RoundTracker:
                 (the fused still reading standing for a still picture): their runs count from
                 there (at least :attr:`min_frames` frames were seen since).
         """
-        if frame is not None:
+        if getattr(frame, "timestamp", None) is not None:
             self._now = float(frame.timestamp)
         self._holds_deal = False
         self._observe(positions)
