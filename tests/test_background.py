@@ -124,3 +124,38 @@ def test_a_permit_held_by_a_killed_process_comes_free(tmp_path):
     finally:
         if p.is_alive():
             p.kill()
+
+
+def test_the_empty_tables_unread_outlines_get_no_second_look():
+    """Live video: an empty still table whose only outline is unread (felt lettering taken
+    for a tile) is not read again as a still -- the single pass stands, nothing provisional --
+    and once dealt, an unread outline lying there gets no second look; one elsewhere does."""
+    from vision.detections import Detections
+    from vision.recognition.engine import Detectors, RecognitionEngine
+
+    letter = np.array([[[100, 100], [160, 100], [160, 130], [100, 130]]], np.float32)
+
+    class Tiles:
+        def detect(self, image, imgsz=None):
+            return Detections.from_polygons(letter, np.array([0.9], np.float32),
+                                             np.array([0]))
+
+    class NoSpots:
+        def detect_batch(self, crops):
+            return [Detections.empty() for _ in crops]
+
+    e = RecognitionEngine(detectors=Detectors(Tiles(), NoSpots()))
+    e.set_background(True)
+    image = np.zeros((360, 640, 3), np.uint8)
+    got = [e.read(image, "video") for _ in range(6)]
+    assert [r.tiles[0].state for r in got] == ["unknown"] * 6
+    # a first look until the picture has been still 3 frames, then the single pass stands
+    assert [r.provisional for r in got] == [True] * 3 + [False] * 3 and not e.still_pending
+    assert e._felt.round().tolist() == [[100, 100, 160, 130]]
+    there = got[-1].tiles[0]
+    import dataclasses
+
+    elsewhere = dataclasses.replace(there, xyxy=np.array([400, 200, 460, 230], np.float32))
+    assert e._unread([there]) == []
+    assert e._unread([elsewhere]) == [elsewhere]
+    e.close()

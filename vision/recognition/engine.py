@@ -252,6 +252,10 @@ class RecognitionEngine:
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
         self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
+        #: live video: float32 (k, 4) xyxy of the unread outlines an empty still table shows
+        #: (felt lettering, chips taken for tiles): no second look or turned reading is spent
+        #: on them once the table is dealt (:meth:`_unread`)
+        self._felt = np.zeros((0, 4), np.float32)
 
     def set_background(self, on: bool = True) -> None:
         """Live video: make the fused still reading (the vet) beside the frame loop, on a
@@ -348,6 +352,7 @@ class RecognitionEngine:
         self._vetted, self._vetoed = [], []
         self._still_reading, self._still_frames, self._moved = None, 0, True
         self._generation += 1
+        self._felt = np.zeros((0, 4), np.float32)
         if self.background is not None:
             self.background.take()  # a reading of the source before is of no use
         self.cache.clear()
@@ -450,7 +455,7 @@ class RecognitionEngine:
         else:
             reads = resolve_overlapping_reads(
                 cut_short_faces(fuse_scale_reads(per_scale), per_scale))
-        if self.zoom and any(r.state == "unknown" for r in reads):
+        if self.zoom and self._unread(reads):
             looks = self._second_look(image, reads)
             if any(looks):
                 fused = fuse_scale_reads(per_scale + looks)
@@ -538,7 +543,7 @@ class RecognitionEngine:
                        if id(r) not in own]
                 if any(r.state == "face_up" and all(r is not x for x in reads) for r in got):
                     reads = guards(got, lengthwise, True)
-        if turn and self.turn and any(r.state == "unknown" for r in reads):
+        if turn and self.turn and self._unread(reads):
             # the picture turned by 45 degrees, read as a still, adds the tiles its reading
             # and the decoder on this picture agree on where this reading identified none;
             # what that gives meets the guards again (vision.recognition.turned)
@@ -570,7 +575,9 @@ class RecognitionEngine:
         (:mod:`vision.recognition.zoom`): one list per window size of its identified, tile-sized reads
         (image px), free of overlapping outlines, to be fused with the whole-image readings."""
         looks = []
-        for wins in zoom_windows(reads, image.shape, self.zoom):
+        felt = {id(r) for r in reads if r.state == "unknown"} - {id(r) for r in self._unread(reads)}
+        for wins in zoom_windows([r for r in reads if id(r) not in felt], image.shape,
+                                 self.zoom):
             parts = []
             for x0, y0, x1, y1 in wins:
                 d = self.detect(np.ascontiguousarray(image[y0:y1, x0:x1]), ZOOM_INPUT)
@@ -677,6 +684,26 @@ class RecognitionEngine:
                                 rec.allow_diagonal_two)
         return out, len(todo)
 
+    def _unread(self, reads: Sequence[TileRead]) -> list[TileRead]:
+        """The unknown reads worth a second look or a turned reading: all of them, but in
+        live video (:meth:`set_background`) those whose box lies at least half on the unread
+        outlines the empty table showed (``_felt``: felt lettering or a chip taken for a tile;
+        their outlines differ a little from reading to reading, so the union of those boxes,
+        sampled on an 8 x 8 grid of each box, is what counts)."""
+        unknown = [r for r in reads if r.state == "unknown"]
+        if self.background is None or not len(self._felt) or not unknown:
+            return unknown
+        f = self._felt
+        keep = []
+        for r in unknown:
+            x0, y0, x1, y1 = (float(v) for v in r.xyxy)
+            gx, gy = np.meshgrid(np.linspace(x0, x1, 8), np.linspace(y0, y1, 8))
+            px, py = gx.ravel()[:, None], gy.ravel()[:, None]
+            on = ((px >= f[:, 0]) & (px <= f[:, 2]) & (py >= f[:, 1]) & (py <= f[:, 3])).any(1)
+            if on.mean() < 0.5:
+                keep.append(r)
+        return keep
+
     def _landed(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[TileRead] | None:
         """Live video (:meth:`set_background`): the fused still reading of this still picture
         if it has landed, else None -- asking for it (a copy of ``image``) unless it is being
@@ -693,6 +720,12 @@ class RecognitionEngine:
             return list(done[1])
         if not any(r.state != "face_down" for r in reads):
             return None
+        if not any(r.state == "face_up" for r in reads):
+            # an empty table (nothing identified): its unread outlines are the felt's (or
+            # chips'); the single pass stands for it, and they get no second look later
+            self._felt = np.array([np.asarray(r.xyxy, np.float32) for r in reads
+                                   if r.state == "unknown"], np.float32).reshape(-1, 4)
+            return list(reads)
         if not bg.pending(self._generation):
             bg.submit(self._generation, image.copy())
         return None
