@@ -72,6 +72,10 @@ __all__ = ["RecognitionEngine", "ReadMode", "Reads", "Detectors", "VET_AFTER_STI
 
 _log = logging.getLogger(__name__)
 
+#: Live video: the most unread outlines of empty tables remembered as the felt's
+#: (:meth:`RecognitionEngine._unread`).
+FELT_MAX = 64
+
 #: Video: new faces are vetted by the fused still reading after this many consecutive frames
 #: without motion (dealing is over; one fused reading per new set of faces, not one per card).
 VET_AFTER_STILL = 3
@@ -256,6 +260,7 @@ class RecognitionEngine:
         #: (felt lettering, chips taken for tiles): no second look or turned reading is spent
         #: on them once the table is dealt (:meth:`_unread`)
         self._felt = np.zeros((0, 4), np.float32)
+        self._felt_read = False  # the first empty still table was read as a still
 
     def set_background(self, on: bool = True) -> None:
         """Live video: make the fused still reading (the vet) beside the frame loop, on a
@@ -307,6 +312,7 @@ class RecognitionEngine:
             self.detector_runs += max(len(self.scales), 1)
             return Reads(tuple(reads), first, sum(r.state != "face_down" for r in reads),
                          timings={"detect": time.perf_counter() - t0, "decode": 0.0})
+        self._poll_felt()
         # a standing fused reading is of the gate's reference picture: no periodic re-detection
         # while it stands (it would not change that reading), motion against that picture
         # still runs the detector and drops the reading (vision.recognition.gate)
@@ -353,6 +359,7 @@ class RecognitionEngine:
         self._still_reading, self._still_frames, self._moved = None, 0, True
         self._generation += 1
         self._felt = np.zeros((0, 4), np.float32)
+        self._felt_read = False
         if self.background is not None:
             self.background.take()  # a reading of the source before is of no use
         self.cache.clear()
@@ -707,12 +714,20 @@ class RecognitionEngine:
     def _landed(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[TileRead] | None:
         """Live video (:meth:`set_background`): the fused still reading of this still picture
         if it has landed, else None -- asking for it (a copy of ``image``) unless it is being
-        made. A still picture showing no tile is not read (an empty table costs nothing). A
-        reading that raised stands as the single pass with every face unknown (a reading is
-        never bad input: the round then says why)."""
+        made. A reading that raised stands as the single pass with every face unknown (a
+        reading is never bad input: the round then says why).
+
+        An empty table (nothing identified) is not read for a round: the single pass stands
+        for it, and its unread outlines are the felt's (lettering, chips taken for tiles:
+        ``_felt``, :meth:`_unread`). The first such table of a source is also read as a still
+        once, beside the loop (``("felt", generation)``), for the outlines only that reading
+        finds; the loop does not wait for it."""
         bg = self.background
         done = bg.take()
-        if done is not None and done[0] == self._generation:
+        if done is not None and isinstance(done[0], tuple) \
+                and not isinstance(done[1], Exception):
+            self._learn_felt(done[1])
+        elif done is not None and done[0] == self._generation:
             if isinstance(done[1], Exception):
                 why = f"the still reading failed: {type(done[1]).__name__}: {done[1]}"
                 _log.warning("%s", why)
@@ -721,14 +736,37 @@ class RecognitionEngine:
         if not any(r.state != "face_down" for r in reads):
             return None
         if not any(r.state == "face_up" for r in reads):
-            # an empty table (nothing identified): its unread outlines are the felt's (or
-            # chips'); the single pass stands for it, and they get no second look later
-            self._felt = np.array([np.asarray(r.xyxy, np.float32) for r in reads
-                                   if r.state == "unknown"], np.float32).reshape(-1, 4)
+            self._learn_felt(reads)
+            if not self._felt_read and not bg.busy():
+                self._felt_read = True
+                bg.submit(("felt", self._generation), image.copy())
             return list(reads)
         if not bg.pending(self._generation):
             bg.submit(self._generation, image.copy())
         return None
+
+    def _poll_felt(self) -> None:
+        """Live video: take a finished felt reading (:meth:`_landed`) while the picture's own
+        reading stands (a felt reading lands after the loop moved on)."""
+        bg = self.background
+        if bg is None:
+            return
+        done = bg.take_if(lambda tag: isinstance(tag, tuple))
+        if done is not None and not isinstance(done[1], Exception):
+            self._learn_felt(done[1])
+
+    def _learn_felt(self, reads: Sequence[TileRead]) -> None:
+        """Add the unread outlines of an empty table's reading to ``_felt`` (none when it
+        identified a tile: not an empty table). At most :data:`FELT_MAX` boxes are kept."""
+        if any(r.state == "face_up" for r in reads):
+            return
+        for r in reads:
+            if r.state != "unknown":
+                continue
+            box = np.asarray(r.xyxy, np.float32).reshape(1, 4)
+            if len(self._felt) and (iou_matrix(box, self._felt) > 0.9).any():
+                continue  # the same outline again
+            self._felt = np.concatenate([self._felt, box])[-FELT_MAX:]
 
     def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
              ) -> list[TileRead]:
