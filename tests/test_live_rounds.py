@@ -323,3 +323,15 @@ def test_unread_outlines_in_no_position_do_not_make_a_round():
               + [(1 + k / 15, letters, False) for k in range(5)])
     (i, rnd), = feed(RoundTracker(n_stable=3), frames)
     assert "cleared" in rnd.reason and i == 5 + 2
+
+
+def test_a_round_cleared_while_still_being_read_says_so():
+    frames = ([(k / 15, reads_of(DEAL), True) for k in range(15)]
+              + [(1.0 + k / 15, [], False) for k in range(12)])
+    (i, rnd), = feed(RoundTracker(n_stable=3, stable_s=0.2), frames)
+    assert rnd.result is None and rnd.reason.startswith("table cleared")
+    assert rnd.not_settled["dealer"] == "its still reading had not landed"
+    from vision.io.views import plain_reason
+
+    assert plain_reason("dealer", rnd.not_settled["dealer"]) == \
+        "Dealer: the hands could not be read in time -- supervisor to check"

@@ -90,6 +90,8 @@ def plain_reason(pos, text: str | None = None, kind: str | None = None) -> str |
         return f"{who}: table cleared before the round was settled"
     if "dealt again" in t:
         return f"{who}: the table was dealt again before the round was settled"
+    if "still reading had not landed" in t:
+        return f"{who}: the hands could not be read in time -- supervisor to check"
     if "not stable" in t or "source ended" in t:
         return f"{who}: hands were not still long enough to settle"
     return f"{who}: cannot be settled -- call a supervisor"

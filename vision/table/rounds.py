@@ -481,6 +481,7 @@ class RoundTracker:
         #: new deal replaces is reported, :meth:`_replaced`)
         self._deal: dict[str, tuple] = {}
         self._holds_deal = False  # this frame shows the open round's deal, stably
+        self._provisional = False  # this frame's reads are a first look (update)
         #: the last frame's (positions, frame, loose, placement) that showed that deal
         self._deal_pending: tuple | None = None
         self._settled_sig: tuple | None = None  # banker signature of the last settled round
@@ -579,6 +580,7 @@ class RoundTracker:
         if getattr(frame, "timestamp", None) is not None:
             self._now = float(frame.timestamp)
         self._holds_deal = False
+        self._provisional = bool(provisional)
         self._observe(positions)
         if since is not None and self.stable_s is not None:
             for pos in positions:
@@ -619,6 +621,7 @@ class RoundTracker:
             return ended
         if positions or len(ids) >= LOOSE_ROUND:
             self._pending = (dict(positions), frame or FrameHeader(), list(loose), placement)
+            self._pending_prov = self._provisional
             if self._holds_deal and not self._shows_other_deal(positions):
                 # the last picture that showed the open round's deal (what it is reported
                 # with if another deal replaces it before it settles)
@@ -663,6 +666,7 @@ class RoundTracker:
         """The open round as it was last seen, unsettled with reason ``why`` (``settle``
         False: the positions' runs are another picture's, nothing is final)."""
         positions, frame, loose, placement = self._pending
+        self._provisional = getattr(self, "_pending_prov", False)  # that frame's reads
         self._pending = self._deal_pending = None
         self._deal = {}
         self.rounds += 1
@@ -712,7 +716,8 @@ class RoundTracker:
         for p in positions:
             if p not in final:
                 not_settled[p] = positions[p].reason or (
-                    "not stable" if settle else "not confirmed before the table was dealt again")
+                    "not confirmed before the table was dealt again" if not settle else
+                    "its still reading had not landed" if self._provisional else "not stable")
         # faces read more often than a set holds: somebody's read is wrong (one check with
         # the round event's alerts, vision.table.alerts.duplicate_faces)
         sightings = [(r.face, p) for p in sorted(positions, key=POSITIONS.index)
