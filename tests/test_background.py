@@ -153,7 +153,7 @@ def test_the_empty_tables_unread_outlines_get_no_second_look():
     assert [r.provisional for r in got] == [True] * 3 + [False] * 3
     _wait(lambda: not e.still_pending)  # the first empty table is read once, beside the loop
     e.read(image, "video")
-    assert e._felt.round().tolist() == [[100, 100, 160, 130]]  # once, though seen twice
+    assert e.felt.boxes.round().tolist() == [[100, 100, 160, 130]]  # once, though seen twice
     there = got[-1].tiles[0]
     import dataclasses
 

@@ -43,7 +43,7 @@ import numpy as np
 from vision.config import CacheConfig, GateConfig, RecognitionConfig
 from vision.detections import TILE, TILE_BACK, Detections
 from vision.recognition.aspect import long_as_peers
-from vision.recognition.background import Locked, StillReader
+from vision.recognition.background import Felt, Locked, StillReader
 from vision.recognition.chirality import lengthwise_by, table_hand
 from vision.geometry import iou_matrix, rectify
 from vision.recognition.dealt import dealt_blocks
@@ -71,10 +71,6 @@ __all__ = ["RecognitionEngine", "ReadMode", "Reads", "Detectors", "VET_AFTER_STI
            "StillReader"]  # StillReader: re-exported from vision.recognition.background
 
 _log = logging.getLogger(__name__)
-
-#: Live video: the most unread outlines of empty tables remembered as the felt's
-#: (:meth:`RecognitionEngine._unread`).
-FELT_MAX = 64
 
 #: Video: new faces are vetted by the fused still reading after this many consecutive frames
 #: without motion (dealing is over; one fused reading per new set of faces, not one per card).
@@ -256,10 +252,8 @@ class RecognitionEngine:
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
         self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
-        #: live video: float32 (k, 4) xyxy of the unread outlines an empty still table shows
-        #: (felt lettering, chips taken for tiles): no second look or turned reading is spent
-        #: on them once the table is dealt (:meth:`_unread`)
-        self._felt = np.zeros((0, 4), np.float32)
+        #: live video: the unread outlines empty still tables show (felt lettering, chips)
+        self.felt = Felt()
         self._felt_read = False  # the first empty still table was read as a still
 
     def set_background(self, on: bool = True) -> None:
@@ -358,7 +352,7 @@ class RecognitionEngine:
         self._vetted, self._vetoed = [], []
         self._still_reading, self._still_frames, self._moved = None, 0, True
         self._generation += 1
-        self._felt = np.zeros((0, 4), np.float32)
+        self.felt.clear()
         self._felt_read = False
         if self.background is not None:
             self.background.take()  # a reading of the source before is of no use
@@ -693,23 +687,10 @@ class RecognitionEngine:
 
     def _unread(self, reads: Sequence[TileRead]) -> list[TileRead]:
         """The unknown reads worth a second look or a turned reading: all of them, but in
-        live video (:meth:`set_background`) those whose box lies at least half on the unread
-        outlines the empty table showed (``_felt``: felt lettering or a chip taken for a tile;
-        their outlines differ a little from reading to reading, so the union of those boxes,
-        sampled on an 8 x 8 grid of each box, is what counts)."""
+        live video (:meth:`set_background`) those lying on the empty table's unread outlines
+        (:class:`vision.recognition.background.Felt`)."""
         unknown = [r for r in reads if r.state == "unknown"]
-        if self.background is None or not len(self._felt) or not unknown:
-            return unknown
-        f = self._felt
-        keep = []
-        for r in unknown:
-            x0, y0, x1, y1 = (float(v) for v in r.xyxy)
-            gx, gy = np.meshgrid(np.linspace(x0, x1, 8), np.linspace(y0, y1, 8))
-            px, py = gx.ravel()[:, None], gy.ravel()[:, None]
-            on = ((px >= f[:, 0]) & (px <= f[:, 2]) & (py >= f[:, 1]) & (py <= f[:, 3])).any(1)
-            if on.mean() < 0.5:
-                keep.append(r)
-        return keep
+        return unknown if self.background is None else self.felt.worth(unknown)
 
     def _landed(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[TileRead] | None:
         """Live video (:meth:`set_background`): the fused still reading of this still picture
@@ -717,16 +698,14 @@ class RecognitionEngine:
         made. A reading that raised stands as the single pass with every face unknown (a
         reading is never bad input: the round then says why).
 
-        An empty table (nothing identified) is not read for a round: the single pass stands
-        for it, and its unread outlines are the felt's (lettering, chips taken for tiles:
-        ``_felt``, :meth:`_unread`). The first such table of a source is also read as a still
-        once, beside the loop (``("felt", generation)``), for the outlines only that reading
-        finds; the loop does not wait for it."""
+        An empty table (nothing identified) is not read for a round; its unread outlines
+        join :attr:`felt` (the first such table of a source is read once, beside the loop,
+        for the outlines only that reading finds)."""
         bg = self.background
         done = bg.take()
         if done is not None and isinstance(done[0], tuple) \
                 and not isinstance(done[1], Exception):
-            self._learn_felt(done[1])
+            self.felt.learn(done[1])
         elif done is not None and done[0] == self._generation:
             if isinstance(done[1], Exception):
                 why = f"the still reading failed: {type(done[1]).__name__}: {done[1]}"
@@ -736,7 +715,7 @@ class RecognitionEngine:
         if not any(r.state != "face_down" for r in reads):
             return None
         if not any(r.state == "face_up" for r in reads):
-            self._learn_felt(reads)
+            self.felt.learn(reads)
             if not self._felt_read and not bg.busy():
                 self._felt_read = True
                 bg.submit(("felt", self._generation), image.copy())
@@ -748,25 +727,9 @@ class RecognitionEngine:
     def _poll_felt(self) -> None:
         """Live video: take a finished felt reading (:meth:`_landed`) while the picture's own
         reading stands (a felt reading lands after the loop moved on)."""
-        bg = self.background
-        if bg is None:
-            return
-        done = bg.take_if(lambda tag: isinstance(tag, tuple))
-        if done is not None and not isinstance(done[1], Exception):
-            self._learn_felt(done[1])
-
-    def _learn_felt(self, reads: Sequence[TileRead]) -> None:
-        """Add the unread outlines of an empty table's reading to ``_felt`` (none when it
-        identified a tile: not an empty table). At most :data:`FELT_MAX` boxes are kept."""
-        if any(r.state == "face_up" for r in reads):
-            return
-        for r in reads:
-            if r.state != "unknown":
-                continue
-            box = np.asarray(r.xyxy, np.float32).reshape(1, 4)
-            if len(self._felt) and (iou_matrix(box, self._felt) > 0.9).any():
-                continue  # the same outline again
-            self._felt = np.concatenate([self._felt, box])[-FELT_MAX:]
+        done = self.background and self.background.take_if(lambda t: isinstance(t, tuple))
+        if done and not isinstance(done[1], Exception):
+            self.felt.learn(done[1])
 
     def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
              ) -> list[TileRead]:
