@@ -161,3 +161,20 @@ def test_the_empty_tables_unread_outlines_get_no_second_look():
     assert e._unread([there]) == []
     assert e._unread([elsewhere]) == [elsewhere]
     e.close()
+
+
+def test_a_lone_table_runs_its_own_models_and_two_share_the_detector(tmp_path):
+    """issue 45: a lone table's still reading uses every core in its own process; from two
+    tables on, the pit's one detector process serves them (docs/pit.md)."""
+    from vision.pit.supervisor import Pit
+    from vision.pit.tables import load_tables
+
+    def pit_of(n):
+        f = tmp_path / f"tables{n}.yaml"
+        f.write_text("tables:\n" + "".join(
+            f"  - id: t{k}\n    source: rtsp://cam{k}/stream\n" for k in range(n)))
+        return Pit(load_tables(f))
+
+    one, two = pit_of(1), pit_of(2)
+    assert (one.shared_detector, two.shared_detector) == (False, True)
+    assert one.worker_threads == one.machine_threads and two.worker_threads == 1

@@ -104,7 +104,10 @@ class Pit:
         shared_detector: run every table's models in one detector process
             (:class:`vision.recognition.service.DetectorService`, all the machine's inference
             threads; each worker 1 thread) instead of in each worker (the machine's cores split
-            between the workers). Not with injected ``detectors``.
+            between the workers). Not with injected ``detectors``. None (default): shared
+            from two tables on; a lone table runs its models itself on every core (its still
+            reading's calls then use all of them: issue 45, `scripts/bench_live.py`, 1 table
+            at 7 / 2: latency median 8.05 -> 6.53 s, seats right 5 -> 11 of 17).
         threads: the machine's inference threads (None: its CPU count), set once here and
             handed down.
         service_hang_s: seconds the detector service may leave the monitor's ping unanswered
@@ -117,7 +120,7 @@ class Pit:
     def __init__(self, specs: Sequence[TableSpec], *,
                  detectors: Mapping[str, Any] | None = None, max_picture_fps: float = 10.0,
                  restart_delay: tuple[float, float] = (0.5, 10.0),
-                 start_method: str = "spawn", shared_detector: bool = True,
+                 start_method: str = "spawn", shared_detector: bool | None = None,
                  threads: int | None = None, service_hang_s: float | None = None) -> None:
         import os
 
@@ -138,6 +141,8 @@ class Pit:
         machine = int(threads or os.cpu_count() or 1)
         #: the pit's detector service (None: each worker runs its own models)
         self.service = None
+        if shared_detector is None:
+            shared_detector = len(self.specs) > 1
         self.shared_detector = bool(shared_detector) and not self.detectors
         self.service_hang_s = float(HANG_S if service_hang_s is None else service_hang_s)
         self.slots = {t: i for i, t in enumerate(self.specs)}
