@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -117,3 +118,114 @@ def test_sigterm_during_a_stream_outage(video, tmp_path):
     assert proc.returncode == 143, err[-2000:]
     assert _frames_readable(out / "annotated.mp4") > 0
     assert main(["audit", "verify", str(db)]) == 0
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sigterm_stops_serve_like_ctrl_c(video, tmp_path, capsys):
+    """issue 42: ``paigow serve V`` under SIGTERM stored the open round nowhere and left the
+    annotated video without its moov atom (uvicorn raises the signal again once it has shut
+    down, and the default handler killed the process before the feed was stopped). Now: exit
+    143 after the feed stopped -- the video closed and playable, the store verifying and
+    holding every round written to events.jsonl."""
+    db, out = tmp_path / "audit.db", tmp_path / "out"
+    errf = tempfile.TemporaryFile("w+")
+    proc = cli_child(video["fake"], ["serve", video["path"], "--loop", "--audit", db,
+                                     "--out", out, "--stable", N_STABLE,
+                                     "--port", _free_port()],
+                     stdout=subprocess.DEVNULL, stderr=errf, text=True)
+    events = out / "events.jsonl"
+    try:
+        t0 = time.monotonic()
+        while not (events.is_file() and events.read_text().count("\n") >= 1):
+            assert proc.poll() is None and time.monotonic() - t0 < 180, "no round"
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    errf.seek(0)
+    err = errf.read()
+    assert proc.returncode == 143, err[-2000:]
+    assert _frames_readable(out / "annotated.mp4") > 0
+    assert main(["audit", "verify", str(db)]) == 0
+    assert "ok:" in capsys.readouterr().out
+    with AuditStore(db, create=False) as st:
+        stored = [r.payload for r in st.rounds()]
+    written = [json.loads(x) for x in events.read_text().splitlines()]
+    assert stored == written and len(written) >= 1
+
+
+PIT_CHILD = """
+import pickle, sys
+sys.path.insert(0, {tests!r})
+import fakes  # noqa: F401  (the pickled GroundTruthDetectors)
+with open({fake!r}, "rb") as f:
+    fake = pickle.load(f)
+import vision.commands.serve as serve
+from vision.pit.supervisor import Pit
+real = serve._serve_tables
+serve._serve_tables = lambda args, token, pit_factory=None: real(
+    args, token, pit_factory=lambda specs: Pit(specs, detectors={{s.table_id: fake for s in specs}}))
+from vision.cli import main
+sys.exit(main({argv!r}))
+"""
+
+
+def test_sigterm_stops_the_pit_and_its_workers(video, tmp_path):
+    """issue 42: SIGTERM to ``paigow serve --tables`` left the table workers (and the detector
+    process) running after the server was gone. Now the pit is stopped first: exit 143 and no
+    worker left."""
+    import urllib.request
+
+    from faultkit import ROOT, TESTS
+
+    port = _free_port()
+    tables = tmp_path / "tables.yaml"
+    tables.write_text(f"tables:\n  - id: t1\n    source: {video['path']}\n    loop: true\n"
+                      f"    out: {tmp_path / 'out'}\n    stable: {N_STABLE}\n")
+    code = PIT_CHILD.format(tests=str(TESTS), fake=str(video["fake"]),
+                            argv=["serve", "--tables", str(tables), "--port", str(port)])
+    errf = tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=str(ROOT),
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            stdout=subprocess.DEVNULL, stderr=errf)
+    pid = None
+    try:
+        t0 = time.monotonic()
+        while pid is None:
+            assert proc.poll() is None and time.monotonic() - t0 < 180, "no worker"
+            time.sleep(0.2)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/pit", timeout=2) as r:
+                    body = json.loads(r.read())
+            except OSError:
+                continue
+            w = (body.get("tables") or [{}])[0].get("worker") or {}
+            if w.get("state") == "running" and w.get("pid"):
+                pid = int(w["pid"])
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    errf.seek(0)
+    assert proc.returncode == 143, errf.read()[-2000:]
+    gone = False
+    for _ in range(100):  # reaped by the pit's stop; give the kernel a moment
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            gone = True
+            break
+        time.sleep(0.05)
+    assert gone, f"worker {pid} still runs"

@@ -18,9 +18,11 @@ seconds (:mod:`vision.web.health`); every feed gap is logged on stderr with its 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
+import signal
 import socket
 import sys
 import threading
@@ -118,6 +120,28 @@ def make_server(app, feed, log_level: str = "warning"):
     return DisplayServer(config)
 
 
+@contextlib.contextmanager
+def _sigterm_exits():
+    """SIGTERM (systemd, docker) ends ``serve`` like Ctrl-C: the server shuts down, then the
+    ``finally`` blocks stop the feed or the pit (the open round stored, the annotated video
+    closed, every worker and the detector process stopped) and the process exits with 143.
+    uvicorn captures SIGTERM while it runs and raises it again once it has shut down, to the
+    handler that was there before it: this one (the default handler would kill the process
+    before any ``finally`` runs). Only in the main thread (where signals are handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def exit_143(signum, frame):
+        raise SystemExit(128 + signum)
+
+    old = signal.signal(signal.SIGTERM, exit_143)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def _serve(args) -> int:
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
     if args.tables is not None:
@@ -163,9 +187,10 @@ def _serve(args) -> int:
               file=sys.stderr if args.json else sys.stdout)
         feed.start()
         try:
-            server.run(sockets=[sock])
+            with _sigterm_exits():
+                server.run(sockets=[sock])
         finally:
-            feed.stop()
+            feed.stop(timeout=30.0)
         summary = getattr(feed, "summary", None)
         if summary:
             from vision.commands.run import report
@@ -212,9 +237,10 @@ def _serve_tables(args, token: str | None, pit_factory=None) -> int:
         print(f"paigow serve: pit view of {len(specs)} table(s) on "
               f"http://{shown}:{sock.getsockname()[1]}/ (dealer displays at /tables/<id>/); "
               "Ctrl-C to stop", flush=True)
-        pit.start()
         try:
-            server.run(sockets=[sock])
+            with _sigterm_exits():
+                pit.start()
+                server.run(sockets=[sock])
         finally:
             pit.stop()
     finally:
