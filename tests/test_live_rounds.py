@@ -335,3 +335,32 @@ def test_a_round_cleared_while_still_being_read_says_so():
 
     assert plain_reason("dealer", rnd.not_settled["dealer"]) == \
         "Dealer: the hands could not be read in time -- supervisor to check"
+
+
+def test_a_deal_replaced_by_tiles_placed_in_no_position_still_yields_both_rounds():
+    """The next deal's tiles are read but not placed as positions (no layout, the seat model
+    did not fit): the whole table shows far more faces than the open round's deal, stably,
+    so the open round is reported and the loose round follows at the clear."""
+    far = {p: [t for t in position_tiles(f, 100 + 0 * i, 1100 + 200 * i)]
+           for i, (p, f) in enumerate(NEXT.items())}
+    loose_next = [t for ts in far.values() for t in ts]  # below every layout polygon
+    frames = ([(k / 15, reads_of(DEAL), True) for k in range(15)]
+              + [(1.0 + k / 15, loose_next, True) for k in range(15)]
+              + [(2.0 + k / 15, [], False) for k in range(15)])
+    out = feed(RoundTracker(n_stable=5, stable_s=0.3), frames)
+    assert len(out) == 2
+    (i, first), (j, second) = out
+    assert "dealt again" in first.reason and first.frame.index == 14
+    assert "cleared" in second.reason and not second.positions
+    assert i < 30 <= j
+
+
+def test_a_round_whose_placement_fails_for_a_moment_is_not_replaced():
+    """The same deal's tiles, for a while in no position (the seat model did not fit): the
+    same faces, so the same round -- settled once."""
+    moved = [t for p, f in DEAL.items() for t in position_tiles(f, 100, 1100 + 50 * len(p))]
+    frames = ([(k / 15, reads_of(DEAL), True) for k in range(15)]
+              + [(1.0 + k / 15, moved, True) for k in range(15)]
+              + [(2.0 + k / 15, reads_of(DEAL), False) for k in range(15)])
+    out = feed(RoundTracker(n_stable=5, stable_s=0.3), frames)
+    assert len(out) == 1 and out[0][1].result is not None

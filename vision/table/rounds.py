@@ -416,6 +416,11 @@ def other_deal(old: tuple, new: tuple) -> bool:
     return fresh - old_slots >= OTHER_DEAL_FACES
 
 
+#: Faces a whole table shows beyond the open round's deal (its unread tiles aside) from
+#: which, held stably, it is another deal (:meth:`RoundTracker._table_replaced`): two
+#: positions' worth, far above what misreads give.
+OTHER_TABLE_FACES = 8
+
 #: Identified tiles in no position make a round on their own (no position named: no layout
 #: fit, or a layout drawn for another table) from this many on (unread outlines alone never
 #: do: felt lettering taken for tiles must not hold a round open): a round deals at least the dealer's and
@@ -542,6 +547,30 @@ class RoundTracker:
                 self._holds_deal = True
         return replaced
 
+    def _table_replaced(self, positions: Mapping[str, PositionState],
+                        ids: Sequence[TileRead]) -> bool:
+        """True once the table as a whole -- its positions' identified faces and those lying
+        in no position -- has shown, for a stable run (:meth:`_held`), at least
+        :data:`OTHER_TABLE_FACES` faces more than the open round's deal holds beyond its unread
+        tiles: another deal whose tiles could not be placed as positions (no layout and the
+        seat model did not fit) replaced it."""
+        if not self._deal:
+            self._other_run = None
+            return False
+        dealt, slots = Counter(), 0
+        for sig in self._deal.values():
+            f, n = _faces_and_slots(sig)
+            dealt, slots = dealt + f, slots + n
+        now = Counter(r.face for r in ids if r.face)
+        now.update(r.face for st in positions.values() for r in st.tiles
+                   if r.state == "face_up" and r.face)
+        if sum((now - dealt).values()) - slots < OTHER_TABLE_FACES:
+            self._other_run = None
+            return False
+        run = getattr(self, "_other_run", None)
+        self._other_run = run = (None, (run[1] if run else 0) + 1, run[2] if run else self._now)
+        return self._held(run)
+
     def _shows_other_deal(self, positions: Mapping[str, PositionState]) -> bool:
         """True when any position shows (stable or not) another deal than the open round's."""
         return any(p in self._deal and other_deal(self._deal[p], st.signature)
@@ -603,7 +632,8 @@ class RoundTracker:
                 self._deal = {}
             else:
                 return None
-        elif self._pending is not None and self._replaced(positions):
+        elif self._pending is not None and (self._replaced(positions)
+                                            | self._table_replaced(positions, ids)):
             # dealt again before the empty table was seen (a cleared table that passed within
             # the stability window): the round of the earlier deal is reported, unsettled,
             # with the last picture that showed that deal
@@ -793,6 +823,7 @@ class RoundTracker:
         self._streak.clear()
         self._banker_final_for, self._banker_final_at = 0, None
         self._deal, self._deal_pending, self._holds_deal = {}, None, False
+        self._other_run = None
         self._settled_sig = None
         self._pending = None
         self._loose, self._placement, self._loose_clear = [], None, 0
