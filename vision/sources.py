@@ -25,7 +25,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from scoring.errors import InputError
 
@@ -36,7 +36,10 @@ __all__ = ["redact_url", "redact_text", "expand_credentials", "source_id", "with
 #: What a secret is replaced by.
 MASK = "***"
 #: Query parameter names (case-insensitive, anywhere in the name) whose values are secrets.
-SECRET_QUERY = re.compile(r"pass|pwd|secret|token|key|auth|sig|cred|session|apikey", re.I)
+SECRET_QUERY = re.compile(r"pass|pas$|pwd|pw|secret|token|key|auth|sig|cred|session|apikey"
+                          r"|^p$|^u?p$", re.I)
+#: A ``key=value`` after ``?``, ``&``, ``;`` or ``#`` (:func:`redact_url`).
+_PAIR = re.compile(r"([?&;#])([^?&;#=/]+)=([^&;#]*)")
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -44,28 +47,33 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 def redact_url(spec: object) -> str:
     """``spec`` as text with its secrets masked (module docstring); anything that is not a
-    URL (a camera index, a file, a folder) is returned unchanged. Idempotent."""
+    URL (a camera index, a file, a folder) is returned unchanged. Idempotent.
+
+    The userinfo runs to the last ``@`` (a password may hold ``/``, ``#``, ``?``, ``;``, ``=``
+    or ``@``), unless what comes before it reads as a host, then a path with a parameter
+    (``cam/x?mail=a@b``: no ``:`` before the first ``/?#;``);
+    every ``key=value`` after a ``?``, ``&``, ``;`` or ``#`` whose key looks secret
+    (:data:`SECRET_QUERY`) has its value masked, in the query, in ``;`` path parameters and
+    in the fragment alike."""
     s = str(spec)
     if not _URL_RE.match(s):
         return s
-    try:
-        parts = urlsplit(s)
-    except ValueError:  # a malformed URL: keep only the scheme
-        return s.split("://", 1)[0] + "://" + MASK
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        if ":" in userinfo:
-            netloc = f"{userinfo.split(':', 1)[0]}:{MASK}@{host}"
-        else:
-            netloc = f"{MASK}@{host}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(SECRET_QUERY.search(k) for k, _ in pairs):
-            query = "&".join(f"{quote(k, safe='')}={MASK if SECRET_QUERY.search(k) else quote(v, safe='')}"
-                             for k, v in pairs)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    scheme, rest = s.split("://", 1)
+    prefix = ""
+    at = rest.rfind("@")
+    if at >= 0:
+        head = rest[:at]
+        cut = min((head.find(c) for c in "/?#;" if c in head), default=-1)
+        if not ("=" in head and cut >= 0 and ":" not in head[:cut]):
+            user = head.split(":", 1)[0] if ":" in head else None
+            prefix = f"{user}:{MASK}@" if user is not None else f"{MASK}@"
+            rest = rest[at + 1:]
+
+    def mask(m: re.Match) -> str:
+        key = m.group(2)
+        return f"{m.group(1)}{key}={MASK if SECRET_QUERY.search(unquote(key)) else m.group(3)}"
+
+    return f"{scheme}://{prefix}{_PAIR.sub(mask, rest)}"
 
 
 def redact_text(text: object) -> str:
