@@ -18,20 +18,23 @@ __all__ = ["check_out_dir"]
 
 
 def check_out_dir(path: str | os.PathLike, what: str = "--out",
-                  files: tuple[str, ...] = ("events.jsonl",)) -> Path:
+                  files: tuple[str, ...] = ("events.jsonl", "annotated.mp4", "annotated")
+                  ) -> Path:
     """Make sure ``path`` is, or can become, a folder this process can write into.
 
     Args:
         path: the output folder.
         what: how the user named it (for the message), e.g. ``"--out"``.
-        files: names of files the run will write inside it; each must not be an existing
-            folder.
+        files: names the run will write inside it; each must not be an existing folder (but
+            ``annotated``, the pictures' folder) nor a symbolic link (a run as root would
+            write where the link points).
 
     Returns:
         ``Path(path)``.
 
     Raises:
-        InputError: ``path`` is an existing file (or another non-folder), lies under a file, or
+        InputError: an output inside it is a symbolic link; ``path`` is an existing file (or
+            another non-folder), lies under a file, or
             its folder (or nearest existing parent) cannot be written -- read-only file
             system, no permission, a pseudo file system; the message names the path and the
             reason.
@@ -60,6 +63,10 @@ def check_out_dir(path: str | os.PathLike, what: str = "--out",
         raise InputError(f"{what} {text!r} is not writable{where}: {reason}") from None
     if p.is_dir():
         for name in files:
-            if (p / name).is_dir():
+            if (p / name).is_symlink():
+                # a service writing where a link points (issue 42): never followed
+                raise InputError(f"{what} {text!r}: {name} inside it is a symbolic link "
+                                 f"(to {os.readlink(p / name)!r}); outputs never follow links")
+            if (p / name).is_dir() and name != "annotated":
                 raise InputError(f"{what} {text!r}: {name} inside it is a folder")
     return p

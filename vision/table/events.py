@@ -157,7 +157,10 @@ class EventWriter:
         self._fh = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "w", encoding="utf-8")
+            # never through a symbolic link (issue 42: a service writing where a link points)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                         | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            self._fh = os.fdopen(fd, "w", encoding="utf-8")
         self.count = 0
 
     def write(self, event: RoundEvent | Mapping) -> None:
