@@ -364,3 +364,17 @@ def test_a_round_whose_placement_fails_for_a_moment_is_not_replaced():
               + [(2.0 + k / 15, reads_of(DEAL), False) for k in range(15)])
     out = feed(RoundTracker(n_stable=5, stable_s=0.3), frames)
     assert len(out) == 1 and out[0][1].result is not None
+
+
+def test_a_deal_seen_too_briefly_to_replace_the_round_is_still_reported_at_the_clear():
+    """A loop far behind: deal A held stably, then deal B seen in two frames only (never a
+    stable run, so it never replaced A), then the empty table: both rounds are reported."""
+    frames = ([(k / 15, reads_of(DEAL), True) for k in range(15)]
+              + [(1.0, reads_of(NEXT), True), (1.5, reads_of(NEXT), True)]
+              + [(2.0 + k / 15, [], False) for k in range(15)])
+    out = feed(RoundTracker(n_stable=5, stable_s=0.3), frames)
+    assert len(out) == 2
+    (i, first), (j, second) = out
+    assert "dealt again" in first.reason and first.frame.index == 14
+    assert "cleared" in second.reason and second.frame.index == 16
+    assert j == i + 1

@@ -662,6 +662,16 @@ class RoundTracker:
             # cleared: every position stably empty (a tile lying outside them, say a chip
             # taken for one, does not hold a round of positions open); a round made only of
             # tiles in no position ends when those are gone too
+            dp, last = self._deal_pending, self._pending
+            if dp is not None and dp is not last and self._shows_other_deal(last[0]):
+                # the table showed another deal after this round's, never long enough to
+                # replace it (a loop that fell far behind): both are reported, this one now,
+                # the other on the next empty frame
+                self._pending = dp
+                ended = self._unsettled("the table was dealt again before the round settled",
+                                        settle=False)
+                self._pending = last
+                return ended
             return self._unsettled("table cleared before the round settled")
         if not self.is_final(self.banker):
             self._banker_final_for, self._banker_final_at = 0, None
