@@ -102,6 +102,8 @@ from vision.table.alerts import duplicate_face_alert
 from vision.table.count import covered_extras
 from vision.table.layout import Layout, check_polygons, load_layout  # re-exported
 from vision.table.open_tile import NOT_SEEN, settle_open
+from vision.table.deals import (OTHER_DEAL_FACES, OTHER_TABLE_FACES, faces_beyond,  # noqa: F401
+                                other_deal)
 from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
 __all__ = [
@@ -385,46 +387,10 @@ class SettledRound:
 #: (:class:`RoundTracker` ``stable_s``).
 MIN_FRAMES = 3
 
-#: Faces a position's new deal shows that its earlier stable reading did not (beyond that
-#: reading's unread tiles) from which it is another deal, not a misread tile read again
-#: (:func:`other_deal`).
-OTHER_DEAL_FACES = 2
-
-
-def _faces_and_slots(sig: tuple) -> tuple[Counter, int]:
-    """The identified faces of a position signature and its tiles not identified (unknown,
-    face down, or missing from four)."""
-    if sig[0] == "set":
-        return Counter(sig[1] + sig[2]), 0
-    if sig[0] == "problem":
-        known = Counter(f for state, f in sig[1] if state == "face_up" and f)
-        return known, max(0, 4 - sum(known.values()))
-    return Counter(), 4
-
-
-def other_deal(old: tuple, new: tuple) -> bool:
-    """True when position signature ``new`` (:attr:`PositionState.signature`) is another deal
-    than ``old``: it shows at least :data:`OTHER_DEAL_FACES` faces that ``old`` did not,
-    beyond the tiles ``old`` left unread. One tile read differently (a misread corrected) or
-    a hand half covered is the same deal; a cleared and dealt-again position shares almost
-    no face with its last deal."""
-    if new[0] not in ("set", "problem") or old[0] not in ("set", "problem"):
-        return False
-    old_faces, old_slots = _faces_and_slots(old)
-    new_faces, _ = _faces_and_slots(new)
-    fresh = sum((new_faces - old_faces).values())
-    return fresh - old_slots >= OTHER_DEAL_FACES
-
-
-#: Faces a whole table shows beyond the open round's deal (its unread tiles aside) from
-#: which, held stably, it is another deal (:meth:`RoundTracker._table_replaced`): two
-#: positions' worth, far above what misreads give.
-OTHER_TABLE_FACES = 8
-
 #: Identified tiles in no position make a round on their own (no position named: no layout
 #: fit, or a layout drawn for another table) from this many on (unread outlines alone never
-#: do: felt lettering taken for tiles must not hold a round open): a round deals at least the dealer's and
-#: one player's four; a stray chip or card taken for a tile is not a round.
+#: do: felt lettering taken for tiles must not hold a round open): a round deals at least
+#: the dealer's and one player's four; a stray chip or card taken for a tile is not a round.
 LOOSE_ROUND = 4
 
 
@@ -557,14 +523,8 @@ class RoundTracker:
         if not self._deal:
             self._other_run = None
             return False
-        dealt, slots = Counter(), 0
-        for sig in self._deal.values():
-            f, n = _faces_and_slots(sig)
-            dealt, slots = dealt + f, slots + n
-        now = Counter(r.face for r in ids if r.face)
-        now.update(r.face for st in positions.values() for r in st.tiles
-                   if r.state == "face_up" and r.face)
-        if sum((now - dealt).values()) - slots < OTHER_TABLE_FACES:
+        ids = list(ids) + [r for st in positions.values() for r in st.tiles]
+        if faces_beyond(self._deal.values(), ids) < OTHER_TABLE_FACES:
             self._other_run = None
             return False
         run = getattr(self, "_other_run", None)
