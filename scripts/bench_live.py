@@ -878,8 +878,9 @@ def run_bench(args, say) -> dict:
             ev = work / tid / "events.jsonl"
             if ev.exists():
                 ev.unlink()
-            entry = {"id": tid, "source": cams.url(tid), "out": str(work / tid),
-                     "video": bool(args.video)}
+            entry = {"id": tid, "source": cams.url(tid), "out": str(work / tid)}
+            if not args.video:  # (the key is left out with --video: older code lacks it)
+                entry["video"] = False
             if args.models:
                 entry["models"] = str(Path(args.models).resolve())
             spec["tables"].append(entry)
