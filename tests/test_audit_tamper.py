@@ -14,21 +14,20 @@ import csv
 import io
 import json
 import shutil
-import sqlite3
 
 import pytest
 from helpers.audit_events import jpeg as _jpeg, make_event
+from helpers.tamper import edited_payload as _payload, forge, rechain as _rechain, rows as _rows
+from helpers.tamper import sql as _sql
 
-from vision.audit import AuditStore, canonical_json, verify
-from vision.audit.chain import HASHED_COLUMNS, meta_hash, record_hash_v2
+from vision.audit import AuditStore, verify
+from vision.audit.chain import HASHED_COLUMNS, record_hash_v2
 from vision.audit.report import shift_report
 from vision.audit.report_csv import report_csv
 from vision.audit.report_html import report_html
 from vision.cli import main
 
 KEY = b"correct horse battery staple 42"
-TRIGGERS = ("paigow_rounds_no_update", "paigow_rounds_no_delete",
-            "paigow_audit_meta_no_update", "paigow_audit_meta_no_delete")
 PAID = [f"r{i:06d},{s},{a}" for i in range(1, 6) for s, a in (("1", "0.95"), ("2", "-1"))]
 
 
@@ -41,25 +40,6 @@ def _make(path, key=None, n=5):
     return path
 
 
-def _sql(path, *statements):
-    con = sqlite3.connect(str(path), isolation_level=None)
-    for t in TRIGGERS:
-        con.execute(f"DROP TRIGGER IF EXISTS {t}")
-    for st in statements:
-        con.execute(*st) if isinstance(st, tuple) else con.execute(st)
-    con.close()
-
-
-def _rows(path):
-    con = sqlite3.connect(str(path))
-    con.row_factory = sqlite3.Row
-    rows = [dict(r) for r in con.execute("SELECT * FROM paigow_rounds ORDER BY seq")]
-    meta = dict(con.execute("SELECT key, value FROM paigow_audit_meta").fetchall())
-    schema = con.execute("SELECT version, applied_at FROM paigow_audit_schema").fetchall()
-    con.close()
-    return rows, meta_hash(meta, schema)
-
-
 def _rehash(path, seq):
     """Recompute record ``seq``'s own hash (its link kept)."""
     rows, _ = _rows(path)
@@ -68,42 +48,12 @@ def _rehash(path, seq):
                 (record_hash_v2({c: r[c] for c in HASHED_COLUMNS}), seq)))
 
 
-def _rechain(path, from_seq=1):
-    """Every hash and link from ``from_seq`` on recomputed (the MACs stay as they were)."""
-    rows, prev = _rows(path)
-    statements = []
-    for r in rows:
-        if r["seq"] >= from_seq:
-            r["prev_hash"] = prev
-            r["hash"] = record_hash_v2({c: r[c] for c in HASHED_COLUMNS})
-            statements.append(("UPDATE paigow_rounds SET prev_hash = ?, hash = ? WHERE seq = ?",
-                               (r["prev_hash"], r["hash"], r["seq"])))
-        prev = r["hash"]
-    _sql(path, *statements)
-
-
-def _payload(path, seq, change):
-    rows, _ = _rows(path)
-    p = json.loads(next(r for r in rows if r["seq"] == seq)["payload"])
-    change(p)
-    return canonical_json(p)
-
-
 def _net(p, value="9.95"):
     p["positions"]["1"]["net"] = value
 
 
 def _forge(path, seq):
-    from vision.audit.chain import round_key
-
-    ev = dict(make_event(seq, net1="500"), alerts=[])
-    _sql(path, ("INSERT INTO paigow_rounds (seq, round_id, table_id, time, rules, model_version, "
-                "alert_kinds, frame_file, frame_sha256, round_key, payload, prev_hash, hash, mac) "
-                "VALUES (?, ?, ?, ?, ?, ?, '', '', '', ?, ?, '', ?, ?)",
-                (seq, ev["round_id"], ev["table_id"], ev["time"], ev["rules"],
-                 ev["model_version"], round_key(ev), canonical_json(ev), f"forged{seq}",
-                 "f" * 64)))
-    _rechain(path, seq)
+    forge(path, seq, net1="500")
 
 
 def _anchor_text(path):

@@ -17,6 +17,7 @@ import time
 import cv2
 import pytest
 from faultkit import N_STABLE, cli_child, make_video
+from mjpeg_server import _free_port as free_port
 
 from vision.audit import AuditStore
 from vision.cli import main
@@ -120,12 +121,20 @@ def test_sigterm_during_a_stream_outage(video, tmp_path):
     assert main(["audit", "verify", str(db)]) == 0
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _sigterm_when(proc, ready, what: str) -> None:
+    """Send ``proc`` SIGTERM once ``ready()`` is true (within 180 s, the child still
+    running) and wait for it to exit (killed after 120 s)."""
+    try:
+        t0 = time.monotonic()
+        while not ready():
+            assert proc.poll() is None and time.monotonic() - t0 < 180, what
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_sigterm_stops_serve_like_ctrl_c(video, tmp_path, capsys):
@@ -138,20 +147,11 @@ def test_sigterm_stops_serve_like_ctrl_c(video, tmp_path, capsys):
     errf = tempfile.TemporaryFile("w+")
     proc = cli_child(video["fake"], ["serve", video["path"], "--loop", "--audit", db,
                                      "--out", out, "--stable", N_STABLE,
-                                     "--port", _free_port()],
+                                     "--port", free_port()],
                      stdout=subprocess.DEVNULL, stderr=errf, text=True)
     events = out / "events.jsonl"
-    try:
-        t0 = time.monotonic()
-        while not (events.is_file() and events.read_text().count("\n") >= 1):
-            assert proc.poll() is None and time.monotonic() - t0 < 180, "no round"
-            time.sleep(0.1)
-        os.kill(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    _sigterm_when(proc, lambda: events.is_file() and events.read_text().count("\n") >= 1,
+                  "no round")
     errf.seek(0)
     err = errf.read()
     assert proc.returncode == 143, err[-2000:]
@@ -188,7 +188,7 @@ def test_sigterm_stops_the_pit_and_its_workers(video, tmp_path):
 
     from faultkit import ROOT, TESTS
 
-    port = _free_port()
+    port = free_port()
     tables = tmp_path / "tables.yaml"
     tables.write_text(f"tables:\n  - id: t1\n    source: {video['path']}\n    loop: true\n"
                       f"    out: {tmp_path / 'out'}\n    stable: {N_STABLE}\n")
@@ -198,26 +198,21 @@ def test_sigterm_stops_the_pit_and_its_workers(video, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=str(ROOT),
                             env=dict(os.environ, PYTHONPATH=str(ROOT)),
                             stdout=subprocess.DEVNULL, stderr=errf)
-    pid = None
-    try:
-        t0 = time.monotonic()
-        while pid is None:
-            assert proc.poll() is None and time.monotonic() - t0 < 180, "no worker"
-            time.sleep(0.2)
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/pit", timeout=2) as r:
-                    body = json.loads(r.read())
-            except OSError:
-                continue
-            w = (body.get("tables") or [{}])[0].get("worker") or {}
-            if w.get("state") == "running" and w.get("pid"):
-                pid = int(w["pid"])
-        os.kill(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    pid = []
+
+    def running() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/pit", timeout=2) as r:
+                body = json.loads(r.read())
+        except OSError:
+            return False
+        w = (body.get("tables") or [{}])[0].get("worker") or {}
+        if w.get("state") == "running" and w.get("pid"):
+            pid.append(int(w["pid"]))
+        return bool(pid)
+
+    _sigterm_when(proc, running, "no worker")
+    pid = pid[0]
     errf.seek(0)
     assert proc.returncode == 143, errf.read()[-2000:]
     gone = False

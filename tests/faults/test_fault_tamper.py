@@ -12,21 +12,19 @@ and is not detected without a key."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 from helpers.audit_events import jpeg as _jpeg, make_event
+from helpers.tamper import edited_payload as _edit_payload, forge as _forge, rechain as _rechain
+from helpers.tamper import sql as _sql
 
 from scoring.errors import InputError
 from vision.audit import AuditStore, verify
-from vision.audit.chain import HASHED_COLUMNS, meta_hash, record_hash_v2
 from vision.cli import main
 
 pytestmark = pytest.mark.faults
 
 KEY = b"correct horse battery staple 42"
-TRIGGERS = ("paigow_rounds_no_update", "paigow_rounds_no_delete",
-            "paigow_audit_meta_no_update", "paigow_audit_meta_no_delete")
 
 
 def _make(path, key=KEY, n=5):
@@ -44,62 +42,6 @@ def keyed(tmp_path):
 @pytest.fixture
 def plain(tmp_path):
     return _make(tmp_path / "plain.db", key=None)
-
-
-def _sql(path, *statements):
-    """What an insider can do with the file: drop the guards and run any SQL."""
-    con = sqlite3.connect(str(path), isolation_level=None)
-    for t in TRIGGERS:
-        con.execute(f"DROP TRIGGER IF EXISTS {t}")
-    for st in statements:
-        con.execute(*st) if isinstance(st, tuple) else con.execute(st)
-    con.close()
-
-
-def _rechain(path, from_seq=1):
-    """Recompute every hash and link from ``from_seq`` on (record 1 chained to the meta table
-    as it is now), as an insider without the key can; the MACs stay as they were."""
-    con = sqlite3.connect(str(path), isolation_level=None)
-    con.row_factory = sqlite3.Row
-    rows = [dict(r) for r in con.execute("SELECT * FROM paigow_rounds ORDER BY seq")]
-    meta = dict(con.execute("SELECT key, value FROM paigow_audit_meta").fetchall())
-    schema = con.execute("SELECT version, applied_at FROM paigow_audit_schema").fetchall()
-    prev = meta_hash(meta, schema)
-    for r in rows:
-        if r["seq"] >= from_seq:
-            r["prev_hash"] = prev
-            r["hash"] = record_hash_v2({c: r[c] for c in HASHED_COLUMNS})
-            con.execute("UPDATE paigow_rounds SET prev_hash = ?, hash = ? WHERE seq = ?",
-                        (r["prev_hash"], r["hash"], r["seq"]))
-        prev = r["hash"]
-    con.close()
-
-
-def _edit_payload(path, seq, change):
-    con = sqlite3.connect(str(path))
-    text = con.execute("SELECT payload FROM paigow_rounds WHERE seq = ?", (seq,)).fetchone()[0]
-    con.close()
-    from vision.audit import canonical_json
-
-    p = json.loads(text)
-    change(p)
-    return canonical_json(p)
-
-
-def _forge(path, seq):
-    """Append a well-formed record ``seq`` (consistent columns, linked to the head; its hash
-    is set by :func:`_rechain`), as an insider without the key can."""
-    from vision.audit import canonical_json
-    from vision.audit.chain import round_key
-
-    ev = dict(make_event(seq), alerts=[])
-    payload = canonical_json(ev)
-    _sql(path, ("INSERT INTO paigow_rounds (seq, round_id, table_id, time, rules, model_version, "
-                "alert_kinds, frame_file, frame_sha256, round_key, payload, prev_hash, hash, mac) "
-                "VALUES (?, ?, ?, ?, ?, ?, '', '', '', ?, ?, '', ?, ?)",
-                (seq, ev["round_id"], ev["table_id"], ev["time"], ev["rules"],
-                 ev["model_version"], round_key(ev), payload, f"forged{seq}", "f" * 64)))
-    _rechain(path, seq)
 
 
 def _anchor(path):

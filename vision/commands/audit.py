@@ -15,6 +15,22 @@ import json
 from scoring.errors import InputError
 
 
+def _add_verify_options(p) -> None:
+    """What ``verify`` checks beyond the chain, and how (``verify``, and the verification
+    ``check-payouts`` and ``report`` make first)."""
+    p.add_argument("--key-file", default=None, metavar="FILE",
+                   help="the store's secret key: check every record's HMAC (default "
+                        "$PAIGOW_AUDIT_KEY when set)")
+    p.add_argument("--anchor", action="append", default=None, metavar="HASH:COUNT|FILE",
+                   help="an anchor printed earlier by 'paigow audit anchor' (or a file of "
+                        "them): fail when the store is shorter, different or longer")
+    p.add_argument("--allow-after", action="store_true",
+                   help="with --anchor: records appended after the last anchor are not a "
+                        "failure")
+    p.add_argument("--no-frames", action="store_true", help="do not re-hash key frames")
+    p.add_argument("--frames-dir", help="key-frame folder (default <db>.frames)")
+
+
 def _add_integrity_options(p) -> None:
     """The verification a reader of the store makes first (check-payouts, report)."""
     g = p.add_argument_group("verification first (as 'paigow audit verify')")
@@ -22,17 +38,7 @@ def _add_integrity_options(p) -> None:
                    help="read a store that does not verify anyway: the output starts with "
                         "'STORE BROKEN AT record N' and marks every row from the break on "
                         "(exit 1 all the same)")
-    g.add_argument("--key-file", default=None, metavar="FILE",
-                   help="the store's secret key: check every record's HMAC first (default "
-                        "$PAIGOW_AUDIT_KEY when set)")
-    g.add_argument("--anchor", action="append", default=None, metavar="HASH:COUNT|FILE",
-                   help="an anchor printed earlier by 'paigow audit anchor' (or a file of "
-                        "them): the store must be exactly the anchored one")
-    g.add_argument("--allow-after", action="store_true",
-                   help="with --anchor: records appended after the last anchor are not a "
-                        "failure")
-    g.add_argument("--no-frames", action="store_true", help="do not re-hash key frames")
-    g.add_argument("--frames-dir", help="key-frame folder (default <db>.frames)")
+    _add_verify_options(g)
 
 
 def _verify_first(args):
@@ -89,18 +95,8 @@ def register(sub) -> None:
 
     v = asub.add_parser("verify", help="recompute the hash chain; name the first broken record")
     v.add_argument("db", help="audit store (SQLite file or postgresql:// URL)")
-    v.add_argument("--no-frames", action="store_true", help="do not re-hash key frames")
-    v.add_argument("--frames-dir", help="key-frame folder (default <db>.frames)")
     v.add_argument("--json", action="store_true", help="print the result as JSON")
-    v.add_argument("--key-file", default=None, metavar="FILE",
-                   help="the store's secret key: check every record's HMAC (default "
-                        "$PAIGOW_AUDIT_KEY when set)")
-    v.add_argument("--anchor", action="append", default=None, metavar="HASH:COUNT|FILE",
-                   help="an anchor printed earlier by 'paigow audit anchor' (or a file of "
-                        "them): fail when the store is shorter, different or longer")
-    v.add_argument("--allow-after", action="store_true",
-                   help="with --anchor: records appended after the last anchor are not a "
-                        "failure")
+    _add_verify_options(v)
     v.add_argument("--deep", action="store_true",
                    help="parse every payload and compare every column with it (slower)")
     v.set_defaults(func=_verify)
