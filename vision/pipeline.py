@@ -215,6 +215,11 @@ class Pipeline:
         else:
             tr.stable_s = None
 
+    @property
+    def reading(self) -> bool:
+        """True while a live table's still reading runs beside the frame loop."""
+        return self.engine.still_pending
+
     def close(self) -> None:
         """Stop what runs beside the loop (the background still reading)."""
         self.engine.close()

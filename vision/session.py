@@ -231,7 +231,7 @@ class Session:
                     self._restart()  # each image is its own table
                 if not self._step(fr):
                     return
-                if self._live and getattr(self.pipeline.engine, "still_pending", False):
+                if self._live and self.pipeline.reading:
                     # a still reading runs beside the loop: the loop takes at most
                     # READING_FPS frames a second meanwhile (the display moves on, the
                     # camera's other frames are skipped by design) and leaves the CPU to it

@@ -252,21 +252,18 @@ class RecognitionEngine:
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
         self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
+        self._first_look: tuple | None = None  # live: the reads standing while it is made
         #: live video: the unread outlines empty still tables show (felt lettering, chips)
         self.felt = Felt()
         self._felt_read = False  # the first empty still table was read as a still
 
     def set_background(self, on: bool = True) -> None:
-        """Live video: make the fused still reading (the vet) beside the frame loop, on a
-        thread of its own (:class:`vision.recognition.background.StillReader`), instead of
-        inside :meth:`read`. Until it
-        lands, a picture with tiles is read by the single pass and marked ``provisional``
-        (:class:`Reads`: shown, never settled on); once it lands, it stands for the picture
-        as it does in the frame loop. The detectors are then called one at a time
-        (:class:`vision.recognition.background.Locked`). Off (files read as fast as
-        possible, tests): the reading is made
-        in :meth:`read`, so the same frames give the same reads. Nothing changes with one
-        input size (no vet)."""
+        """Live video: the fused still reading (the vet) is made beside the frame loop
+        (:class:`vision.recognition.background.StillReader`); until it lands the first look
+        stands, ``provisional`` (:class:`Reads`: shown, never settled on), and the detectors
+        are called one at a time (:class:`vision.recognition.background.Locked`). Off (files
+        read as fast as possible, tests): made in :meth:`read`, the same frames give the same
+        reads. Nothing changes with one input size (no vet)."""
         if not on:
             if self.background is not None:
                 self.background.close()
@@ -325,6 +322,14 @@ class RecognitionEngine:
             return Reads(tuple(self._still_reading), dets, 0, ran, stale,
                          {"detect": t1 - t0, "decode": time.perf_counter() - t1},
                          still_frames=self._still_frames, vetted=True)
+        if not ran and not stale and not self._moved and self._first_look is not None \
+                and self.background.pending(self._generation):  # (live) its reading is made:
+            # the first look stands for this unchanged picture, not decoded again
+            self._still_frames += 1
+            return Reads(self._first_look, dets, 0, ran, stale,
+                         {"detect": t1 - t0, "decode": time.perf_counter() - t1},
+                         provisional=True, still_frames=self._still_frames)
+        self._first_look = None
         reads, n_dec = self.decode(image, dets, use_cache=True)
         reads = resolve_overlapping_reads(reads)
         self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
@@ -336,6 +341,8 @@ class RecognitionEngine:
             reads = self._vet(image, reads, look=self._still_frames >= VET_AFTER_STILL)
         provisional = (self.background is not None and self._still_reading is None
                        and any(r.state != "face_down" for r in reads))
+        if provisional and self.background.pending(self._generation):
+            self._first_look = tuple(reads)
         vetted = (not stale and self._still_reading is not None and len(self.scales) >= 2
                   and self._still_frames >= VET_AFTER_STILL)
         return Reads(tuple(reads), dets, n_dec, ran, stale,
@@ -693,14 +700,10 @@ class RecognitionEngine:
         return unknown if self.background is None else self.felt.worth(unknown)
 
     def _landed(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[TileRead] | None:
-        """Live video (:meth:`set_background`): the fused still reading of this still picture
-        if it has landed, else None -- asking for it (a copy of ``image``) unless it is being
-        made. A reading that raised stands as the single pass with every face unknown (a
-        reading is never bad input: the round then says why).
-
-        An empty table (nothing identified) is not read for a round; its unread outlines
-        join :attr:`felt` (the first such table of a source is read once, beside the loop,
-        for the outlines only that reading finds)."""
+        """Live video: the fused still reading of this still picture once landed, else None
+        (asked for, a copy of ``image``, unless being made); one that raised: the single pass
+        with every face unknown. An empty table (nothing identified) is not read for a round;
+        its unread outlines join :attr:`felt` (the first one of a source is read once)."""
         bg = self.background
         done = bg.take()
         if done is not None and isinstance(done[0], tuple) \
@@ -725,8 +728,7 @@ class RecognitionEngine:
         return None
 
     def _poll_felt(self) -> None:
-        """Live video: take a finished felt reading (:meth:`_landed`) while the picture's own
-        reading stands (a felt reading lands after the loop moved on)."""
+        """Live video: take a felt reading (:meth:`_landed`) that landed after the loop."""
         done = self.background and self.background.take_if(lambda t: isinstance(t, tuple))
         if done and not isinstance(done[1], Exception):
             self.felt.learn(done[1])

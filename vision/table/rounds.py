@@ -566,7 +566,7 @@ class RoundTracker:
                 (the fused still reading standing for a still picture): their runs count from
                 there (at least :attr:`min_frames` frames were seen since).
         """
-        if getattr(frame, "timestamp", None) is not None:
+        if frame is not None:
             self._now = float(frame.timestamp)
         self._holds_deal = False
         self._provisional = bool(provisional)
@@ -592,8 +592,8 @@ class RoundTracker:
                 self._deal = {}
             else:
                 return None
-        elif self._pending is not None and (self._replaced(positions)
-                                            | self._table_replaced(positions, ids)):
+        elif self._pending is not None and any([self._replaced(positions),  # both record
+                                                self._table_replaced(positions, ids)]):
             # dealt again before the empty table was seen (a cleared table that passed within
             # the stability window): the round of the earlier deal is reported, unsettled,
             # with the last picture that showed that deal
