@@ -378,3 +378,29 @@ def test_a_deal_seen_too_briefly_to_replace_the_round_is_still_reported_at_the_c
     assert "dealt again" in first.reason and first.frame.index == 14
     assert "cleared" in second.reason and second.frame.index == 16
     assert j == i + 1
+
+
+def test_positions_dealt_one_after_another_are_one_round():
+    """The dealer's hand lies alone a while (read, not yet confirmed), then the seats are
+    dealt: their faces are the same deal's, not a table dealt again (8 faces beyond the
+    dealer's four)."""
+    dealer = {"dealer": DEAL["dealer"]}
+    frames = ([(k / 15, reads_of(dealer), True) for k in range(15)]
+              + [(1.0 + k / 15, reads_of(DEAL), k < 10) for k in range(20)])
+    for tracker in (RoundTracker(n_stable=5, stable_s=0.3), RoundTracker(n_stable=5)):
+        out = feed(tracker, frames)
+        assert len(out) == 1 and out[0][1].result is not None
+        assert out[0][1].final == ["dealer", "1", "2"]
+
+
+def test_the_demo_round_dealt_position_by_position_is_one_round():
+    """``paigow demo``'s round (positions laid one after another under a moving hand, then
+    the still table) through the frame loop: one round, settled -- the seats dealt after the
+    dealer are that deal's, not a table dealt again (this gave 4 events, 3 "dealt again")."""
+    from vision.demo import demo_frames
+    from vision.session import run
+
+    frames, scene = demo_frames(1000901, n_deal=60, n_still=60)
+    fake = GroundTruthDetectors([scene])
+    s = run("demo", frames=frames, tile_detector=fake, pip_detector=fake, progress=False)
+    assert [e["settled"] for e in s["events"]] == [True]

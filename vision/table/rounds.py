@@ -515,7 +515,7 @@ class RoundTracker:
 
     def _table_replaced(self, positions: Mapping[str, PositionState],
                         ids: Sequence[TileRead]) -> bool:
-        """True once the table as a whole -- its positions' identified faces and those lying
+        """True once the table -- the identified faces of the deal's positions and those lying
         in no position -- has shown, for a stable run (:meth:`_held`), at least
         :data:`OTHER_TABLE_FACES` faces more than the open round's deal holds beyond its unread
         tiles: another deal whose tiles could not be placed as positions (no layout and the
@@ -523,7 +523,8 @@ class RoundTracker:
         if not self._deal:
             self._other_run = None
             return False
-        ids = list(ids) + [r for st in positions.values() for r in st.tiles]
+        # (positions the deal has not shown yet are that deal's, being dealt: not counted)
+        ids = list(ids) + [r for p, st in positions.items() if p in self._deal for r in st.tiles]
         if faces_beyond(self._deal.values(), ids) < OTHER_TABLE_FACES:
             self._other_run = None
             return False
