@@ -114,15 +114,6 @@ class StillReader:
             done, self._done = self._done, None
             return done
 
-    def take_if(self, wanted) -> tuple[int, Any] | None:
-        """The finished reading if ``wanted(generation)`` is true, once; else None (left)."""
-        with self._cv:
-            done = self._done
-            if done is None or not wanted(done[0]):
-                return None
-            self._done = None
-            return done
-
     def close(self) -> None:
         """Stop the thread after the reading in progress (not waited for)."""
         with self._cv:

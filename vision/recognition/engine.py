@@ -255,7 +255,6 @@ class RecognitionEngine:
         self._first_look: tuple | None = None  # live: the reads standing while it is made
         #: live video: the unread outlines empty still tables show (felt lettering, chips)
         self.felt = Felt()
-        self._felt_read = False  # the first empty still table was read as a still
 
     def set_background(self, on: bool = True) -> None:
         """Live video: the fused still reading (the vet) is made beside the frame loop
@@ -303,7 +302,6 @@ class RecognitionEngine:
             self.detector_runs += max(len(self.scales), 1)
             return Reads(tuple(reads), first, sum(r.state != "face_down" for r in reads),
                          timings={"detect": time.perf_counter() - t0, "decode": 0.0})
-        self._poll_felt()
         # a standing fused reading is of the gate's reference picture: no periodic re-detection
         # while it stands (it would not change that reading), motion against that picture
         # still runs the detector and drops the reading (vision.recognition.gate)
@@ -360,7 +358,6 @@ class RecognitionEngine:
         self._still_reading, self._still_frames, self._moved = None, 0, True
         self._generation += 1
         self.felt.clear()
-        self._felt_read = False
         if self.background is not None:
             self.background.take()  # a reading of the source before is of no use
         self.cache.clear()
@@ -703,13 +700,10 @@ class RecognitionEngine:
         """Live video: the fused still reading of this still picture once landed, else None
         (asked for, a copy of ``image``, unless being made); one that raised: the single pass
         with every face unknown. An empty table (nothing identified) is not read for a round;
-        its unread outlines join :attr:`felt` (the first one of a source is read once)."""
+        its unread outlines join :attr:`felt`."""
         bg = self.background
         done = bg.take()
-        if done is not None and isinstance(done[0], tuple) \
-                and not isinstance(done[1], Exception):
-            self.felt.learn(done[1])
-        elif done is not None and done[0] == self._generation:
+        if done is not None and done[0] == self._generation:
             if isinstance(done[1], Exception):
                 why = f"the still reading failed: {type(done[1]).__name__}: {done[1]}"
                 _log.warning("%s", why)
@@ -719,19 +713,10 @@ class RecognitionEngine:
             return None
         if not any(r.state == "face_up" for r in reads):
             self.felt.learn(reads)
-            if not self._felt_read and not bg.busy():
-                self._felt_read = True
-                bg.submit(("felt", self._generation), image.copy())
             return list(reads)
         if not bg.pending(self._generation):
             bg.submit(self._generation, image.copy())
         return None
-
-    def _poll_felt(self) -> None:
-        """Live video: take a felt reading (:meth:`_landed`) that landed after the loop."""
-        done = self.background and self.background.take_if(lambda t: isinstance(t, tuple))
-        if done and not isinstance(done[1], Exception):
-            self.felt.learn(done[1])
 
     def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
              ) -> list[TileRead]:
