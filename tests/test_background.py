@@ -177,3 +177,30 @@ def test_a_lone_table_runs_its_own_models_and_two_share_the_detector(tmp_path):
     one, two = pit_of(1), pit_of(2)
     assert (one.shared_detector, two.shared_detector) == (False, True)
     assert one.worker_threads == one.machine_threads and two.worker_threads == 1
+
+
+def test_a_landed_reading_stands_on_the_next_unchanged_frame():
+    """Live video of a still deal: once the reading beside the loop has landed, the very next
+    frame (the same picture, nothing moved) is read with it -- not the first look again until
+    something moves (the landed reading used to wait there, untaken, while frames repeated)."""
+    from fakes import GroundTruthDetectors
+
+    from vision.recognition.engine import Detectors, RecognitionEngine
+    from vision.synth.render import render_table
+
+    sc = render_table(1_000_201, size=(960, 540))
+    det = GroundTruthDetectors([sc])
+    e = RecognitionEngine(detectors=Detectors(det, det))
+    e.set_background(True)
+    got = []
+    for _ in range(12):
+        got.append(e.read(sc.image, "video"))
+        if e.still_pending:
+            break
+    assert got[-1].provisional and e.still_pending  # the reading was asked for
+    _wait(lambda: not e.background.busy())
+    nxt = e.read(sc.image, "video")
+    assert not nxt.provisional
+    assert sorted(r.face for r in nxt.tiles if r.face) == sorted(
+        f for faces in sc.deal.values() for f in faces)
+    e.close()

@@ -290,6 +290,12 @@ def test_dealer_screen_says_reading_and_marks_the_last_round():
     assert st["live"]["positions"]["dealer"]["say"] == \
         "Dealer: a tile cannot be read -- move the hand into view"
     assert len(st["live"]["alerts"]) == 1
+    # the round that deal settles is the table's as it is reported (the frame that settled
+    # it was published before it), until a frame shows the table changed
+    feed.publish_event(event_from_deal(NEXT))
+    assert feed.state()["last_round_on_table"] is True
+    feed.publish_frame(None, positions={}, alerts=[])  # cleared
+    assert feed.state()["last_round_on_table"] is False
 
 
 def test_a_replaced_round_is_reported_with_its_own_last_picture():

@@ -103,6 +103,12 @@ class StillReader:
                     or self._running == generation
                     or (self._done is not None and self._done[0] == generation))
 
+    def making(self, generation: int) -> bool:
+        """True while a reading of ``generation`` is queued or running (not once landed)."""
+        with self._cv:
+            return ((self._job is not None and self._job[0] == generation)
+                    or self._running == generation)
+
     def busy(self) -> bool:
         """True while a reading is queued or running."""
         with self._cv:

@@ -321,7 +321,7 @@ class RecognitionEngine:
                          {"detect": t1 - t0, "decode": time.perf_counter() - t1},
                          still_frames=self._still_frames, vetted=True)
         if not ran and not stale and not self._moved and self._first_look is not None \
-                and self.background.pending(self._generation):  # (live) its reading is made:
+                and self.background.making(self._generation):  # (live) its reading is made:
             # the first look stands for this unchanged picture, not decoded again
             self._still_frames += 1
             return Reads(self._first_look, dets, 0, ran, stale,

@@ -405,6 +405,8 @@ class LiveFeed:
                 self._rounds.extend(kept)
             self._rounds.appendleft(ev)
             self._round_count += 1
+            # a round just reported is the table's until a frame shows the table changed
+            self._last_current = True
             subs = list(self._subs)
         for s in subs:
             s._put(ev)
