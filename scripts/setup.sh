@@ -19,4 +19,15 @@ fi
 # project runs on (ultralytics pulls opencv-python 5, and two OpenCV versions would share one cv2
 # folder). The modules the tests use need only the light dependencies in the `test` extra.
 .venv/bin/python -m pip install -q --no-deps label-studio-sdk==2.1.2 datumaro==1.13.12
+# CVAT's SDK and command line (the auto-annotation function vision/exports/cvat_function.py and
+# tests/test_cvat_function.py): light dependencies only, installed under the pins.
+.venv/bin/python -m pip install -q -c scripts/constraints.txt cvat-sdk==2.80.0 cvat-cli==2.80.0
+# Label Studio itself, for tests/test_label_server.py (a real server that `paigow label-server`
+# connects to; docs/labelling.md), in a venv of its own: it pins Django and many packages that
+# would clash with .venv's (about 70 s and 1 GB). A failure here does not stop the set-up; the
+# test then skips, unless PAIGOW_REQUIRE_LABEL_STUDIO=1 (set by .ci/run) makes it fail.
+if [ ! -x .venv-labelstudio/bin/label-studio ]; then
+  ( "$PY" -m venv .venv-labelstudio && .venv-labelstudio/bin/python -m pip install -q label-studio==1.23.2 ) \
+    || { echo "Label Studio not installed in .venv-labelstudio: tests/test_label_server.py will skip" >&2; rm -rf .venv-labelstudio; }
+fi
 echo "set up: $(.venv/bin/python -c 'import torch, ultralytics, onnxruntime, psycopg, ray; print("torch", torch.__version__, "ultralytics", ultralytics.__version__, "onnxruntime", onnxruntime.__version__, "psycopg", psycopg.__version__, "ray", ray.__version__)')"

@@ -95,6 +95,7 @@ class PgCluster:
             _unavailable(f"initdb failed: {r.stderr.strip()[-500:]}")
         opts = (f"-c listen_addresses='' -k {self.socket_dir} -p {self.port} "
                 "-c max_connections=60 -c shared_buffers=16MB -c fsync=on")
+        self._opts = opts
         r = _run_as(self.user, [str(bindir / "pg_ctl"), "-D", str(self.data), "-l",
                                 str(self.root / "server.log"), "-o", opts, "-w", "-t", "120",
                                 "start"], timeout=180)
@@ -117,6 +118,20 @@ class PgCluster:
         name = f"audit_{os.getpid()}_{self._n}"
         self.admin.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+    def pause(self) -> None:
+        """Stop the server (``pg_ctl -m fast stop``: sessions get ``AdminShutdown``), keeping
+        the cluster for :meth:`resume` (the outage tests)."""
+        r = _run_as(self.user, [str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m",
+                                "fast", "-w", "stop"], timeout=120)
+        assert r.returncode == 0, r.stderr
+
+    def resume(self) -> None:
+        """Start the server stopped by :meth:`pause` again."""
+        r = _run_as(self.user, [str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l",
+                                str(self.root / "server.log"), "-o", self._opts, "-w", "-t",
+                                "120", "start"], timeout=180)
+        assert r.returncode == 0, r.stderr
 
     def stop(self) -> None:
         try:

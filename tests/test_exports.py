@@ -169,7 +169,7 @@ def test_coco_loads_with_pycocotools(results, tmp_path):
 
     export(results, tmp_path / "out", ["coco"])
     d = tmp_path / "out" / "coco"
-    gt = COCO(str(d / "annotations.json"))
+    gt = COCO(str(d / "annotations" / "instances_default.json"))
     assert len(gt.getImgIds()) == 2 and len(gt.getCatIds()) == 23
     assert gt.loadCats(gt.getCatIds(catNms=["tile_back"]))[0]["id"] == 22
     anns = gt.loadAnns(gt.getAnnIds(imgIds=[1]))
@@ -214,7 +214,7 @@ def test_cvat_xml_schema(results, tmp_path):
 def test_coco_cvat_names_relative_to_image_root(results, tmp_path):
     root = tmp_path  # the images are tmp_path/a/img.jpg and tmp_path/b/img.png
     export(results, tmp_path / "out", ["coco", "cvat"], image_root=root, model_version="m")
-    coco = json.loads((tmp_path / "out/coco/annotations.json").read_text())
+    coco = json.loads((tmp_path / "out/coco/annotations/instances_default.json").read_text())
     assert [i["file_name"] for i in coco["images"]] == ["a/img.jpg", "b/img.png"]
     assert all((root / i["file_name"]).is_file() for i in coco["images"])
     cvat = ET.parse(tmp_path / "out/cvat/annotations.xml").getroot()
@@ -227,15 +227,15 @@ def test_coco_cvat_names_relative_to_image_root(results, tmp_path):
 
 
 def test_cvat_loads_with_datumaro(results, tmp_path):
-    """datumaro's CVAT importer finds every image by its name under the root and reads back
-    labels, polygons and scores."""
+    """datumaro's CVAT importer reads the export as written (no images/ link added by hand):
+    every image found by its name, labels, polygons and scores read back."""
     pytest.importorskip("datumaro", reason="datumaro not installed (scripts/setup.sh)")
     from datumaro.components.annotation import AnnotationType
     from datumaro.components.dataset import Dataset
 
     export(results, tmp_path / "out", ["cvat"], image_root=tmp_path, model_version="m")
     d = tmp_path / "out" / "cvat"
-    (d / "images").symlink_to(tmp_path, target_is_directory=True)  # CVAT 1.1 dataset layout
+    assert not (d / "images").is_symlink()
     ds = Dataset.import_from(str(d), "cvat")
     labels = ds.categories()[AnnotationType.label]
     assert [c.name for c in labels] == list(CLASS_NAMES)
@@ -247,6 +247,39 @@ def test_cvat_loads_with_datumaro(results, tmp_path):
     assert anns[1].type == AnnotationType.polygon
     assert anns[1].points == pytest.approx([60, 20, 110, 30, 100, 80, 50, 70])
     assert anns[1].attributes["score"] == pytest.approx(0.55)
+
+
+
+def test_coco_loads_with_datumaro(results, tmp_path):
+    """datumaro's COCO importer reads the export folder as written (annotations/instances_*.json
+    and images/): both images with their pixels, categories, polygons."""
+    pytest.importorskip("datumaro", reason="datumaro not installed (scripts/setup.sh)")
+    from datumaro.components.annotation import AnnotationType
+    from datumaro.components.dataset import Dataset
+
+    export(results, tmp_path / "out", ["coco"], image_root=tmp_path, model_version="m")
+    d = tmp_path / "out" / "coco"
+    ds = Dataset.import_from(str(d), "coco_instances")
+    labels = ds.categories()[AnnotationType.label]
+    assert [c.name for c in labels] == list(CLASS_NAMES)
+    items = {it.id: it for it in ds}
+    assert set(items) == {"a/img", "b/img"}
+    assert items["b/img"].media.data.shape[:2] == (90, 160)  # the image file itself was found
+    polys = [a for a in items["a/img"].annotations if a.type == AnnotationType.polygon]
+    by_name = {labels[a.label].name: a.points for a in polys}
+    assert sorted(by_name) == sorted(["6-6", "1-5", "tile_back"])
+    assert by_name["1-5"] == pytest.approx([60, 20, 110, 30, 100, 80, 50, 70])
+    assert Dataset.import_from(str(d), "coco").get("a/img", "default") is not None  # detected
+
+
+def test_yolo_val_fraction_zero_says_so(results, tmp_path):
+    export(results, tmp_path / "z", ["yolo"], val_fraction=0.0)
+    text = (tmp_path / "z" / "yolo" / "data.yaml").read_text()
+    data = yaml.safe_load(text)
+    assert data["val"] == "images/train" and "one image" not in text
+    assert "val fraction 0" in text
+    assert not list((tmp_path / "z" / "yolo").glob("labels/val/*.txt"))
+
 
 LS_SCHEMA = {
     "type": "array", "minItems": 1,
@@ -396,9 +429,15 @@ def test_export_cli_from_results_and_identify(results, tmp_path, monkeypatch, ca
     monkeypatch.setattr(vision.recognition.models, "model_version",
                         lambda models_dir=None, backend="onnx": "tiles-fake+pips-fake")
     img_dir = Path(results[0]["image"]).parent
+    progress = []
+    fake.identify = lambda paths, **kw: (calls.append(list(paths)),
+                                         progress.append(kw.get("progress"))) and results
     assert main(["export", str(img_dir), "--format", "labelstudio", "--out",
                  str(tmp_path / "id")]) == 0
     assert calls == [[results[0]["image"]]]
+    assert main(["export", str(img_dir), "--format", "labelstudio", "--out",
+                 str(tmp_path / "id"), "--no-progress"]) == 0
+    assert progress == [True, False]
     tasks = json.loads((tmp_path / "id" / "labelstudio" / "tasks.json").read_text())
     assert tasks[0]["predictions"][0]["model_version"] == "tiles-fake+pips-fake"
     assert main(["export", str(tmp_path / "nope.jpg"), "--format", "coco", "--out",
@@ -418,7 +457,8 @@ def test_export_model_version_defaults_to_the_models(results, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["model_version"] == want
     tasks = json.loads((tmp_path / "o/labelstudio/tasks.json").read_text())
     assert {t["predictions"][0]["model_version"] for t in tasks} == {want}
-    assert json.loads((tmp_path / "o/coco/annotations.json").read_text())["info"]["version"] \
+    assert json.loads((tmp_path / "o/coco/annotations/instances_default.json").read_text())[
+        "info"]["version"] \
         == want
 
 

@@ -530,16 +530,12 @@ def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:
     """
     if path is None:
         return {}
-    import yaml
+    from vision.io.yamlsafe import load_yaml
 
     p = Path(path)
     if not p.is_file():
         raise InputError(f"config file not found: {p}")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"config file {p} is not valid YAML: {str(exc).splitlines()[0]}") \
-            from None
+    data = load_yaml(p, "config file") or {}  # size, aliases, depth capped
     kinds = {"recognition": RecognitionConfig, "gate": GateConfig, "cache": CacheConfig,
              "table": TableConfig, "output": OutputConfig, "capture": CaptureConfig,
              "serve": ServeConfig}

@@ -33,7 +33,8 @@ VIDEO_SUFFIXES = (".mp4", ".avi", ".mkv", ".mov", ".m4v", ".webm")
 _POSITION_FIELDS = ("tiles", "high", "low", "result", "bet", "net", "commission")
 _BANK_FIELDS = ("gross", "commission", "net", "house_net", "commission_total")
 
-__all__ = ["recordings", "reread", "reaudit", "compare_rounds", "VIDEO_SUFFIXES"]
+__all__ = ["recordings", "reread", "reaudit", "compare_rounds", "live_rounds",
+           "VIDEO_SUFFIXES"]
 
 
 def recordings(paths: Iterable[str | os.PathLike]) -> list[Path]:
@@ -209,6 +210,34 @@ def reaudit(paths: Sequence[str | os.PathLike], *, audit: str | os.PathLike | No
     finally:
         if store is not None:
             store.close()
+
+
+def live_rounds(db: str | os.PathLike, verified=None) -> tuple[list[dict], dict]:
+    """The rounds of the live store as ``--compare`` reads them: each round's camera record
+    (what the camera read live, as the re-read reads it; a supervisor's manual entries and
+    acknowledgements are records of their own, not compared -- ``paigow audit report``
+    shows them).
+
+    Args:
+        db: the live audit store (path or URL), verified first by the caller
+            (:func:`vision.audit.integrity.verify_before_read`).
+        verified: that verification's result: when ok, only the records it covered are read;
+            when broken (``--force``), every record.
+
+    Returns:
+        ``(events, last_seq)``: the camera records' payloads in store order, and
+        ``(table_id, round_id) -> the newest record id the round draws on`` (camera, manual
+        and acknowledgement records; for marking rounds after a break).
+
+    Raises:
+        InputError: the store cannot be opened.
+    """
+    from vision.audit.report import stored_rounds
+
+    upto = verified.rounds if verified is not None and verified.ok else None
+    srs = stored_rounds(db, upto=upto)
+    return ([sr.camera.payload for sr in srs],
+            {(str(sr.table_id), str(sr.round_id)): sr.last_seq for sr in srs})
 
 
 def _key(ev: Mapping) -> tuple[str, str]:

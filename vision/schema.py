@@ -271,7 +271,7 @@ class RoundEvent:
         tiles: every tile of the round's frame (:class:`TileRecord`).
         bank: :class:`BankTotals` when the round settled, else None.
         source_id: a stable id of where the round's frame came from (``file-<16 hex>`` of a
-            file's resolved path, size and mtime; ``live-<16 hex>`` of a camera's redacted
+            file's content: its size and first and last MiB; ``live-<16 hex>`` of a camera's redacted
             URL; :func:`vision.sources.source_id`), or None in events of older versions. The
             audit store's exactly-once key uses it instead of the typed path.
     """

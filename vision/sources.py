@@ -13,9 +13,10 @@ exactly once).
   variable ``NAME`` at open time, so a password need not be typed on a command line or kept in
   a tables file (a tables file may also name a ``password_file``, :mod:`vision.pit.tables`).
 * :func:`source_id`: a stable id of where a round's frame came from -- for a file
-  ``file-<sha16>`` of its resolved path, size and modification time (the same file named
-  relatively, absolutely, through a symlink or with ``./`` is one source), for a camera or
-  stream ``live-<sha16>`` of its redacted URL.
+  ``file-<sha16>`` of its content: its size and its first and last MiB (the same recording
+  named relatively, absolutely, through a symlink or ``./``, a hard link, or a byte copy in
+  another folder with another modification time is one source; issue 42: a hard link and a
+  copy doubled the rounds), for a camera or stream ``live-<sha16>`` of its redacted URL.
 """
 
 from __future__ import annotations
@@ -153,20 +154,40 @@ def is_live(spec: object) -> bool:
     return s.isdigit() or bool(_URL_RE.match(s))
 
 
+#: Bytes read from each end of a file for its identity (:func:`source_id`).
+IDENTITY_SPAN = 1 << 20
+
+
+def _content_key(path: Path) -> str:
+    """SHA-256 (hex) of a file's size and its first and last :data:`IDENTITY_SPAN` bytes
+    (the whole file when it is shorter than two spans). Raises OSError."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        h.update(f"paigow-source-v2\0{size}\0".encode())
+        h.update(f.read(IDENTITY_SPAN))
+        if size > IDENTITY_SPAN:
+            f.seek(max(IDENTITY_SPAN, size - IDENTITY_SPAN))
+            h.update(b"\0")
+            h.update(f.read(IDENTITY_SPAN))
+    return h.hexdigest()
+
+
 def source_id(source: object, source_file: object = None) -> str:
     """A stable id (``file-<16 hex>`` / ``live-<16 hex>``) of where a round's frame came from:
-    the file ``source_file`` (else ``source`` when it names an existing file) by its resolved
-    path, size and modification time (ns); otherwise the redacted spec of ``source``."""
+    the file ``source_file`` (else ``source`` when it names an existing file) by its content
+    -- SHA-256 of its size and its first and last MiB (:data:`IDENTITY_SPAN`; at most 2 MiB
+    read) -- so a symlink, a hard link or a byte copy of a recording (any name, folder or
+    modification time) is the same source and a file of another size or with another byte in
+    either end is another; otherwise the redacted spec of ``source`` (a camera, a stream, a
+    glob). Raises nothing: an unreadable file falls back to the next candidate."""
     for cand in (source_file, source):
         if cand is None or cand == "" or _URL_RE.match(str(cand)):
             continue
         p = Path(str(cand))
         try:
             if p.is_file():
-                st = p.stat()
-                key = f"{p.resolve()}\0{st.st_size}\0{st.st_mtime_ns}"
-                return "file-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")
-                                                ).hexdigest()[:16]
+                return "file-" + _content_key(p)[:16]
         except OSError:
             continue
     return "live-" + hashlib.sha256(redact_url(source).encode("utf-8", "surrogatepass")

@@ -20,7 +20,7 @@ import vision.recognition.engine
 from vision.audit import AuditStore, verify
 from vision.cli import main
 
-pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 @pytest.fixture(scope="module")

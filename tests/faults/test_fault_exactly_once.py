@@ -17,7 +17,7 @@ from vision.audit import AuditStore, verify
 from vision.io.capture import Frame
 from vision.session import run
 
-pytestmark = [pytest.mark.faults, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from mjpeg_server import _free_port as free_port
 from vision.audit import AuditStore
 from vision.cli import main
 
-pytestmark = [pytest.mark.faults, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.faults, pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")

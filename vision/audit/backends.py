@@ -168,6 +168,24 @@ class _SQLiteBackend:
     errors = (sqlite3.DatabaseError,)
     integrity_errors = (sqlite3.IntegrityError,)
 
+    def alive(self) -> bool:
+        """An SQLite connection survives a failed write (the file is retried as is)."""
+        return True
+
+    @staticmethod
+    def is_unreachable(exc: BaseException) -> bool:
+        """True when the file cannot be written for now -- read-only or immutable
+        (``SQLITE_READONLY``), an I/O error (``SQLITE_IOERR``), it cannot be opened
+        (``SQLITE_CANTOPEN``) -- as opposed to a bad store or a full disk."""
+        if not isinstance(exc, sqlite3.OperationalError):
+            return False
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None:
+            return code & 0xFF in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR,
+                                   sqlite3.SQLITE_CANTOPEN)
+        text = str(exc)
+        return any(w in text for w in ("readonly", "disk I/O error", "unable to open"))
+
     @staticmethod
     def is_full(exc: BaseException) -> bool:
         """True for SQLite's "database or disk is full" (SQLITE_FULL)."""
@@ -249,6 +267,23 @@ class _PostgresBackend:
     @staticmethod
     def is_full(exc: BaseException) -> bool:
         return getattr(exc, "sqlstate", None) in ("53100", "53200")  # disk full, out of memory
+
+    def alive(self) -> bool:
+        """False once the connection is lost (server shut down, network cut): a new one is
+        needed (:meth:`vision.audit.AuditStore.reconnect`)."""
+        return not (self.conn.closed or self.conn.broken)
+
+    @staticmethod
+    def is_unreachable(exc: BaseException) -> bool:
+        """True when the server cannot be reached for now: ``OperationalError`` with no SQL
+        state (the connection was lost), class 08 (connection exception) or 57 (operator
+        intervention: ``AdminShutdown``, crash shutdown, cannot connect now)."""
+        import psycopg
+
+        if not isinstance(exc, psycopg.OperationalError):
+            return False
+        state = getattr(exc, "sqlstate", None)
+        return state is None or state[:2] in ("08", "57")
 
     def configure(self) -> None:
         pass

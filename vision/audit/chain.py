@@ -125,9 +125,9 @@ def round_key(payload: Mapping[str, Any], replay: str | None = None) -> str:
     canonical JSON of the table, the source, the round's content (each position's faces,
     states, hands, result and money; each tile's face, state and position -- not its pixel
     coordinates) and, for a file source, the frame index. The source is the event's
-    ``source_id`` (:func:`vision.sources.source_id`: a file by its resolved path, size and
-    modification time, so one video named relatively, absolutely, through a symlink or with
-    ``./`` is one source); events without one (older versions) use ``source`` and
+    ``source_id`` (:func:`vision.sources.source_id`: a file by its content -- its size and
+    first and last MiB -- so one video named relatively, absolutely, through a symlink, a hard
+    link or a byte copy is one source); events without one (older versions) use ``source`` and
     ``source_file`` as typed.
 
     A round seen again -- the settled round still in view after a restart, the same file

@@ -20,9 +20,16 @@ what it is:
   their acknowledgements) and every manual record (who, when);
 * ``"ack"``: an alert acknowledged at the table: ``{"kind": "ack", "table_id", "round_id",
   "time" (when), "ack": {"round_time", "alert": {"kind", "position", "detail"}, "by",
-  "note"}, "positions": {}, "alerts": []}``.
+  "note"}, "positions": {}, "alerts": []}``;
+* ``"setcheck"``: a check of the tile set shown face up before play [58 Pa. Code 621a.4]
+  (``paigow setcheck``, the dealer display's button; :mod:`scoring.setcheck`):
+  ``{"kind": "setcheck", "table_id", "round_id": "setcheck", "time", "source",
+  "model_version", "setcheck": {"verdict", "complete", "tiles", "pairs", "counts", "missing",
+  "extra", "foreign", "unread", "summary", "by", "reads": [{"face", "state", "confidence"}]},
+  "positions": {}, "alerts": []}``: no round (readers of rounds skip it).
 
-Pure functions build the payloads; :func:`append_manual` and :func:`append_ack` store them.
+Pure functions build the payloads; :func:`append_manual`, :func:`append_ack` and
+:func:`append_setcheck` store them.
 """
 
 from __future__ import annotations
@@ -31,15 +38,18 @@ from typing import Mapping, Sequence
 
 from scoring.errors import InputError, StateConflict
 
-__all__ = ["KIND_MANUAL", "KIND_ACK", "record_kind", "manual_round", "ack_record",
-           "append_manual", "append_ack", "latest_round", "possible_faces"]
+__all__ = ["KIND_MANUAL", "KIND_ACK", "KIND_SETCHECK", "record_kind", "manual_round",
+           "ack_record", "setcheck_record", "append_manual", "append_ack", "append_setcheck",
+           "latest_round", "possible_faces"]
 
 KIND_MANUAL = "manual"
 KIND_ACK = "ack"
+KIND_SETCHECK = "setcheck"
 
 
 def record_kind(payload: Mapping) -> str:
-    """``"round"`` (the camera's), ``"manual"`` or ``"ack"`` for a stored payload."""
+    """``"round"`` (the camera's), ``"manual"``, ``"ack"`` or ``"setcheck"`` for a stored
+    payload."""
     return str(payload.get("kind") or "round")
 
 
@@ -297,3 +307,34 @@ def append_ack(store, table_id: str, round_id: str, alert: Mapping, *, by: str |
                  if (str(a.get("kind")), a.get("position")) not in known]
         base = dict(base, alerts=list(base.get("alerts") or []) + extra)
     return store.append(ack_record(base, alert, by=by, note=note), compute_alerts=False)
+
+
+def setcheck_record(check: Mapping, *, table_id: str, source: str | None = None,
+                    by: str | None = None, model_version: str | None = None,
+                    reads: Sequence[Mapping] = (), time: str | None = None) -> dict:
+    """The payload of one tile set check (module docstring, kind ``"setcheck"``).
+
+    Args:
+        check: :meth:`scoring.setcheck.SetCheck.to_dict` of the check.
+        table_id: the table checked; ``source``: the picture or camera read (a URL is
+            redacted by the store); ``by``: who asked.
+        model_version: the models that read the tiles; ``reads``: each tile's
+            ``{"face", "state", "confidence"}`` (pixel coordinates are left out).
+        time: ISO-8601 UTC (default now).
+    """
+    block = {k: check[k] for k in ("verdict", "complete", "tiles", "pairs", "counts",
+                                   "missing", "extra", "foreign", "unread", "summary")
+             if k in check}
+    block.update(by=by, reads=[{"face": r.get("face"), "state": r.get("state"),
+                                "confidence": r.get("confidence")} for r in reads])
+    return {"kind": KIND_SETCHECK, "round_id": "setcheck", "table_id": table_id,
+            "time": time or _now(), "source": source, "model_version": model_version,
+            "setcheck": block, "positions": {}, "alerts": []}
+
+
+def append_setcheck(store, check: Mapping, *, table_id: str, **kw):
+    """Store one set check (:func:`setcheck_record`, same keyword arguments); returns the
+    :class:`vision.audit.AuditRecord`. Raises InputError (a read-only store, another
+    table's store)."""
+    return store.append(setcheck_record(check, table_id=table_id, **kw),
+                        compute_alerts=False)

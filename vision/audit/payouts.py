@@ -171,7 +171,14 @@ def _check(rounds, lines, name: str, *, unknown: str, table: str | None, all_rou
                          f"(header: {', '.join(header) or 'none'})")
     for row in _rows(reader, name):
         line = reader.line_num
-        if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+        extra = row.pop(None, None)  # fields beyond the header's (csv.DictReader's restkey)
+        blank = not any((v or "").strip() for v in row.values() if isinstance(v, str))
+        if extra is not None and not (blank and not any((v or "").strip() for v in extra)):
+            # `r1,2,0,95` is 0 paid and a stray 95 (a decimal comma): never read silently
+            raise InputError(f"{name}: line {line}: {len(header) + len(extra)} fields, the "
+                             f"header has {len(header)} (a decimal comma? write 0.95, or "
+                             f"quote a field holding a comma)")
+        if blank:
             continue
         where = f"{name}: line {line}"
         row_table = (row.get(table_col) or "").strip() if table_col else ""

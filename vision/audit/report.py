@@ -1,8 +1,9 @@
 """The shift report for the surveillance room: every stored round of a period (settled or not,
 with the reasons), the alerts and whether they were acknowledged, the dealer's house-way
-deviations and the house net -- as a dict (this module), CSV (:mod:`~vision.audit.report_csv`)
-or a printable HTML page (:mod:`~vision.audit.report_html`) (``paigow audit report``;
-docs/payouts.md, shift report).
+deviations and the house net, each round's key frame, and the game pace per table
+(:mod:`~vision.audit.pace`) -- as a dict (this module), CSV (:mod:`~vision.audit.report_csv`)
+or a printable HTML page (:mod:`~vision.audit.report_html`, its pictures
+:mod:`~vision.audit.report_media`) (``paigow audit report``; docs/payouts.md, shift report).
 
 :func:`stored_rounds` is the one reading of the store's records as rounds that this module and
 :mod:`vision.audit.payouts` share: a round is its camera record, plus the newest manual record
@@ -102,10 +103,10 @@ class StoredRound:
                     a.payload["ack"]["alert"].get("position")) == (kind, position)]
 
 
-def _open(db) -> tuple[AuditStore, bool]:
+def _open(db, frames_dir=None) -> tuple[AuditStore, bool]:
     if isinstance(db, AuditStore):
         return db, False
-    return AuditStore(db, create=False, read_only=True), True
+    return AuditStore(db, create=False, read_only=True, frames_dir=frames_dir), True
 
 
 def stored_rounds(db: "AuditStore | str | os.PathLike", *, table: str | None = None,
@@ -201,8 +202,12 @@ def _round_row(sr: StoredRound) -> dict:
     deviations = [a for a in alerts if a["kind"] == "house_way_deviation"]
     bank = ev.get("bank") or {}
     manual = ev.get("manual") if sr.manual is not None else None
+    frame = sr.camera.frame_path
+    key_frame = ({"record": sr.seq, "path": str(frame), "sha256": sr.camera.frame_sha256}
+                 if frame is not None else None)
     return {"table_id": sr.table_id, "round_id": sr.round_id, "time": sr.time,
-            "record": sr.seq, "settled": bool(ev.get("settled", bool(bank))),
+            "record": sr.seq, "key_frame": key_frame,
+            "settled": bool(ev.get("settled", bool(bank))),
             "settled_by": "manual" if sr.manual is not None else "camera",
             "manual_entries": list((manual or {}).get("entries") or []),
             "manual_history": _manual_history(sr),
@@ -214,7 +219,8 @@ def _round_row(sr: StoredRound) -> dict:
 
 def shift_report(db: "AuditStore | str | os.PathLike", *, start: str | None = None,
                  end: str | None = None, table: str | None = None,
-                 verified: VerifyResult | None = None) -> dict:
+                 verified: VerifyResult | None = None,
+                 frames_dir: "str | os.PathLike | None" = None) -> dict:
     """The shift report of ``start <= time < end`` (optionally one table).
 
     Args:
@@ -225,12 +231,17 @@ def shift_report(db: "AuditStore | str | os.PathLike", *, start: str | None = No
             it covered are read; when broken (read with ``--force``), the report carries
             ``store_broken`` and marks every row that draws on a record from
             :attr:`~vision.audit.VerifyResult.marked_from` on. None: not verified here.
+        frames_dir: the store's key-frame folder (default ``<db>.frames``; a path or URL
+            ``db`` only).
 
     Returns:
         ``{"store", "from", "to", "table", "rounds": [row], "totals": {"rounds", "settled",
         "not_settled", "manual", "alerts", "acknowledged", "house_way_deviations",
-        "house_net", "commission_total"}}``; a row is ``{"table_id", "round_id", "time",
-        "record", "settled", "settled_by" ("camera" | "manual"), "manual_entries",
+        "house_net", "commission_total"}, "pace": game pace}`` (the pace:
+        :func:`vision.audit.pace.game_pace` of the rows); a row is ``{"table_id", "round_id",
+        "time", "record", "key_frame" (the camera record's key frame: ``{"record", "path"
+        (absolute), "sha256"}``, or None), "settled", "settled_by" ("camera" | "manual"),
+        "manual_entries",
         "manual_history": [{"record", "time", "by", "correction", "supersedes", "entries"
         (those this record entered or changed), "superseded"}], "camera_reason" (why the
         camera's record did not settle, when settled by hand), "reason", "house_net",
@@ -247,7 +258,7 @@ def shift_report(db: "AuditStore | str | os.PathLike", *, start: str | None = No
     """
     broken = verified is not None and not verified.ok
     upto = verified.rounds if verified is not None and verified.ok else None
-    store, own = _open(db)
+    store, own = _open(db, frames_dir)
     try:
         label = store.label
         srs = stored_rounds(store, table=table, start=start, end=end, upto=upto)
@@ -266,8 +277,10 @@ def shift_report(db: "AuditStore | str | os.PathLike", *, start: str | None = No
               "acknowledged": sum(a["acknowledged"] for r in rows for a in r["alerts"]),
               "house_way_deviations": sum(len(r["house_way_deviations"]) for r in rows),
               "house_net": str(house), "commission_total": str(comm)}
+    from vision.audit.pace import game_pace
+
     rep = {"store": label, "from": start, "to": end, "table": table, "rounds": rows,
-           "totals": totals}
+           "totals": totals, "pace": game_pace(rows)}
     if broken:
         from vision.audit.integrity import broken_block
 

@@ -79,6 +79,7 @@ class AuditStore:
     def __init__(self, path_or_url: str | os.PathLike, *, table_id: str | None = None,
                  frames_dir: str | os.PathLike | None = None, create: bool = True,
                  jpeg_quality: int = 90, key: bytes | None = None, read_only: bool = False):
+        self._source = path_or_url  # kept for reconnect() (the label hides a password)
         self._db = _open_backend(path_or_url, create, read_only)
         self.label = self._db.label
         self.read_only = bool(read_only)
@@ -365,7 +366,7 @@ class AuditStore:
         if not isinstance(tid, str) or not tid:
             raise InputError(f"round {rid!r}: table_id {tid!r} is not text")
         parse_time(ev.get("time"), what=f"time of round {rid!r}")
-        if ev.get("kind") == "ack":  # an acknowledgement (vision.audit.entries): no round
+        if ev.get("kind") in ("ack", "setcheck"):  # vision.audit.entries: no round
             ev["alerts"] = []
             return ev
         positions = ev.get("positions")
@@ -495,6 +496,38 @@ class AuditStore:
 
         return verify_chain(self, check_frames, deep, key=self.key, anchor=anchor,
                             allow_after=allow_after)
+
+    def unreachable(self, exc: BaseException) -> bool:
+        """True when ``exc`` (raised by :meth:`append`) means the database cannot be written
+        for now -- PostgreSQL down or the connection lost, an SQLite file made read-only or
+        failing with I/O errors -- rather than a bad round, a bad store or a full disk
+        (:class:`vision.io.sinks.AuditSink` then spools the round)."""
+        return self._db.is_unreachable(exc)
+
+    def reconnect(self) -> bool:
+        """Open a fresh connection when the current one is lost (a PostgreSQL server that
+        shut down); False when none was needed. The store is checked again (magic, schema
+        version, key) as on opening.
+
+        Raises:
+            InputError: the database still cannot be reached (``cannot connect ...``) or is
+                no longer this audit store."""
+        if self._db.alive():
+            return False
+        try:
+            self._db.close()
+        except Exception:  # noqa: BLE001 - a lost connection may fail to close
+            pass
+        db = _open_backend(self._source, False, self.read_only)
+        self._db = db
+        try:
+            self._check_or_create(False)
+        except InputError:
+            raise
+        except db.errors as exc:
+            raise InputError(f"audit store {self.label!r}: cannot check it again "
+                             f"({str(exc).strip()})") from None
+        return True
 
     def close(self) -> None:
         """Close the database connection."""

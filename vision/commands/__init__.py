@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-_GROUPS = ("render", "train", "run", "audit", "export", "serve", "reaudit", "layout")
+_GROUPS = ("render", "train", "run", "audit", "export", "import_labels", "serve", "reaudit",
+           "layout", "label", "setcheck")
 
 
 def register(sub) -> None:

@@ -31,9 +31,11 @@ def _add_verify_options(p) -> None:
     p.add_argument("--frames-dir", help="key-frame folder (default <db>.frames)")
 
 
-def _add_integrity_options(p) -> None:
-    """The verification a reader of the store makes first (check-payouts, report)."""
-    g = p.add_argument_group("verification first (as 'paigow audit verify')")
+def _add_integrity_options(p, title: str = "verification first (as 'paigow audit verify')"
+                           ) -> None:
+    """The verification a reader of the store makes first (check-payouts, report; reaudit's
+    ``--compare`` store)."""
+    g = p.add_argument_group(title)
     g.add_argument("--force", action="store_true",
                    help="read a store that does not verify anyway: the output starts with "
                         "'STORE BROKEN AT record N' and marks every row from the break on "
@@ -139,7 +141,8 @@ def register(sub) -> None:
     r.add_argument("--format", dest="fmt", default=None, choices=("csv", "html"),
                    help="csv (default) or html (a printable page); default from --out's suffix")
     r.add_argument("--out", default=None, metavar="FILE",
-                   help="write the report to FILE (default: stdout)")
+                   help="write the report to FILE (default: stdout); html: the full key "
+                        "frames are copied to FILE's stem + '_frames/' beside it")
     r.add_argument("--json", action="store_true",
                    help="print the report as JSON (with --out: print where it was written)")
     _add_integrity_options(r)
@@ -240,8 +243,13 @@ def _report(args) -> int:
         return _refuse(args, exc)
     _note(args, res)
     rep = shift_report(args.db, start=args.start, end=args.end, table=args.table,
-                       verified=res)
-    text = report_html(rep) if fmt == "html" else report_csv(rep)
+                       verified=res, frames_dir=args.frames_dir)
+    links = None
+    if fmt == "html" and args.out:  # the full key frames beside the page (report_frames/)
+        from vision.audit.report_media import copy_key_frames
+
+        links = copy_key_frames(rep, args.out)
+    text = report_html(rep, links) if fmt == "html" else report_csv(rep)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     broken = rep.get("store_broken")

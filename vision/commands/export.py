@@ -56,6 +56,8 @@ def register(sub) -> None:
     e.add_argument("--shape", default="polygon", metavar="{polygon,box}",
                    help="CVAT and Label Studio region shape: polygon or box (Label Studio: a "
                         "rotated rectangle) (default polygon)")
+    e.add_argument("--no-progress", action="store_true",
+                   help="no progress bar while the models read the images")
     e.add_argument("--json", action="store_true",
                    help="print the files written (or the error) as JSON")
     e.set_defaults(func=_export)
@@ -132,7 +134,8 @@ def _run(args) -> int:
         paths = _images(args.images)
         from vision.recognition.identify import identify  # lazy: loads the models
 
-        results = identify(paths, progress=not args.json, models_dir=args.models)
+        results = identify(paths, progress=not (args.json or args.no_progress),
+                           models_dir=args.models)
     model_version = args.model_version or next(
         (r.get("model_version") for r in results
          if isinstance(r, dict) and r.get("model_version")), None)

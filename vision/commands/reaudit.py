@@ -2,7 +2,11 @@
 parallel as Ray tasks (:mod:`vision.reaudit`, docs/reaudit.md).
 
 Exit codes: 0 done (no disagreement with ``--compare``), 1 the re-read disagrees with the live
-record, 2 bad input.
+record, or the live store does not verify, 2 bad input. The live store is verified first (as
+``paigow audit verify``, with ``--anchor`` / ``--key-file`` when given; docs/reaudit.md): a
+broken one is not read -- exit 1, one line naming the first broken record, before any
+recording is read -- unless ``--force``, whose output starts with ``STORE BROKEN AT record
+N`` and marks every difference from the break on (still exit 1).
 """
 
 from __future__ import annotations
@@ -49,7 +53,31 @@ def register(sub) -> None:
     add_model_options(p, scales=False)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from vision.commands.audit import _add_integrity_options
+
+    _add_integrity_options(p, "verification of --compare's live store first (as 'paigow "
+                              "audit verify')")
     p.set_defaults(func=_reaudit)
+
+
+def _verify_live(args):
+    """Verify the live store before ``--compare`` reads it: the
+    :class:`~vision.audit.VerifyResult` (broken only with ``--force``).
+
+    Raises:
+        StoreBroken: it does not verify and ``--force`` was not given.
+        InputError: a bad anchor or key file, a store that cannot be opened.
+    """
+    from vision.audit.integrity import verify_before_read
+    from vision.audit.keys import load_key
+    from vision.audit.verification import parse_anchors
+
+    anchors = [a for text in (args.anchor or []) for a in parse_anchors(text)]
+    if args.allow_after and not anchors:
+        raise InputError("--allow-after needs --anchor")
+    return verify_before_read(args.compare, key=load_key(args.key_file), anchor=anchors,
+                              allow_after=args.allow_after, check_frames=not args.no_frames,
+                              frames_dir=args.frames_dir, force=args.force)
 
 
 def _reaudit(args) -> int:
@@ -58,12 +86,21 @@ def _reaudit(args) -> int:
     if args.audit is None and args.compare is None:
         raise InputError("reaudit needs --audit DB (where to store the rounds) and/or "
                          "--compare LIVE_DB")
-    live = None
-    if args.compare is not None:  # the live store is checked before any work
-        from vision.audit import AuditStore
+    if args.compare is None and (args.force or args.anchor or args.key_file):
+        raise InputError("--force, --anchor and --key-file verify the live store: they need "
+                         "--compare LIVE_DB")
+    live, res, last_seq = None, None, {}
+    if args.compare is not None:  # the live store is verified and read before any work
+        from vision.audit.integrity import StoreBroken
 
-        with AuditStore(args.compare, create=False) as s:
-            live = [r.payload for r in s.rounds()]
+        try:
+            res = _verify_live(args)
+        except StoreBroken as exc:
+            return _refuse(args, exc)
+        for note in res.notes:
+            print(f"paigow reaudit: note: {note}", file=sys.stderr)
+        live, last_seq = mod.live_rounds(args.compare, res)
+    broken = res is not None and not res.ok
     options = {"layout": args.layout, "config": args.config, "stable": args.stable,
                "banker": args.banker, "table_id": args.table_id,
                "min_confidence": args.min_confidence, "models": args.models,
@@ -72,14 +109,26 @@ def _reaudit(args) -> int:
                           address=args.address, progress=not args.no_progress)
     events = [e for r in results for e in r["events"]]
     diffs = mod.compare_rounds(events, live) if live is not None else None
+    if broken:  # a difference is marked when the live round draws on a record from M on
+        for d in diffs:
+            seq = last_seq.get((str(d["table_id"]), str(d["round_id"])))
+            d["after_break"] = seq is None or seq >= res.marked_from
     if args.json:
+        from vision.audit.integrity import broken_block
+
         print(json.dumps({"recordings": [{k: r[k] for k in ("path", "table_id", "frames",
                                                             "stored", "wall_s")}
                                          | {"rounds": len(r["events"])} for r in results],
                           "rounds": len(events),
-                          "differences": diffs}, indent=1))
+                          "differences": diffs}
+                         | ({"store_broken": broken_block(res)} if broken else {}),
+                         indent=1))
     else:
         out = sys.stdout
+        if broken:
+            from vision.audit.integrity import broken_header
+
+            print(broken_header(res), file=out)
         for r in results:
             print(f"{r['path']}: table {r['table_id']}, {r['frames']} frames, "
                   f"{len(r['events'])} round(s), {r['stored']} stored", file=out)
@@ -89,7 +138,24 @@ def _reaudit(args) -> int:
                 if d["position"]:
                     where += f" position {d['position']}"
                 what = d["field"] or d["kind"]
+                mark = f" -- BROKEN (record {res.marked_from} on)" if d.get("after_break") \
+                    else ""
                 print(f"{d['kind']}: {where}: {what}: live {d['live']!r}, re-read "
-                      f"{d['reread']!r}", file=out)
-            print(f"{len(diffs)} difference(s) with {args.compare}", file=out)
-    return 1 if diffs else 0
+                      f"{d['reread']!r}{mark}", file=out)
+            print(f"{len(diffs)} difference(s) with {args.compare}" + (
+                f"; STORE BROKEN AT record {res.broken_seq}: not a comparison with the store "
+                "as written" if broken else ""), file=out)
+    return 1 if diffs or broken else 0
+
+
+def _refuse(args, exc) -> int:
+    """A broken live store not read: one line on stderr (and under --json one object on
+    stdout), exit 1."""
+    from vision.sources import redact_text
+
+    msg = redact_text(str(exc))
+    print(f"paigow reaudit: {msg}", file=sys.stderr, flush=True)
+    if args.json:
+        print(json.dumps({"error": msg, "command": "reaudit", "exit_code": 1,
+                          "verify": exc.result.to_dict()}), flush=True)
+    return 1

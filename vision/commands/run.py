@@ -9,8 +9,10 @@ Examples::
     paigow demo --out demo_out
 
 Exit codes of ``run``: 0 the source ended (or ``--max-frames``), 2 bad input or a full disk
-(one line naming it), 130 Ctrl-C, 143 stopped by SIGTERM after closing its outputs (the open
-round stored, the video playable; docs/audit.md).
+(one line naming it), 3 the source ended but the audit store stayed unreachable to the end:
+rounds wait in its spool, stored at the next start on the store (a warning line names the
+spool; docs/audit.md, "When the database is down"), 130 Ctrl-C, 143 stopped by SIGTERM after
+closing its outputs (the open round stored, the video playable; docs/audit.md).
 """
 
 from __future__ import annotations
@@ -123,11 +125,18 @@ def _run(args) -> int:
                      max_frames=args.max_frames)
     summary = Session(cfg).run()
     report(summary, args.json)
+    spooled = (summary.get("audit") or {}).get("spooled") or 0
+    if spooled:  # the store was unreachable to the end: the rounds wait, durably
+        a = summary["audit"]
+        print(f"paigow run: warning: audit store {a['store']} unreachable "
+              f"({a.get('unreachable') or 'at the end'}): {spooled} round(s) spooled in "
+              f"{a['spool']}, stored at the next start on this store (exit code 3)",
+              file=sys.stderr)
     if summary.get("stopped") == "SIGTERM":  # stopped cleanly; the shell's code for SIGTERM
         print("paigow run: stopped by SIGTERM (outputs closed, store consistent)",
               file=sys.stderr)
         return 128 + 15
-    return 0
+    return 3 if spooled else 0
 
 
 def _demo(args) -> int:

@@ -8,6 +8,13 @@ starts, so a port in use is an :class:`scoring.errors.InputError` naming it (exi
 bound socket is handed to uvicorn. Control endpoints (``POST /api/control/reset``) need
 ``--token`` or the ``PAIGOW_TOKEN`` environment variable; without one they are disabled.
 
+Access (docs/web-api.md, "Access"; :mod:`vision.web.guard`): with ``--view-token`` (or
+``PAIGOW_VIEW_TOKEN``) the picture, state, events and figures need it (or the control token);
+a non-loopback ``--host`` without a viewer token is refused (exit 2) unless ``--public-view``
+says so. Every request's ``Host`` must name the bound host (or ``localhost`` on loopback, or an
+``--allowed-host``): else 400. A connection has :data:`vision.web.guard.HEADER_TIMEOUT_S` to
+send its request head and :data:`~vision.web.guard.BODY_TIMEOUT_S` its body.
+
 ``paigow serve --tables FILE`` watches many tables (docs/pit.md): one worker process per table
 (:class:`vision.pit.Pit`), one web server with the pit view at ``/`` and each table's dealer
 display at ``/tables/<id>/``.
@@ -32,6 +39,7 @@ from scoring.errors import InputError
 from vision.commands.common import add_display_options, add_session_options, run_config, serve_config
 
 TOKEN_ENV = "PAIGOW_TOKEN"
+VIEW_TOKEN_ENV = "PAIGOW_VIEW_TOKEN"
 
 
 def register(sub) -> None:
@@ -58,6 +66,18 @@ def register(sub) -> None:
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     p.add_argument("--token", default=None,
                    help=f"control token (default: env {TOKEN_ENV}; none: control disabled)")
+    p.add_argument("--view-token", default=None,
+                   help=f"viewer token: the picture, state, events and figures need it or the "
+                        f"control token (default: env {VIEW_TOKEN_ENV}; none: open -- refused "
+                        "with a non-loopback --host unless --public-view); open the page as "
+                        "/?token=T")
+    p.add_argument("--public-view", action="store_true",
+                   help="serve the picture and state without a viewer token on a non-loopback "
+                        "--host (anyone who reaches the port sees the table)")
+    p.add_argument("--allowed-host", action="append", default=None, metavar="NAME",
+                   help="a Host name the server also answers (repeatable; *.domain for a "
+                        "domain, * for any): the name of a reverse proxy or DNS entry; other "
+                        "names than the bound host (and localhost on loopback) get 400")
     p.add_argument("--loop", action="store_true", help="replay a file source when it ends")
     p.add_argument("--no-realtime", action="store_true",
                    help="process file sources as fast as possible instead of at their frame rate")
@@ -99,11 +119,16 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def make_server(app, feed, log_level: str = "warning"):
+def make_server(app, feed, log_level: str = "warning", *,
+                header_timeout_s: float | None = None, body_timeout_s: float | None = None):
     """A ``uvicorn.Server`` for ``app`` whose shutdown (Ctrl-C, SIGTERM, or :meth:`stop`)
     stops ``feed`` first, which ends the open picture and event streams so the server can
-    close its connections gracefully."""
+    close its connections gracefully. Its connections have ``header_timeout_s`` to send a
+    request head and ``body_timeout_s`` a body (None: :data:`vision.web.guard.HEADER_TIMEOUT_S`,
+    :data:`~vision.web.guard.BODY_TIMEOUT_S`; :func:`vision.web.guard.guarded_h11`)."""
     import uvicorn
+
+    from vision.web.guard import BODY_TIMEOUT_S, HEADER_TIMEOUT_S, guarded_h11
 
     class DisplayServer(uvicorn.Server):
         def handle_exit(self, sig, frame) -> None:  # signal handler: must not block
@@ -115,8 +140,10 @@ def make_server(app, feed, log_level: str = "warning"):
             feed.stop()
             self.should_exit = True
 
+    http = guarded_h11(HEADER_TIMEOUT_S if header_timeout_s is None else header_timeout_s,
+                       BODY_TIMEOUT_S if body_timeout_s is None else body_timeout_s)
     config = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=2,
-                            access_log=log_level in ("info", "debug"))
+                            access_log=log_level in ("info", "debug"), http=http)
     return DisplayServer(config)
 
 
@@ -142,8 +169,59 @@ def _sigterm_exits():
         signal.signal(signal.SIGTERM, old)
 
 
+def _view_token(args) -> str | None:
+    """The viewer token: ``--view-token``, else ``PAIGOW_VIEW_TOKEN`` (None: none)."""
+    given = getattr(args, "view_token", None)
+    return (given if given is not None else os.environ.get(VIEW_TOKEN_ENV)) or None
+
+
+def access_policy(args, sock: socket.socket, view_token: str | None):
+    """The :class:`vision.web.guard.HostPolicy` of a server bound at ``sock`` for ``--host``,
+    after the exposure check.
+
+    Raises:
+        InputError: a non-loopback address without a viewer token and without
+            ``--public-view`` (the picture and state would be open to the network), or a bad
+            ``--allowed-host``.
+    """
+    import ipaddress
+
+    from vision.web.guard import check_host_names, host_policy
+
+    extra = check_host_names(getattr(args, "allowed_host", None) or ())
+    bound = sock.getsockname()[0]
+    ip = ipaddress.ip_address(bound.split("%")[0])
+    loopback = (getattr(ip, "ipv4_mapped", None) or ip).is_loopback
+    if not loopback and view_token is None and not getattr(args, "public_view", False):
+        raise InputError(f"--host {args.host} exposes the table's picture and state to the "
+                         f"network: give --view-token T (or {VIEW_TOKEN_ENV}), or "
+                         "--public-view to serve them without one")
+    if not loopback and view_token is None:
+        print(f"paigow serve: WARNING: the picture and state on {args.host} are open to "
+              "anyone who reaches the port (--public-view)", file=sys.stderr, flush=True)
+    return host_policy(args.host, bound, extra)
+
+
+def raise_open_files_limit(want: int = 65536) -> None:
+    """Raise this process's soft limit of open files towards its hard limit (at most
+    ``want``): every connection is a file descriptor, and at the common 1024 a thousand idle
+    connections stopped the server accepting (issue 42 item 7)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        if soft != resource.RLIM_INFINITY and soft < target:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def _serve(args) -> int:
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    from vision.web.guard import check_host_names
+
+    check_host_names(getattr(args, "allowed_host", None) or ())  # refused before anything
     if args.tables is not None:
         if args.source is not None:
             raise InputError("give SOURCE or --tables FILE, not both")
@@ -171,10 +249,14 @@ def _serve(args) -> int:
         from vision.web import feed as feed_mod
         from vision.web.app import create_app
 
+        view_token = _view_token(args)
+        hosts = access_policy(args, sock, view_token)
+        raise_open_files_limit()
         feed = feed_mod.PipelineFeed(args.source, config=cfg, loop=args.loop,
                                      realtime=not args.no_realtime)
         app = create_app(feed, token=token, health_grace_s=display.health_grace_s,
-                         layout_file=getattr(args, "layout", None))
+                         layout_file=getattr(args, "layout", None), view_token=view_token,
+                         allowed_hosts=hosts)
         server = make_server(app, feed, args.log_level)
         host = sock.getsockname()[0]
         shown = f"[{host}]" if ":" in host else host
@@ -183,7 +265,8 @@ def _serve(args) -> int:
         # supervisor's log can be read against /healthz
         logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         print(f"paigow serve: dealer display on http://{shown}:{sock.getsockname()[1]}/ "
-              f"(control {'enabled' if token else 'disabled'}); Ctrl-C to stop", flush=True,
+              f"(control {'enabled' if token else 'disabled'}; viewer token "
+              f"{'required' if view_token else 'not required'}); Ctrl-C to stop", flush=True,
               file=sys.stderr if args.json else sys.stdout)
         feed.start()
         try:
@@ -228,8 +311,11 @@ def _serve_tables(args, token: str | None, pit_factory=None) -> int:
 
             def pit_factory(specs):
                 return RayPit(specs, address=args.address)
+        view_token = _view_token(args)
+        hosts = access_policy(args, sock, view_token)
+        raise_open_files_limit()
         pit = (pit_factory or Pit)(specs)
-        app = create_pit_app(pit, token=token)
+        app = create_pit_app(pit, token=token, view_token=view_token, allowed_hosts=hosts)
         server = make_server(app, pit, args.log_level)
         host = sock.getsockname()[0]
         shown = f"[{host}]" if ":" in host else host

@@ -23,7 +23,12 @@ Formats: :mod:`.yolo` (an ultralytics dataset: images, labels, data.yaml with tr
 confidences in a side file), :mod:`.coco` (dataset JSON + results JSON, loadable by pycocotools),
 :mod:`.cvat` (CVAT for images 1.1 XML), :mod:`.labelstudio` (tasks with predictions that keep the
 tile's rotation), and :mod:`.review` (every tile, lowest confidence first, CSV + JSON).
-:func:`export` writes any of them.
+:func:`export` writes any of them. The COCO and CVAT folders hold their images in ``images/``
+(hard links, else copies), so datumaro and CVAT read them as written.
+
+Back in: :mod:`.imports` reads the corrected labels of any of these formats into the tile
+model's training set (``paigow import``); :mod:`.cvat_function` is a CVAT auto-annotation
+function over the models (docs/labelling.md).
 """
 
 from __future__ import annotations

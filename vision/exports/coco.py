@@ -1,11 +1,13 @@
 """COCO pre-annotations: a dataset JSON and a results JSON (pycocotools loads both).
 
-Files under ``out``:
+Files under ``out`` (the COCO dataset layout datumaro's ``coco`` importer and CVAT's COCO import
+read as written):
 
-* ``annotations.json``: ``{"info", "images": [{id, file_name, width, height}], "categories":
+* ``annotations/instances_default.json``: ``{"info", "images": [{id, file_name, width, height}], "categories":
   [{id, name, supercategory}], "annotations": [{id, image_id, category_id, bbox [x, y, w, h],
   area, iscrowd: 0, segmentation [[x1, y1, ..., x4, y4]], score}]}``; a labelling tool imports
   it as a dataset; ``score`` is an extra key COCO readers ignore.
+* ``images/<file_name>``: the images (hard links where the file system allows, else copies).
 * ``results.json``: the detection-results form ``[{image_id, category_id, bbox, score,
   segmentation}]`` for ``COCO.loadRes`` / ``COCOeval``.
 
@@ -24,7 +26,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from vision.exports.common import CLASS_NAMES
+from vision.exports.common import CLASS_NAMES, place_images
 
 __all__ = ["write", "dataset", "results"]
 
@@ -80,10 +82,16 @@ def results(res: Sequence[dict]) -> list[dict]:
 
 
 def write(res: Sequence[dict], out: Path, model_version: str) -> list[Path]:
-    """Write ``annotations.json`` and ``results.json`` under ``out``; returns the paths."""
+    """Write ``annotations/instances_default.json``, ``results.json`` and ``images/`` under
+    ``out``; returns the two JSON paths.
+
+    Raises:
+        InputError: naming an image that cannot be placed in ``images/``.
+    """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    a, b = out / "annotations.json", out / "results.json"
+    (out / "annotations").mkdir(parents=True, exist_ok=True)
+    place_images(res, out / "images")
+    a, b = out / "annotations" / "instances_default.json", out / "results.json"
     a.write_text(json.dumps(dataset(res, model_version), indent=1), encoding="utf-8")
     b.write_text(json.dumps(results(res), indent=1), encoding="utf-8")
     return [a, b]

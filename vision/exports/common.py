@@ -12,7 +12,7 @@ from scoring.tiles import FACES, parse_tile
 
 __all__ = ["CLASS_NAMES", "FORMATS", "TILE_BACK_ID", "UNKNOWN_ID", "class_index", "class_name",
            "normalise_results",
-           "image_names", "default_image_root", "unique_stems"]
+           "image_names", "default_image_root", "unique_stems", "place_images"]
 
 CLASS_NAMES: tuple[str, ...] = tuple(t.face for t in FACES) + ("tile_back", "unknown")
 """23 class names: 21 faces (rank order), ``tile_back``, ``unknown``."""
@@ -150,3 +150,32 @@ def image_names(paths: Sequence[str], image_root: str | os.PathLike | None = Non
             raise InputError(f"image {p!r} is not under the image root {str(image_root or root)!r}")
         out.append(Path(rel).as_posix())
     return out
+
+
+def place_images(results: Sequence[Mapping], folder: str | os.PathLike) -> None:
+    """Put each image at ``folder/<name>`` (``name``: its name relative to the image root,
+    :func:`image_names`), as a hard link where the file system allows, else a copy: the
+    ``images/`` folder of a CVAT or COCO dataset, which their importers (datumaro, CVAT's
+    dataset import) look up by name.
+
+    Raises:
+        InputError: naming an image that cannot be linked or copied.
+    """
+    import shutil
+
+    for r in results:
+        src = os.path.abspath(r["image"])
+        dst = Path(folder) / r.get("name", Path(r["image"]).name)
+        if os.path.abspath(dst) == src:
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if dst.exists() or dst.is_symlink():
+                dst.unlink()
+            try:
+                os.link(src, dst)
+            except OSError:
+                shutil.copyfile(src, dst)
+        except OSError as exc:
+            raise InputError(f"cannot copy image {r['image']!r} into {os.fspath(folder)!r}: "
+                             f"{exc.strerror or exc}") from None

@@ -1,6 +1,8 @@
 """CVAT for images 1.1 XML pre-annotations (https://docs.cvat.ai/docs/other/xml_format).
 
-One file ``out/annotations.xml``::
+``out/annotations.xml`` and the images in ``out/images/<name>`` (hard links where the file system
+allows, else copies): the layout of CVAT's own "CVAT for images 1.1" dataset export, which
+datumaro's ``cvat`` importer and CVAT's dataset import read as written::
 
     <annotations>
       <version>1.1</version>
@@ -33,7 +35,7 @@ from typing import Sequence
 
 from scoring.errors import InputError
 
-from vision.exports.common import CLASS_NAMES
+from vision.exports.common import CLASS_NAMES, place_images
 
 __all__ = ["write", "document"]
 
@@ -99,9 +101,14 @@ def document(results: Sequence[dict], shape: str = "polygon",
 
 
 def write(results: Sequence[dict], out: Path, shape: str = "polygon") -> list[Path]:
-    """Write ``out/annotations.xml``; returns ``[path]``."""
+    """Write ``out/annotations.xml`` and ``out/images/``; returns ``[annotations.xml]``.
+
+    Raises:
+        InputError: for a bad shape, or naming an image that cannot be placed in ``images/``.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    place_images(results, out / "images")
     p = out / "annotations.xml"
     document(results, shape).write(p, encoding="utf-8", xml_declaration=True)
     return [p]

@@ -27,7 +27,8 @@ array of size 9 into shape (2)") and would read a 6-column detect line as a 5-po
 Split: a fraction ``val_fraction`` of the images (at least one and at most all but one when there
 are two or more) goes
 to ``val``, chosen by a hash of the image name, so the split does not depend on input order.
-With a single image, ``val`` in data.yaml names ``images/train``. Re-exporting into the same folder
+With a single image or ``val_fraction`` 0, ``val`` in data.yaml names ``images/train`` (a comment
+there says which). Re-exporting into the same folder
 first removes the image copies, labels and caches of the earlier export there.
 """
 
@@ -196,7 +197,9 @@ def write(results: Sequence[dict], out: Path, task: str = "obb",
     data = {"train": "images/train", "val": "images/val" if has_val else "images/train",
             "nc": len(CLASS_NAMES), "names": dict(enumerate(CLASS_NAMES))}
     p.write_text(f"# paigow pre-annotations ({task}); confidences in confidences.csv\n"
-                 + ("" if has_val else "# one image: val is the train image\n")
+                 + ("" if has_val else
+                    "# one image: val is the train image\n" if len(results) == 1 else
+                    f"# no val split (val fraction {val_fraction:g}): val is the train images\n")
                  + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     files.append(p)
     p = out / "images.txt"

@@ -15,9 +15,11 @@ Sinks here: :class:`AnnotatedOutput` (annotated video or images), :class:`Events
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,7 +31,9 @@ from vision.table.events import EventWriter
 from vision.schema import RoundEvent, round_number
 
 __all__ = ["Sink", "AnnotatedOutput", "EventsFile", "EventStream", "Window", "AuditSink",
-           "round_number"]
+           "round_number", "AUDIT_RETRY_S"]
+
+log = logging.getLogger(__name__)
 
 
 class Sink:
@@ -297,6 +301,15 @@ class Window(Sink):
             pass
 
 
+class _Unreachable(Exception):
+    """The audit store could not be reached again (reconnecting failed)."""
+
+
+#: Seconds between attempts to reach an unreachable audit store: doubling from the first to
+#: the last (:class:`AuditSink`).
+AUDIT_RETRY_S = (0.5, 5.0)
+
+
 class AuditSink:
     """The audit store (:mod:`vision.audit`) as the session's first consumer of rounds.
 
@@ -305,22 +318,38 @@ class AuditSink:
     settled round still in view after a restart, a second process on the same source) is not
     stored again -- :meth:`store_round` returns None and the session does not report it.
 
+    A database outage is ridden out (docs/audit.md, "When the database is down"): when the
+    store cannot be reached (:meth:`vision.audit.AuditStore.unreachable`: PostgreSQL stopped
+    or the connection lost, an SQLite file made read-only or failing with I/O errors) the
+    round goes to the spool (:class:`vision.audit.spool.Spool`, ``spool.jsonl`` in the
+    key-frame folder, fsynced) and is reported with the number it will get; a thread retries
+    (reconnecting) every :data:`AUDIT_RETRY_S` seconds, doubling, and so does every later
+    round; once the store answers, the spool is drained in order, each round stored once, and
+    later rounds are stored directly again. A spool left by a killed process is drained when
+    the sink opens the store. :meth:`status` says where it stands (``/healthz``,
+    ``/api/state``); :meth:`close` tries once more, and rounds still spooled then wait for the
+    next session on this store (``summary()["spooled"]``).
+
     Args:
         audit: a path (SQLite file, created when missing), a ``postgresql://`` URL or an open
             :class:`vision.audit.AuditStore` (left open at the end).
         frames_dir: the store's key-frame folder (default ``<db>.frames``; required for a
-            PostgreSQL URL).
+            PostgreSQL URL). The spool lives in it.
         key_file: the store's secret key file (default: ``$PAIGOW_AUDIT_KEY`` when set;
             :func:`vision.audit.keys.load_key`).
+        retry_s: ``(first, most)`` seconds between attempts while the store is unreachable.
 
     Raises:
         InputError: a bad path, a foreign or damaged file, a bad key or a key that does not
-            fit the store.
+            fit the store, a store that cannot be reached when the sink opens it, a spool
+            that is a symlink or holds a line that is not a round.
     """
 
-    def __init__(self, audit, frames_dir=None, key_file=None) -> None:
+    def __init__(self, audit, frames_dir=None, key_file=None,
+                 retry_s: tuple[float, float] = AUDIT_RETRY_S) -> None:
         from vision.audit import AuditStore
         from vision.audit.keys import load_key
+        from vision.audit.spool import SPOOL_NAME, Spool
 
         if isinstance(audit, AuditStore):
             self.store, self._own = audit, False
@@ -335,6 +364,168 @@ class AuditSink:
         self.head_hash: str | None = None
         #: the number of the table's last stored round (``r000042`` -> 42)
         self.last_number = 0
+        #: rounds that went through the spool (stored since or still waiting)
+        self.spooled_total = 0
+        #: UTC epoch seconds since the store is unreachable (None while it answers)
+        self.unreachable_since: float | None = None
+        self.last_error: str | None = None
+        self.attempts = 0  # failed attempts in this outage
+        self._retry = (float(retry_s[0]), float(retry_s[1]))
+        self._delay = self._retry[0]
+        self._next_try = 0.0  # time.monotonic() of the next attempt
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._closing = False
+        self._thread: threading.Thread | None = None
+        try:
+            fdir = self.store.frames_dir
+            if fdir is None:
+                raise InputError(f"audit store {self.store.label!r} has no key-frame folder "
+                                 "for its spool (pass --audit-frames DIR)")
+            self.spool = Spool(Path(fdir) / SPOOL_NAME)
+        except BaseException:
+            self.close()
+            raise
+        if len(self.spool):  # left by a process that was killed: stored first
+            log.warning("audit spool %s holds %d round(s) from an earlier session: storing "
+                        "them", self.spool.path, len(self.spool))
+            with self._lock:
+                self._drain()
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def spooled(self) -> int:
+        """Rounds waiting in the spool now."""
+        return len(self.spool)
+
+    def status(self) -> dict:
+        """Where the store stands, for ``/healthz`` and ``/api/state``
+        (:func:`vision.web.health.audit_view`).
+
+        Returns:
+            ``{"store" (label), "reachable" (bool), "spooled" (rounds waiting), "spool"
+            (the spool file), "unreachable_since" (UTC epoch s or None), "unreachable_s",
+            "attempts" (failed attempts in this outage), "error" (the last failure, or
+            None), "message" (``"audit store unreachable, N round(s) spooled"`` or None)}``.
+        """
+        since = self.unreachable_since
+        n = self.spooled
+        down = since is not None
+        msg = None
+        if down or n:
+            msg = (f"audit store {'unreachable' if down else 'back'}, {n} round(s) spooled"
+                   + (f" ({self.last_error})" if down and self.last_error else ""))
+        return {"store": self.store.label, "reachable": not down, "spooled": n,
+                "spool": str(self.spool.path), "unreachable_since": since,
+                "unreachable_s": round(time.time() - since, 2) if down else 0.0,
+                "attempts": self.attempts, "error": self.last_error if down else None,
+                "message": msg}
+
+    def _went_down(self, exc: BaseException) -> None:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        name = "" if isinstance(exc, _Unreachable) else f"{type(exc).__name__}: "
+        self.last_error = f"{name}{text}"[:300]
+        if self.unreachable_since is None:
+            self.unreachable_since = time.time()
+            self.attempts = 0
+            self._delay = self._retry[0]
+            log.warning("audit store %s unreachable (%s): rounds are spooled to %s",
+                        self.store.label, self.last_error, self.spool.path)
+        else:
+            self.attempts += 1
+            self._delay = min(self._delay * 2, self._retry[1])
+        self._next_try = time.monotonic() + self._delay
+        if self._thread is None and not self._closing:
+            self._thread = threading.Thread(target=self._retry_loop, name="audit-retry",
+                                            daemon=True)
+            self._thread.start()
+
+    def _came_back(self) -> None:
+        if self.unreachable_since is not None:
+            log.warning("audit store %s reachable again after %.1f s", self.store.label,
+                        time.time() - self.unreachable_since)
+        self.unreachable_since = None
+        self.last_error = None
+        self.attempts = 0
+
+    def _retry_loop(self) -> None:
+        """The retry thread: while the store is unreachable or rounds wait, try at the
+        backoff's times (a round stored meanwhile by the frame loop may have drained it)."""
+        while not self._closing:
+            with self._lock:
+                if self.unreachable_since is None and not len(self.spool):
+                    self._thread = None
+                    return
+                wait = self._next_try - time.monotonic()
+            if wait > 0:
+                self._wake.wait(wait)
+                self._wake.clear()
+                continue
+            with self._lock:
+                if self._closing:
+                    break
+                try:
+                    self._drain()
+                except Exception:  # noqa: BLE001 - raised again by the frame loop's next round
+                    log.exception("audit spool: a round could not be stored")
+                    self._thread = None
+                    return
+
+    # -- storing -----------------------------------------------------------------------------
+    def _append(self, event, frame, replay):
+        """One append after reconnecting where needed; the record, None for a round already
+        stored; the store's connection errors propagate."""
+        from vision.audit.store import DuplicateRound
+
+        try:
+            self.store.reconnect()  # a lost connection: a new one (the server may be down)
+        except InputError as exc:  # "cannot connect ...": still down
+            raise _Unreachable(str(exc)) from None
+        try:
+            rec = self.store.append(event, frame=frame, renumber=True, replay=replay)
+        except DuplicateRound:
+            self.already_recorded += 1
+            return None
+        self.appended += 1
+        self.head_hash = rec.hash
+        self.last_number = round_number(rec.round_id)
+        return rec
+
+    def _down(self, exc: BaseException) -> bool:
+        """Whether ``exc`` means the store is unreachable for now (then noted)."""
+        if isinstance(exc, _Unreachable):
+            self._went_down(exc)
+            return True
+        try:
+            down = self.store.unreachable(exc)
+        except Exception:  # noqa: BLE001 - a backend that cannot say: not an outage
+            down = False
+        if down:
+            self._went_down(exc)
+        return down
+
+    def _drain(self) -> bool:
+        """Store the spooled rounds in order (lock held); True when none is left. Rounds
+        stored are removed from the spool together at the end (or at the first failure); a
+        round stored before a crash kept it in the spool is recognised on the next drain
+        (exactly once) and not stored twice."""
+        from vision.audit.spool import Spool
+
+        done = 0
+        try:
+            for entry in self.spool.entries:
+                self._append(entry["event"], Spool.frame_of(entry), entry.get("replay"))
+                done += 1
+        except Exception as exc:  # noqa: BLE001 - an outage is noted, anything else raised
+            self.spool.remove_first(done)
+            if not self._down(exc):
+                raise
+            return False
+        self.spool.remove_first(done)
+        self._came_back()
+        if done:
+            log.warning("audit spool drained: %d round(s) stored", done)
+        return True
 
     def attach(self, table_id: str) -> int:
         """Check the store records this table; the round number to continue from.
@@ -363,25 +554,80 @@ class AuditSink:
         when the store already holds the round (it is not stored again). ``replay``: the
         session and pass of a recording looped on purpose (each pass is new rounds).
 
-        Raises:
-            OSError: ``ENOSPC`` when the disk is full (nothing of this round is stored)."""
-        from vision.audit.store import DuplicateRound
+        While the store is unreachable, or rounds still wait in the spool (order is kept),
+        the round is spooled (fsynced) instead and the event returned is the one that will be
+        stored: alerts merged, the next round number of the table (the store gives it when
+        the spool drains; another writer of the table meanwhile would move it on).
 
+        Raises:
+            OSError: ``ENOSPC`` when the disk is full (nothing of this round is stored).
+            InputError: a round the store refuses, or the store unreachable and the spool
+                unwritable (naming both)."""
+        with self._lock:
+            if len(self.spool) and time.monotonic() >= self._next_try:
+                self._drain()
+            if not len(self.spool):
+                try:
+                    rec = self._append(event, key_frame, replay)
+                except Exception as exc:  # noqa: BLE001 - an outage is spooled
+                    if not self._down(exc):
+                        raise
+                else:
+                    self._came_back()
+                    return None if rec is None else RoundEvent.from_dict(rec.payload)
+            return self._spool(event, key_frame, replay)
+
+    def _spool(self, event, key_frame, replay) -> RoundEvent:
+        from vision.audit.store import _frame_bytes
+
+        st = self.store
+        given = event.to_dict() if isinstance(event, RoundEvent) else dict(event)
+        payload = st._prepare(given, True)  # refused now, not when the spool drains
+        frame = _frame_bytes(key_frame, st.jpeg_quality) if key_frame is not None else None
         try:
-            rec = self.store.append(event, frame=key_frame, renumber=True, replay=replay)
-        except DuplicateRound:
-            self.already_recorded += 1
-            return None
-        self.appended += 1
-        self.head_hash = rec.hash
-        self.last_number = round_number(rec.round_id)
-        return RoundEvent.from_dict(rec.payload)
+            self.spool.add(given, frame, replay, st.label)
+        except OSError as exc:
+            raise InputError(f"audit store {st.label!r} unreachable ({self.last_error}) and "
+                             f"its spool cannot be written: {exc}") from None
+        self.spooled_total += 1
+        if payload.get("kind") in (None, "round"):
+            self.last_number += 1
+            payload["round_id"] = f"r{self.last_number:06d}"
+        log.warning("audit store unreachable: round %s spooled (%d waiting)",
+                    payload["round_id"], len(self.spool))
+        self._wake.set()
+        return RoundEvent.from_dict(payload)
 
     def summary(self) -> dict:
-        """``{"store", "appended", "already_recorded", "head_hash"}``."""
-        return {"store": self.store.label, "appended": self.appended,
-                "already_recorded": self.already_recorded, "head_hash": self.head_hash}
+        """``{"store", "appended", "already_recorded", "head_hash"}``; when the store was
+        unreachable in this session (any round went through the spool) also ``"spooled"``
+        (rounds still waiting in the spool), ``"spooled_total"``, ``"spool"`` (its file) and
+        ``"unreachable"`` (the last error while the store is unreachable, else None)."""
+        s = {"store": self.store.label, "appended": self.appended,
+             "already_recorded": self.already_recorded, "head_hash": self.head_hash}
+        if self.spooled_total or self.spooled or self.unreachable_since is not None:
+            s.update(spooled=self.spooled, spooled_total=self.spooled_total,
+                     spool=str(self.spool.path),
+                     unreachable=self.last_error if self.unreachable_since is not None
+                     else None)
+        return s
 
     def close(self) -> None:
+        """Try once more to store the spooled rounds (those left wait for the next session on
+        this store), stop the retry thread, close the store when the sink opened it."""
+        with self._lock:
+            self._closing = True
+            self._wake.set()
+            try:
+                if hasattr(self, "spool") and len(self.spool):
+                    self._next_try = 0.0
+                    if not self._drain():
+                        log.warning("audit store %s unreachable: %d round(s) left in the "
+                                    "spool %s, stored at the next start on this store",
+                                    self.store.label, len(self.spool), self.spool.path)
+            finally:
+                t, self._thread = self._thread, None
+        if t is not None and t is not threading.current_thread():
+            t.join(10)
         if self._own:
             self.store.close()

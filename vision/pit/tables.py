@@ -23,8 +23,9 @@ Per table: ``id`` and ``source`` (required); ``layout``, ``config``, ``audit``,
 first line is the password of the source URL's user: the URL is opened with it and shown,
 logged and stored without it, docs/configuration.md). Relative paths (layout, config, out, a
 file source, an SQLite audit store, models, password file) are taken from the tables file's
-folder. ``paigow serve --tables`` refuses a file source that does not exist
-(:meth:`TableSpec.check_source`), naming the table, before any worker starts.
+folder. ``paigow serve --tables`` refuses a file source that does not exist, a glob that
+matches no image and a folder without one (:meth:`TableSpec.check_source`), naming the table,
+before any worker starts. A tables file holds at most :data:`MAX_TABLES` tables.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ _KEYS = {"id", "source", "layout", "config", "audit", "audit_frames", "banker", 
          "min_confidence", "models", "backend", "loop", "realtime", "password_file", "video"}
 _PATHS = ("layout", "config", "out", "models", "audit_frames")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+#: Most tables in one tables file: one worker process (and 16 MiB of shared memory) per table;
+#: a casino pit is tens of tables, and 10,000 were accepted before (issue 42).
+MAX_TABLES = 256
 
 
 @dataclass(frozen=True)
@@ -63,15 +67,28 @@ class TableSpec:
     realtime: bool = True
 
     def check_source(self) -> None:
-        """Refuse a file source that does not exist (a camera or stream may be down: it is
-        waited for).
+        """Refuse a file source that does not exist, a glob that matches no image file and a
+        folder that holds none -- a worker would die on it and be restarted for ever (issue
+        42) -- (a camera or stream may be down: it is waited for).
 
         Raises:
-            InputError: ``table 'ID': source not found: PATH``.
+            InputError: ``table 'ID': source not found: PATH``, ``table 'ID': glob matches no
+                images: PATTERN``, ``table 'ID': folder contains no images: PATH``.
         """
+        import glob
+
         s = self.source
-        if _is_file_source(s) and not (set("*?[") & set(s)) and not Path(s).exists():
+        if not _is_file_source(s):
+            return
+        p = Path(s)
+        if p.exists():
+            if p.is_dir() and not any(_is_image(str(f)) for f in p.iterdir()):
+                raise InputError(f"table {self.table_id!r}: folder contains no images: {s}")
+            return
+        if not (set("*?[") & set(s)):
             raise InputError(f"table {self.table_id!r}: source not found: {s}")
+        if not any(_is_image(f) for f in glob.iglob(s, recursive=True)):
+            raise InputError(f"table {self.table_id!r}: glob matches no images: {s}")
 
     def run_config(self):
         """The :class:`vision.config.RunConfig` of this table, built like ``paigow run``'s
@@ -100,6 +117,13 @@ def _resolve(base: Path, value: Any) -> str:
     return str(p if p.is_absolute() else base / p)
 
 
+def _is_image(path: str) -> bool:
+    """An image file by its extension, as :func:`vision.io.capture.open_source` takes them."""
+    from vision.io.images import IMAGE_EXTENSIONS
+
+    return Path(path).suffix.lower() in IMAGE_EXTENSIONS and os.path.isfile(path)
+
+
 def _is_file_source(s: str) -> bool:
     return not (s.isdigit() or "://" in s)
 
@@ -111,23 +135,23 @@ def load_tables(path: str | os.PathLike) -> list[TableSpec]:
         the tables in file order.
 
     Raises:
-        InputError: a missing or unreadable file, bad YAML, no ``tables`` list, a table
+        InputError: a missing or unreadable file, bad YAML (:mod:`vision.io.yamlsafe`: over
+            1 MiB, an alias), no ``tables`` list, more than :data:`MAX_TABLES` tables, a table
             without ``id`` or ``source``, a duplicate or malformed id, an unknown key (named
             with the table), a non-boolean ``loop``/``realtime``.
     """
-    import yaml
+    from vision.io.yamlsafe import load_yaml
 
     p = Path(path)
     if not p.is_file():
         raise InputError(f"tables file not found: {p}")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"tables file {p} is not valid YAML: {str(exc).splitlines()[0]}") \
-            from None
+    data = load_yaml(p, "tables file") or {}  # size, aliases, depth capped
     if not isinstance(data, Mapping) or not isinstance(data.get("tables"), list) \
             or not data["tables"]:
         raise InputError(f"tables file {p}: expected a non-empty 'tables:' list")
+    if len(data["tables"]) > MAX_TABLES:
+        raise InputError(f"tables file {p}: {len(data['tables'])} tables; at most {MAX_TABLES} "
+                         "are accepted on one machine")
     unknown_top = set(data) - {"tables", "defaults"}
     if unknown_top:
         raise InputError(f"tables file {p}: unknown key {sorted(unknown_top)[0]!r} "

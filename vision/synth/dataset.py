@@ -87,11 +87,13 @@ def _write_yaml(path: Path, root: str, names: tuple[str, ...]) -> None:
     """Write a data YAML, leaving an existing one alone when it already says the same (so the
     committed recipes datasets/tiles.yaml, datasets/pips.yaml keep their comments)."""
     if path.is_file():
-        import yaml
+        from vision.io.yamlsafe import load_yaml
 
         try:
-            old = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError:
+            old = load_yaml(path, "data YAML") or {}
+        except InputError:
+            old = {}
+        if not isinstance(old, dict):
             old = {}
         if (old.get("path") == root and old.get("train") == "images/train"
                 and old.get("val") == "images/val"

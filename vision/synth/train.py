@@ -79,15 +79,12 @@ def load_config(config_path: str | Path, need_data: bool = True) -> dict:
         InputError: the file is missing or unreadable, a required key is absent, ``task`` is not
             obb/detect, or (``need_data``) the data YAML does not exist.
     """
-    import yaml
+    from vision.io.yamlsafe import load_yaml
 
     path = Path(config_path)
     if not path.is_file():
         raise InputError(f"training config not found: {str(config_path)!r}")
-    try:
-        cfg = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"training config {str(config_path)!r} is not valid YAML: {exc}") from exc
+    cfg = load_yaml(path, "training config")  # size, aliases, depth capped
     if not isinstance(cfg, dict):
         raise InputError(f"training config {str(config_path)!r} is not a mapping")
     missing = [k for k in _REQUIRED if k not in cfg]
@@ -256,7 +253,9 @@ def _resolved_data_yaml(data_yaml: Path, runs: Path, name: str) -> Path:
     that exists there, else from the working directory."""
     import yaml
 
-    data = yaml.safe_load(Path(data_yaml).read_text()) or {}
+    from vision.io.yamlsafe import load_yaml
+
+    data = load_yaml(data_yaml, "data YAML") or {}
     root = Path(data.get("path") or ".")
     if not root.is_absolute():
         here = Path(data_yaml).resolve().parent / root
@@ -638,10 +637,11 @@ def main(argv: list[str] | None = None) -> int:
         if not a.parity:
             return 0
     if a.parity:
-        import yaml
+        from vision.io.yamlsafe import load_yaml
 
         cfg = load_config(a.config)
-        data = yaml.safe_load(_resolved_data_yaml(Path(cfg["data"]), RUNS_DIR, cfg["name"]).read_text())
+        data = load_yaml(_resolved_data_yaml(Path(cfg["data"]), RUNS_DIR, cfg["name"]),
+                         "data YAML")
         val = Path(data["path"]) / data["val"]
         imgs = sorted(p for p in val.iterdir() if p.suffix.lower() in (".jpg", ".png"))
         step = max(1, len(imgs) // a.parity)

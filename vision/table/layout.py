@@ -122,11 +122,18 @@ class Layout:
         raw = d.get("positions")
         if not isinstance(raw, Mapping) or not raw:
             raise InputError(f"{where}: 'positions' must map position ids to polygons")
+        if len(raw) > MAX_POLYGONS:
+            raise InputError(f"{where}: {len(raw)} polygons; a table has at most "
+                             f"{MAX_POLYGONS} positions (dealer, 1..7)")
         positions: dict[str, np.ndarray] = {}
         for key, poly in raw.items():
             pos = str(key).strip().lower()
             if pos not in POSITIONS:
                 raise InputError(f"{where}: position {key!r} is not 'dealer' or a seat id 1..7")
+            n_pts = len(poly) if isinstance(poly, (list, tuple, np.ndarray)) else 0
+            if n_pts > MAX_VERTICES:  # before anything is built from it
+                raise InputError(f"{where}: polygon of position {key!r} has {n_pts} points; "
+                                 f"at most {MAX_VERTICES} are accepted")
             try:
                 arr = np.asarray(poly, dtype=np.float64)
             except (TypeError, ValueError):
@@ -200,6 +207,11 @@ class Layout:
 #: Largest absolute polygon coordinate accepted (px): no camera picture is this large, and a
 #: value like 1e308 would overflow the area and distance arithmetic.
 MAX_COORD = 100_000.0
+#: Most points of one position's polygon: a position is a rectangle or a few corners more; a
+#: 100,000-point polygon cost 98 ms of scoring and 315 ms of drawing a frame (issue 42).
+MAX_VERTICES = 256
+#: Most polygons of a layout: one per position (dealer, "1".."7").
+MAX_POLYGONS = len(POSITIONS)
 #: A polygon with less area than this (px^2) holds no tile: zero-area (points on a line).
 MIN_AREA = 1.0
 #: Share of a polygon's area that must lie inside the picture (``Layout.check_frame``): a
@@ -271,13 +283,10 @@ def load_layout(path: str | Path) -> Layout:
     Raises:
         InputError: missing file, invalid YAML, or a bad value (the message names the file).
     """
-    import yaml
+    from vision.io.yamlsafe import load_yaml
 
     p = Path(path)
     if not p.is_file():
         raise InputError(f"layout file not found: {p}")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"layout file {p} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    data = load_yaml(p, "layout file")  # size, aliases, depth capped (docs/layout.md)
     return Layout.from_dict(data, where=f"layout {p}")

@@ -35,6 +35,12 @@ Control endpoints need ``Authorization: Bearer <token>`` or ``X-Token: <token>``
 token, 403 with a wrong one, and 403 for every request when the app was created without a token
 (control disabled). Tokens are compared in constant time (:func:`hmac.compare_digest`).
 
+With a viewer token (``view_token``) the picture, ``/api/state``, ``/api/events`` and
+``/api/stats`` need it or the control token (header, ``?token=`` or the cookie a page opened
+with ``?token=`` gets: :mod:`vision.web.guard`); ``allowed_hosts`` answers a request with a
+``Host`` it does not allow 400 (:class:`vision.web.guard.HostCheck`). ``/``, ``/dealer``,
+``/static``, ``/layout`` and ``/healthz`` stay open.
+
 Request bodies are capped before they are read (:class:`BodyLimit`, :data:`MAX_BODY_BYTES`:
 413), parsed with a nesting limit and validated by pydantic models (:class:`AckRequest`,
 :class:`ManualRequest`: 422 with FastAPI's ``detail`` list, never 500); every string field is
@@ -56,8 +62,11 @@ from fastapi.responses import FileResponse, JSONResponse, Response, StreamingRes
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from starlette.requests import ClientDisconnect
+
 from scoring.errors import InputError, StateConflict
 
+from vision.web.guard import HostCheck, HostPolicy, ViewCookie, ViewGuard, client_gone
 from vision.web.health import health_router
 from vision.web.hub import LiveFeed
 
@@ -245,7 +254,9 @@ def _sse(event: dict, name: str = "round") -> bytes:
 
 def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float = 10.0,
                max_fps: float = 15.0, title: str = "Pai gow dealer display",
-               health_grace_s: float = 10.0, layout_file: str | None = None) -> FastAPI:
+               health_grace_s: float = 10.0, layout_file: str | None = None,
+               view_token: str | None = None, allowed_hosts: HostPolicy | None = None
+               ) -> FastAPI:
     """Build the dealer display app over a running (or to-be-started) feed (docs/web-api.md).
 
     Args:
@@ -260,6 +271,10 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
             :mod:`vision.web.health`, :class:`vision.config.ServeConfig`).
         layout_file: the layout file the editor (``/layout``, :mod:`vision.web.layout_editor`)
             saves to (None: it can edit and check, not save).
+        view_token: viewer token (None or empty: the picture, state, events and stats are
+            open; else they need it or ``token``; :class:`vision.web.guard.ViewGuard`).
+        allowed_hosts: the ``Host`` names answered (None: no check; ``paigow serve`` always
+            gives one: :func:`vision.web.guard.host_policy`).
 
     Returns:
         The FastAPI application (serve it with uvicorn).
@@ -269,13 +284,19 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     app.add_middleware(BodyLimit)
     app.state.feed = feed
     app.state.control_enabled = token is not None
+    view = ViewGuard(view_token, token)
+    guard = [Depends(view.require)]
 
     secure_headers(app)
+    app.add_exception_handler(ClientDisconnect, client_gone)  # a body cut off: not a 500
+    app.add_middleware(ViewCookie, guard=view)
+    if allowed_hosts is not None:
+        app.add_middleware(HostCheck, policy=allowed_hosts)  # outermost
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    app.include_router(page_router(feed, title, token is not None))
+    app.include_router(page_router(feed, title, token is not None, guard))
     app.include_router(health_router(feed, health_grace_s))
-    app.include_router(picture_router(feed, heartbeat_s, max_fps))
-    app.include_router(event_router(feed, heartbeat_s))
+    app.include_router(picture_router(feed, heartbeat_s, max_fps), dependencies=guard)
+    app.include_router(event_router(feed, heartbeat_s), dependencies=guard)
     app.include_router(control_router(feed, token))
     from vision.web.layout_editor import layout_router
 
@@ -283,8 +304,9 @@ def create_app(feed: LiveFeed, *, token: str | None = None, heartbeat_s: float =
     return app
 
 
-def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
-    """``GET /``, ``/api/state``, ``/api/stats``."""
+def page_router(feed: LiveFeed, title: str, control_enabled: bool, guard=()) -> APIRouter:
+    """``GET /``, ``/api/state``, ``/api/stats`` (the last two behind ``guard``, a list of
+    dependencies: the viewer check)."""
     r = APIRouter()
 
     @r.get("/", include_in_schema=False)
@@ -298,14 +320,14 @@ def page_router(feed: LiveFeed, title: str, control_enabled: bool) -> APIRouter:
         return FileResponse(STATIC_DIR / "dealer.html", media_type="text/html",
                             headers=_NO_STORE)
 
-    @r.get("/api/state")
+    @r.get("/api/state", dependencies=list(guard))
     async def api_state() -> JSONResponse:
         st = feed.state()
         st["control"] = control_enabled
         st["title"] = title
         return JSONResponse(st, headers=_NO_STORE)
 
-    @r.get("/api/stats")
+    @r.get("/api/stats", dependencies=list(guard))
     async def api_stats() -> JSONResponse:
         st = await asyncio.to_thread(feed.live_stats)  # reads the camera's counters
         if st is None:
@@ -469,5 +491,12 @@ def control_router(feed: LiveFeed, token: str | None) -> APIRouter:
         kw = {"correction": True} if d.correction else {}
         return await asyncio.to_thread(run, feed.manual_entry, d.round_id, entries,
                                        by=d.by or None, **kw)
+
+    @r.post("/api/control/setcheck", dependencies=[Depends(require_token)])
+    async def control_setcheck(request: Request) -> JSONResponse:
+        from vision.web.setcheck import SetCheckRequest, check_feed  # the tile set check
+
+        d = await _parse(request, SetCheckRequest)
+        return await asyncio.to_thread(run, check_feed, feed, by=d.by or None)
 
     return r

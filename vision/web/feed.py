@@ -32,6 +32,7 @@ class _HubSink(Sink):
         img = image if image is not None else frame.image
         if img is not None and getattr(img, "ndim", 0) == 3:  # for the layout editor
             self.feed.frame_size = (int(img.shape[1]), int(img.shape[0]))
+        self.feed.raw_frame = frame.image  # the camera's own picture: the set check's
         reads = getattr(result, "reads", None)
         if reads:
             self.feed.last_reads = list(reads)

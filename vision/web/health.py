@@ -20,6 +20,12 @@ runs, :mod:`vision.io.live`) is shown on the page but keeps the server healthy.
   published for longer than the grace (a frame loop that hangs).
 
 A file source that played to its end is healthy (``"ended"``: a recording finished).
+
+An audit store that cannot be reached (:class:`vision.io.sinks.AuditSink`: rounds are spooled
+durably and stored once it answers) keeps ``/healthz`` at 200 -- the display is usable, no
+round is lost, and restarting the server would not bring the database back -- but the body's
+``"audit"`` (:func:`audit_view`) and ``"warning"`` say "audit store unreachable, N round(s)
+spooled", and so does ``/api/state``'s ``"feed"["audit"]``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["feed_view", "health", "health_router", "DEFAULT_GRACE_S"]
+__all__ = ["feed_view", "audit_view", "health", "health_router", "DEFAULT_GRACE_S"]
 
 #: Default grace, seconds (:class:`vision.config.ServeConfig`).
 DEFAULT_GRACE_S = 10.0
@@ -43,6 +49,23 @@ def _iso(epoch_s: float | None) -> str | None:
 
 def _r(v: float | None, nd: int = 2) -> float | None:
     return None if v is None else round(float(v), nd)
+
+
+def audit_view(feed: Any) -> dict | None:
+    """The audit store's state as JSON (None without an audit store): the session's
+    :meth:`vision.io.sinks.AuditSink.status` -- ``{"store", "reachable", "spooled", "spool",
+    "unreachable_since", "unreachable_s", "attempts", "error", "message"}``.
+
+    Args:
+        feed: a feed whose ``session.audit`` is the sink (:class:`vision.web.feed.PipelineFeed`).
+    """
+    sink = getattr(getattr(feed, "session", None), "audit", None)
+    status = getattr(sink, "status", None)
+    if not callable(status):
+        return None
+    st = dict(status())
+    st["unreachable_since"] = _iso(st.get("unreachable_since"))
+    return st
 
 
 def feed_view(feed: Any) -> dict | None:
@@ -60,7 +83,8 @@ def feed_view(feed: Any) -> dict | None:
         before any frame --, 0 otherwise), "lost_since" (UTC ISO time of the last frame before
         the loss, None when not lost), "last_frame_age_s", "current_gap_s", "last_gap_s"
         (length of the last outage that ended), "gaps" (outages that ended), "attempts"
-        (failed reconnection attempts in this outage), "error"}``; seconds rounded to 0.01.
+        (failed reconnection attempts in this outage), "error", "audit"
+        (:func:`audit_view`)}``; seconds rounded to 0.01.
     """
     get = getattr(feed, "feed_state", None)
     st = get() if callable(get) else None
@@ -77,7 +101,7 @@ def feed_view(feed: Any) -> dict | None:
             "lost_since": _iso(now - lost) if lost > 0 else None,
             "last_frame_age_s": _r(st.last_frame_age_s), "current_gap_s": _r(st.current_gap_s),
             "last_gap_s": _r(st.last_gap_s), "gaps": st.gaps, "attempts": st.attempts,
-            "error": st.error}
+            "error": st.error, "audit": audit_view(feed)}
 
 
 def health(feed: Any, grace_s: float = DEFAULT_GRACE_S) -> tuple[bool, dict]:
@@ -92,7 +116,9 @@ def health(feed: Any, grace_s: float = DEFAULT_GRACE_S) -> tuple[bool, dict]:
         (:func:`feed_view` or None), "state" (the camera's: connected / reconnecting / ended,
         or the loop's status without a source), "lost_s", "lost_since", "since",
         "picture_age_s" (seconds since the last published picture, None before one),
-        "grace_s", "reason" (why it fails, None when ok)}``.
+        "grace_s", "reason" (why it fails, None when ok), "audit" (:func:`audit_view`, None
+        without a store), "warning" (the audit store's message while it is unreachable or
+        rounds wait in its spool, else None; not a failure)}``.
     """
     st = feed.state()
     status = st.get("status")
@@ -120,6 +146,9 @@ def health(feed: Any, grace_s: float = DEFAULT_GRACE_S) -> tuple[bool, dict]:
             "lost_since": view["lost_since"] if view is not None else None,
             "since": view["since"] if view is not None else None,
             "picture_age_s": _r(age), "grace_s": grace_s, "reason": reason}
+    audit = view["audit"] if view is not None else audit_view(feed)
+    body["audit"] = audit
+    body["warning"] = (audit or {}).get("message")
     return reason is None, body
 
 

@@ -105,9 +105,12 @@ function renderFeed(feed) {
   cam.textContent = feed.state;
   cam.className = "status " + feed.state;
   const lost = feed.state === "reconnecting" ? feed.current_gap_s : 0;
-  banner.textContent = lost > 0 ? "camera lost for " + Math.floor(lost) + " s -- reconnecting" +
+  const camText = lost > 0 ? "camera lost for " + Math.floor(lost) + " s -- reconnecting" +
     (feed.attempts ? " (attempt " + (feed.attempts + 1) + ")" : "") : "";
-  banner.classList.toggle("hidden", !(lost > 0));
+  // the audit store unreachable: "audit store unreachable, N round(s) spooled"
+  const auditText = (feed.audit && feed.audit.message) || "";
+  banner.textContent = [camText, auditText].filter(Boolean).join(" | ");
+  banner.classList.toggle("hidden", !(camText || auditText));
   setText("gaps", feed.gaps ? "(" + feed.gaps + " gap" + (feed.gaps > 1 ? "s" : "") +
     ", last " + Number(feed.last_gap_s).toFixed(1) + " s)" : "");
 }
@@ -151,6 +154,7 @@ async function refresh() {
       again = false;
       const r = await fetch("api/state", { cache: "no-store" });
       if (r.ok) render(await r.json());
+      else if (r.status === 401 || r.status === 403) tokenNeeded();
     } while (again);
   } catch (e) {
     setText("status", "unreachable");
@@ -158,6 +162,13 @@ async function refresh() {
   } finally {
     refreshing = false;
   }
+}
+
+// The server has a viewer token (docs/web-api.md, Access) and this tab has no valid one
+function tokenNeeded() {
+  const status = document.getElementById("status");
+  status.textContent = "viewer token needed: open this page as ?token=...";
+  status.className = "status error";
 }
 
 function listen() {

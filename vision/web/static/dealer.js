@@ -117,6 +117,29 @@ function renderManual(st) {
   document.getElementById("d-manual-list").replaceChildren(...items);
 }
 
+// The tile set check (58 Pa. Code 621a.4): the 32 tiles laid out face up, read from the
+// newest camera picture; the answer in words ("set complete ..." or what is missing, extra,
+// foreign or unread), recorded in the audit store by the server.
+async function setCheck() {
+  const out = document.getElementById("d-setcheck-result");
+  out.textContent = "checking the set\u2026"; out.className = "d-setcheck";
+  let r, d = {};
+  try {
+    r = await fetch("api/control/setcheck", { method: "POST", headers: {
+      "Content-Type": "application/json", Authorization: "Bearer " + token },
+      body: JSON.stringify({ by: document.getElementById("d-by").value }) });
+    try { d = await r.json(); } catch (e) { /* not JSON */ }
+  } catch (e) { out.textContent = "set check: display unreachable"; return; }
+  if (!r.ok) {
+    out.textContent = "set check refused (" + r.status + ")" +
+      (d.error && r.status < 500 ? ": " + d.error : "");
+    out.className = "d-setcheck refused";
+    return;
+  }
+  out.textContent = d.summary + (d.record != null ? " (recorded)" : "");
+  out.className = "d-setcheck " + (d.complete ? "complete" : "incomplete");
+}
+
 let busy = false;
 async function refresh() {
   if (busy) return;
@@ -133,6 +156,7 @@ document.addEventListener("DOMContentLoaded", () => {
   t.value = token = sessionStorage.getItem("paigow-token") || "";
   t.addEventListener("input", () => { token = t.value; sessionStorage.setItem("paigow-token", token); });
   document.getElementById("d-control").addEventListener("submit", (e) => e.preventDefault());
+  document.getElementById("d-setcheck").addEventListener("click", setCheck);
   const es = new EventSource("api/events");
   es.addEventListener("round", () => { refresh(); });
   refresh();

@@ -1,6 +1,7 @@
 // The pit view: every table's feed state, camera / processed / skipped fps (the table's live
 // figures, "stats"), last round and open alerts (GET /api/pit, polled each second); each row
-// links to the table's dealer display (/tables/<id>/).
+// links to the table's dealer display (/tables/<id>/); above it, a card per table (thumbnail,
+// alerts in words with acknowledge, pace).
 "use strict";
 
 function el(tag, attrs, ...kids) {
@@ -80,10 +81,98 @@ async function refresh() {
   try {
     const r = await fetch("/api/pit", { cache: "no-store" });
     if (r.ok) render(await r.json());
+    else if (r.status === 401 || r.status === 403) {  // a viewer token is set (docs/web-api.md)
+      const up = document.getElementById("updated");
+      up.textContent = "viewer token needed: open this page as /?token=..."; up.className = "status error";
+    }
   } catch (e) {
     const up = document.getElementById("updated");
     up.textContent = "unreachable"; up.className = "status error";
   }
 }
 
-document.addEventListener("DOMContentLoaded", () => { refresh(); setInterval(refresh, 1000); });
+// --- the table cards (GET /api/pit/tables): a live thumbnail per table (its snapshot.jpg,
+// refreshed every THUMB_MS), its alerts in the dealer display's words, each once, with an
+// Acknowledge button (the table's own POST api/control/ack, recorded in the audit store), and
+// the game pace (rounds per hour from the table's rounds).
+const THUMB_MS = 3000;
+const cards = new Map();  // table id -> {card, img, pace, alerts}
+let pitToken = "";
+let control = false;
+
+function paceText(p) {
+  if (!p) return "pace -";
+  const n = p.rounds + " round" + (p.rounds === 1 ? "" : "s");
+  return p.rounds_per_hour == null ? "pace - (" + n + ")"
+    : "pace " + Number(p.rounds_per_hour).toFixed(1) + " rounds/hour (" + n + ")";
+}
+
+async function acknowledge(t, a) {
+  const r = await fetch(t.url + "api/control/ack", { method: "POST", headers: {
+    "Content-Type": "application/json", Authorization: "Bearer " + pitToken },
+    body: JSON.stringify({ round_id: a.round_id, kind: a.kind, position: a.position,
+                           by: document.getElementById("pit-by").value }) });
+  let d = {};
+  try { d = await r.json(); } catch (e) { /* not JSON */ }
+  document.getElementById("pit-msg").textContent = r.ok ? t.table_id + ": acknowledged"
+    : t.table_id + ": refused (" + r.status + ")" + (d.error ? ": " + d.error : "");
+  refreshCards();
+}
+
+function alertItems(t) {
+  if (!t.alerts.length) return [el("li", { class: "none reason" }, "no alerts")];
+  return t.alerts.map((a) => {
+    const li = el("li", { class: "pit-alert" + (a.acknowledged ? " acked" : "") }, a.say);
+    if (control && t.audit && a.round_id && !a.acknowledged) {
+      const b = el("button", { type: "button", class: "ack" }, "Acknowledge");
+      b.addEventListener("click", () => acknowledge(t, a));
+      li.append(b);
+    }
+    return li;
+  });
+}
+
+function card(t) {
+  let c = cards.get(t.table_id);
+  if (!c) {
+    const img = el("img", { class: "pit-thumb", alt: t.table_id + " camera" });
+    const pace = el("div", { class: "pit-pace" });
+    const alerts = el("ul", { class: "pit-alerts" });
+    const box = el("article", { class: "pit-card", "data-table": t.table_id },
+      el("h2", {}, el("a", { href: t.url }, t.table_id)), img, pace, alerts);
+    c = { card: box, img, pace, alerts, snapshot: t.snapshot, has: false };
+    cards.set(t.table_id, c);
+  }
+  c.has = t.has_picture;
+  if (c.has && !c.img.getAttribute("src")) c.img.src = c.snapshot + "?t=" + Date.now();
+  c.pace.textContent = paceText(t.pace);
+  const key = JSON.stringify([t.alerts, control, t.audit]);
+  if (key !== c.key) { c.key = key; c.alerts.replaceChildren(...alertItems(t)); }
+  return c.card;
+}
+
+async function refreshCards() {
+  try {
+    const r = await fetch("/api/pit/tables", { cache: "no-store" });
+    if (!r.ok) return;
+    const d = await r.json();
+    control = d.control;
+    document.getElementById("pit-control").classList.toggle("hidden", !control);
+    document.getElementById("pit-cards").replaceChildren(...d.tables.map(card));
+  } catch (e) { /* the row table says unreachable */ }
+}
+
+function refreshThumbs() {
+  for (const c of cards.values()) if (c.has) c.img.src = c.snapshot + "?t=" + Date.now();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const t = document.getElementById("pit-token");
+  t.value = pitToken = sessionStorage.getItem("paigow-token") || "";
+  t.addEventListener("input", () => { pitToken = t.value;
+    sessionStorage.setItem("paigow-token", pitToken); });
+  document.getElementById("pit-control").addEventListener("submit", (e) => e.preventDefault());
+  refresh(); setInterval(refresh, 1000);
+  refreshCards(); setInterval(refreshCards, 2000);
+  setInterval(refreshThumbs, THUMB_MS);
+});
