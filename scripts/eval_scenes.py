@@ -23,7 +23,7 @@ Usage::
 
     .venv/bin/python scripts/eval_scenes.py ../shared/scenes [--limit N] [--json]
         [--no-seats] [--models DIR] [--video] [--backend onnx|openvino]
-        [--noise SIGMA [--noise-seed S]]
+        [--noise SIGMA [--noise-seed S]] [--video --frame-noise SIGMA]
 
 Exit code 0; 2 for bad input (missing folder or truth file).
 """
@@ -219,10 +219,11 @@ def perturbed_copies(folder: Path, recs: list[dict], sigma: float, seed: int, ou
 def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
              models: str | None = None, progress: bool = True, scales: str | None = None,
              video: bool = False, backend: str | None = None, noise: float = 0.0,
-             noise_seed: int = 0) -> dict:
+             noise_seed: int = 0, frame_noise: float = 0.0) -> dict:
     """Per-style tile and seat figures (see module docstring) as a JSON-ready dict; with
     ``noise`` > 0 the pictures are read with that much Gaussian noise added
-    (:func:`perturbed_copies`)."""
+    (:func:`perturbed_copies`); with ``video`` and ``frame_noise`` > 0 each video frame of the
+    picture has its own noise of that many grey levels (a camera's sensor noise)."""
     from tqdm import tqdm
 
     from vision.recognition.identify import identify
@@ -243,8 +244,10 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
         reads = [{"image": str(p), "tiles": [{**r.to_dict(), "reason": r.reason}
                                              for r in video_reads(cv2.imread(str(p)), models,
                                                                   scales=sizes,
+                                                                  noise=frame_noise,
+                                                                  seed=noise_seed + k,
                                                                   **backend_kw)]}
-                 for p in tqdm(paths, desc="video", disable=not progress)]
+                 for k, p in enumerate(tqdm(paths, desc="video", disable=not progress))]
     else:
         reads = identify(paths, models_dir=models, with_reads=True, progress=progress,
                          scales=sizes, **backend_kw)
@@ -330,6 +333,9 @@ def main(argv=None) -> int:
                     help="read the pictures with Gaussian noise of this many grey levels added "
                          "(0: as they are): latent wrong faces that turn on a hair show")
     ap.add_argument("--noise-seed", type=int, default=0, help="seed of --noise")
+    ap.add_argument("--frame-noise", type=float, default=0.0,
+                    help="with --video: each frame has its own Gaussian noise of this many grey "
+                         "levels (a camera's sensor noise over a still table)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
@@ -337,9 +343,13 @@ def main(argv=None) -> int:
     try:
         if args.noise < 0:
             raise InputError(f"--noise must be >= 0, got {args.noise}")
+        if args.frame_noise < 0 or (args.frame_noise and not args.video):
+            raise InputError(f"--frame-noise must be >= 0 and goes with --video, got "
+                             f"{args.frame_noise}")
         res = evaluate(args.folder, args.limit, not args.no_seats, args.models,
                        progress=not args.json, scales=args.scales, video=args.video,
-                       backend=args.backend, noise=args.noise, noise_seed=args.noise_seed)
+                       backend=args.backend, noise=args.noise, noise_seed=args.noise_seed,
+                       frame_noise=args.frame_noise)
     except InputError as exc:
         if args.json:
             print(json.dumps({"error": str(exc)}))

@@ -46,16 +46,21 @@ def _iou(a, b) -> float:
 
 
 def video_reads(image, models_dir=None, backend: str = "onnx", scales=None,
-                frames: int = 6) -> list:
+                frames: int = 6, noise: float = 0.0, seed: int = 0) -> list:
     """The reads of the video path (``Pipeline.process``: one pass at the model's size,
     the motion gate and identity cache) after ``frames`` frames of one still picture: by then
-    the picture is read as a still image (``VET_AFTER_STILL``)."""
+    the picture is read as a still image (``VET_AFTER_STILL``, from the mean of its still
+    frames, ``vision.recognition.stack``). ``noise`` > 0: each frame has its own Gaussian
+    noise of that many grey levels (a camera's sensor noise; seeded by ``seed``)."""
     from vision.pipeline import Pipeline
 
     pipe = Pipeline(models_dir=models_dir, backend=backend, n_stable=3, draw=False,
                     scales=scales)
+    rng = np.random.default_rng(seed)
     for _ in range(frames):
-        _, res = pipe.process(image)
+        frame = image if noise <= 0 else np.clip(
+            image + rng.normal(0, noise, image.shape), 0, 255).round().astype(np.uint8)
+        _, res = pipe.process(frame)
     return list(res.reads)
 
 

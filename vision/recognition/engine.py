@@ -52,7 +52,8 @@ from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_f
 from vision.recognition.flush import (cut_either_way, flush_beside, missed_beside, notched_boxes,
                                       stubby_boxes)
 from vision.recognition.notch import notch_cut, notched
-from vision.recognition.turned import turned_look
+from vision.recognition.stack import FrameStack
+from vision.recognition.turned import turn_region, turned_longer, turned_look
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
@@ -64,8 +65,7 @@ from vision.recognition.seam import block_of, seam_cut
 from vision.recognition.symmetry import symmetry_cut
 from vision.recognition.spot_colours import recolour_unknowns
 from vision.schema import UnreadReason
-from vision.recognition.zoom import (ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, inside_window,
-                                     tile_sized, zoom_windows)
+from vision.recognition.zoom import ZOOM_INPUT, ZOOM_WINDOWS, cut_short_faces, second_look
 
 __all__ = ["RecognitionEngine", "ReadMode", "Reads", "Detectors", "VET_AFTER_STILL",
            "StillReader"]  # StillReader: re-exported from vision.recognition.background
@@ -240,6 +240,7 @@ class RecognitionEngine:
         self._vetted: list[tuple[np.ndarray, str]] = []
         self._vetoed: list[tuple[np.ndarray, str, str]] = []
         self._still_frames = 0  # consecutive video frames without motion
+        self.stack = FrameStack()  # ... averaged for their still reading (recognition.stack)
         self._moved = True  # the gate saw motion on the last frame
         #: video: the fused still reading of the picture since it stopped moving (:meth:`_vet`)
         self._still_reading: list[TileRead] | None = None
@@ -251,6 +252,8 @@ class RecognitionEngine:
         self.still_reuses = 0
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
+        #: the turned look reads only around the unknown tiles (turned.turn_region): live
+        self.turn_crop = False
         self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
         self._first_look: tuple | None = None  # live: the reads standing while it is made
         #: live video: the unread outlines empty still tables show (felt lettering, chips)
@@ -266,7 +269,7 @@ class RecognitionEngine:
         if not on:
             if self.background is not None:
                 self.background.close()
-            self.background = None
+            self.background, self.turn_crop = None, False
             return
         if self.background is not None or len(self.scales) < 2:
             return
@@ -276,6 +279,7 @@ class RecognitionEngine:
         if self.second_detector is not None:
             self.second_detector = Locked(self.second_detector, lock)
         self.background = StillReader(lambda image: self._read_still(image)[0])
+        self.turn_crop = True  # only the region around the unknown tiles is turned (seconds)
 
     def close(self) -> None:
         """Stop the background still reading, if any."""
@@ -332,6 +336,10 @@ class RecognitionEngine:
         reads = resolve_overlapping_reads(reads)
         self._still_frames = 0 if (self._moved or stale) else self._still_frames + 1
         if not self._still_frames:
+            self.stack.reset()
+        elif self._still_reading is None:  # the still frames its reading averages (stack)
+            self.stack.add(image)
+        if not self._still_frames:
             if self._still_reading is not None or self.background is not None:
                 self._generation += 1  # a reading of the picture before is of no use now
             self._still_reading = None  # the picture moved: read it again once still
@@ -357,6 +365,7 @@ class RecognitionEngine:
         self._vetted, self._vetoed = [], []
         self._still_reading, self._still_frames, self._moved = None, 0, True
         self._generation += 1
+        self.stack.reset()
         self.felt.clear()
         if self.background is not None:
             self.background.take()  # a reading of the source before is of no use
@@ -374,7 +383,7 @@ class RecognitionEngine:
         d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
         return drop_straddlers(d)
 
-    def _read_still(self, image: np.ndarray, turn: bool = True
+    def _read_still(self, image: np.ndarray, turn: bool = True, scale: float = 1.0
                     ) -> tuple[list[TileRead], Detections]:
         """Read an independent still image at every size of :attr:`scales` and fuse the reads
         (:func:`vision.recognition.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
@@ -408,12 +417,17 @@ class RecognitionEngine:
         where none was identified; the result meets the checks again
         (:mod:`vision.recognition.turned`).
 
+        ``scale``: the input sizes times this (multiples of 32): a crop read as the whole
+        picture it was cut from would be (live video's turned look, :attr:`turn_crop`).
+
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
             outlines (:func:`vision.recognition.overlaps.resolve_overlapping_reads`).
         """
         longer = max(image.shape[:2])
-        sizes = tuple(v for v in self.scales if v <= longer) or (None,)
+        scales = self.scales if scale == 1.0 else tuple(max(32, 32 * round(v * scale / 32))
+                                                         for v in self.scales)
+        sizes = tuple(v for v in scales if v <= longer) or (None,)
         per_scale, looks, first, second = [], [], None, []
 
         def read_outlines(polys: np.ndarray, conf: float | np.ndarray = 1.0) -> list[TileRead]:
@@ -554,13 +568,20 @@ class RecognitionEngine:
             # what that gives meets the guards again (vision.recognition.turned)
             first_reads = [r for rs in per_scale + looks for r in rs]
 
+            region = turn_region(reads, self._unread(reads), image.shape) \
+                if self.turn_crop else None
+            f = 1.0 if region is None else 0.0
+
             def read_turned(pic: np.ndarray) -> list[TileRead]:
-                # its input sizes, as read() counts this picture's
+                # its input sizes, as read() counts this picture's; a crop at the sizes that
+                # give its tiles the pixels they have in the whole turned picture
                 self.detector_runs += max(sum(v <= max(pic.shape[:2]) for v in self.scales), 1)
-                return self._read_still(pic, turn=False)[0]
+                return self._read_still(pic, False, f or max(pic.shape[:2])
+                                        / turned_longer(image.shape))[0]
 
             added = turned_look(reads, image, read_turned, read_outlines,
-                                lambda rs, add: fill_from_second_model(rs, add, first_reads))
+                                lambda rs, add: fill_from_second_model(rs, add, first_reads),
+                                region=region)
             own = {id(r) for r in reads}
             if any(r.state == "face_up" and id(r) not in own for r in added):
                 if second:
@@ -576,27 +597,15 @@ class RecognitionEngine:
         return reads, first
 
     def _second_look(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[list[TileRead]]:
-        """Read windows around the unknown tiles of a still reading magnified
-        (:mod:`vision.recognition.zoom`): one list per window size of its identified, tile-sized reads
-        (image px), free of overlapping outlines, to be fused with the whole-image readings."""
-        looks = []
-        felt = {id(r) for r in reads if r.state == "unknown"} - {id(r) for r in self._unread(reads)}
-        for wins in zoom_windows([r for r in reads if id(r) not in felt], image.shape,
-                                 self.zoom):
-            parts = []
-            for x0, y0, x1, y1 in wins:
-                d = self.detect(np.ascontiguousarray(image[y0:y1, x0:x1]), ZOOM_INPUT)
-                self.detector_runs += 1
-                if not len(d):
-                    continue
-                d = d.shifted(x0, y0)
-                parts.append(d[inside_window(d.polygon, (x0, y0, x1, y1), image.shape)])
-            dets = Detections.merge(parts)
-            if len(dets):
-                found, _ = self.decode(image, dets, use_cache=False)
-                found = [r for r in resolve_overlapping_reads(found) if r.state == "face_up"]
-                looks.append([r for r, ok in zip(found, tile_sized(found, reads)) if ok])
-        return looks
+        """:func:`vision.recognition.zoom.second_look` with this engine's tile model (at
+        :data:`ZOOM_INPUT`), decoder and windows; the empty table's unread outlines
+        (:meth:`_unread`) get none."""
+        def detect(window: np.ndarray) -> Detections:
+            self.detector_runs += 1
+            return self.detect(window, ZOOM_INPUT)
+
+        return second_look(image, reads, self._unread(reads), self.zoom, detect,
+                           lambda dets: self.decode(image, dets, use_cache=False)[0])
 
     def _detect_gated(self, image: np.ndarray) -> tuple[Detections, bool, bool]:
         """Detections of this frame through the motion gate (:mod:`vision.recognition.gate`).
@@ -715,7 +724,7 @@ class RecognitionEngine:
             self.felt.learn(reads)
             return list(reads)
         if not bg.pending(self._generation):
-            bg.submit(self._generation, image.copy())
+            bg.submit(self._generation, self.stack.mean(image))  # a new array
         return None
 
     def _vet(self, image: np.ndarray, reads: list[TileRead], look: bool = True
@@ -751,7 +760,7 @@ class RecognitionEngine:
         new = [i for i, r in enumerate(reads) if r.face and not seen[i].any()]
         if look and self._still_reading is None:
             if self.background is None:
-                self._still_reading = self._read_still(image)[0]
+                self._still_reading = self._read_still(self.stack.mean(image))[0]
             else:
                 self._still_reading = self._landed(image, reads)
                 look = self._still_reading is not None

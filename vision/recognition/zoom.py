@@ -28,7 +28,7 @@ Public API: :data:`ZOOM_WINDOWS`, :data:`ZOOM_INPUT`, :func:`zoom_windows`,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from vision.geometry import points_in_polygon, polygon_iou_matrix, side_pairs
 from vision.recognition.flush import OUTLINE_JITTER
 from vision.recognition.scales import SAME_TILE_IOU
 
-__all__ = ["ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
+__all__ = ["second_look", "ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
            "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "CUT_SHORT", "zoom_windows", "tile_sized",
            "inside_window", "cut_short_faces", "local_shape"]
 
@@ -260,3 +260,40 @@ def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead
                         f"where other readings saw {seen} spots on {length:.0f} px")
         out.append(r)
     return out
+
+
+def second_look(image: np.ndarray, reads: Sequence[TileRead], unread: Sequence[TileRead],
+                windows: Sequence[float], detect: Callable[[np.ndarray], "Detections"],
+                decode: Callable[["Detections"], list[TileRead]]) -> list[list[TileRead]]:
+    """Read windows around the unknown tiles of a still reading magnified (module docstring):
+    one list per window size of its identified, tile-sized reads (image px), free of
+    overlapping outlines, to be fused with the whole-image readings.
+
+    Args:
+        image: the picture, uint8 (H, W, 3).
+        reads: its still reading (image px).
+        unread: the unknown reads worth a window (the others -- an empty table's felt
+            lettering -- get none and are not counted as tiles around one).
+        windows: window sides in tile lengths (:data:`ZOOM_WINDOWS`; :func:`zoom_windows`).
+        detect: the tile model on one window, uint8 (h, w, 3) -> :class:`Detections` (window
+            px; the caller reads it at :data:`ZOOM_INPUT`).
+        decode: outlines (image px) -> one :class:`TileRead` each, read on ``image``.
+    """
+    from vision.detections import Detections
+    from vision.recognition.overlaps import resolve_overlapping_reads
+
+    looks = []
+    felt = {id(r) for r in reads if r.state == "unknown"} - {id(r) for r in unread}
+    for wins in zoom_windows([r for r in reads if id(r) not in felt], image.shape, windows):
+        parts = []
+        for x0, y0, x1, y1 in wins:
+            d = detect(np.ascontiguousarray(image[y0:y1, x0:x1]))
+            if not len(d):
+                continue
+            d = d.shifted(x0, y0)
+            parts.append(d[inside_window(d.polygon, (x0, y0, x1, y1), image.shape)])
+        dets = Detections.merge(parts)
+        if len(dets):
+            found = [r for r in resolve_overlapping_reads(decode(dets)) if r.state == "face_up"]
+            looks.append([r for r, ok in zip(found, tile_sized(found, reads)) if ok])
+    return looks
