@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from vision.recognition.decode import TileRead
-from vision.recognition.turned import (TURN, agreeing, turn_back, turn_image, turn_region,
-                                      turned_longer, turned_look)
+from vision.recognition.turned import TURN, agreeing, turn_back, turn_image, turned_look
 
 
 def _read(face, polygon, state=None, conf=0.9):
@@ -93,49 +92,6 @@ def test_the_turned_look_adds_what_both_readings_name_and_nothing_else():
     assert turned_look(own, img, read_still, lambda q, c: [_read(None, x) for x in q],
                        fill)[0] is own[0]
 
-
-
-def test_the_live_region_is_the_unknown_tiles_grown_by_two_tile_lengths():
-    tiles = [_read("1-1", [[x, 100], [x + 20, 100], [x + 20, 140], [x, 140]])
-             for x in range(100, 1000, 100)]  # long side 40 px
-    unknown = _read(None, [[500, 300], [520, 300], [520, 340], [500, 340]])
-    reads = tiles + [unknown]
-    # 2 x 40 px on every side of (500, 300, 520, 340), clipped to the 1920 x 1080 picture
-    assert turn_region(reads, [unknown], (1080, 1920, 3)) == (420, 220, 600, 420)
-    edge = _read(None, [[0, 0], [20, 0], [20, 40], [0, 40]])
-    assert turn_region(reads, [edge], (1080, 1920, 3)) == (0, 0, 100, 120)
-    assert turn_region(reads, [], (1080, 1920, 3)) is None
-    # more than half the picture: the whole picture is turned
-    far = _read(None, [[1800, 1000], [1820, 1000], [1820, 1040], [1800, 1040]])
-    assert turn_region(reads, [edge, far], (1080, 1920, 3)) is None
-    assert turned_longer((100, 200)) == pytest.approx(300 / 2 ** 0.5)
-
-
-def test_the_turned_look_on_a_region_reads_the_crop_and_drops_tiles_its_edges_cut():
-    img = np.zeros((400, 600, 3), np.uint8)
-    region = (100, 50, 300, 250)
-    crop_shape = (200, 200, 3)
-    _, m = turn_image(np.zeros(crop_shape, np.uint8))
-    whole = [[180, 120], [200, 120], [200, 160], [180, 160]]  # picture px, inside the crop
-    cut = [[95, 120], [115, 120], [115, 160], [95, 160]]  # across the crop's left edge
-    own = [_read(None, whole)]
-    seen = {}
-
-    def read_still(pic):
-        seen["shape"] = pic.shape
-        local = lambda poly: _turned(np.asarray(poly, float) - [100, 50], m)  # noqa: E731
-        return [_read("4-4", local(whole)), _read("6-6", local(np.clip(
-            np.asarray(cut, float), [100, 0], None)))]
-
-    def decode(polys, conf):
-        seen["decoded"] = polys.round(3).tolist()
-        return [_read("4-4", p) for p in polys]
-
-    got = turned_look(own, img, read_still, decode, lambda rs, add: list(rs) + list(add),
-                      region=region)
-    assert seen["shape"] == (283, 283, 3)  # the 200 x 200 crop turned, not the picture
-    np.testing.assert_allclose(seen["decoded"], [whole], atol=1e-3)  # the cut tile dropped
-    assert [r.face for r in got] == [None, "4-4"]
 
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"

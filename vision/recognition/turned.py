@@ -52,18 +52,10 @@ import numpy as np
 
 from vision.recognition.decode import TileRead
 
-__all__ = ["turn_image", "turn_back", "agreeing", "turned_look", "turn_region", "turned_longer", "TURN",
-           "REGION_MARGIN", "REGION_MAX"]
+__all__ = ["turn_image", "turn_back", "agreeing", "turned_look", "TURN"]
 
 #: The turn of the second reading, degrees counter-clockwise (module docstring).
 TURN: float = 45.0
-
-#: Live video (:func:`turn_region`): the region turned reaches this many tile lengths (the
-#: median long side of the picture's read outlines) beyond the unknown tiles on every side.
-REGION_MARGIN: float = 2.0
-
-#: ... and is the whole picture where it would cover more than this share of it.
-REGION_MAX: float = 0.5
 
 
 def turn_image(image: np.ndarray, degrees: float = TURN) -> tuple[np.ndarray, np.ndarray]:
@@ -139,59 +131,13 @@ def agreeing(turned: Sequence[TileRead], again: Sequence[TileRead]) -> list[Tile
             if a.state == "face_up" and a.face is not None and a.face == t.face]
 
 
-def turned_longer(shape: tuple[int, ...], degrees: float = TURN) -> float:
-    """The longer side, px, of :func:`turn_image`'s canvas for a picture of ``shape``."""
-    h, w = int(shape[0]), int(shape[1])
-    c, s = abs(math.cos(math.radians(degrees))), abs(math.sin(math.radians(degrees)))
-    return max(w * c + h * s, w * s + h * c)
-
-
-def turn_region(reads: Sequence[TileRead], unknown: Sequence[TileRead],
-                shape: tuple[int, ...], margin: float = REGION_MARGIN,
-                most: float = REGION_MAX) -> tuple[int, int, int, int] | None:
-    """The part of the picture worth turning where only some tiles are unknown (live video,
-    where the whole turned picture costs seconds of CPU): the box around the ``unknown``
-    reads grown by ``margin`` tile lengths on every side, clipped to the picture.
-
-    Args:
-        reads: every read of the picture (their median long side is the tile length).
-        unknown: the unknown reads to read again.
-        shape: the picture's shape ``(H, W, ...)``.
-        margin: tile lengths added on every side.
-        most: the whole picture (None) where the box would cover more than this share.
-
-    Returns:
-        ``(x0, y0, x1, y1)`` int px, or None (turn the whole picture).
-    """
-    if not unknown:
-        return None
-    h, w = int(shape[0]), int(shape[1])
-    length = float(np.median([r.long_side for r in reads]))
-    box = np.stack([np.asarray(r.xyxy, np.float64) for r in unknown])
-    grow = margin * length
-    x0, y0 = max(0, int(box[:, 0].min() - grow)), max(0, int(box[:, 1].min() - grow))
-    x1, y1 = min(w, int(math.ceil(box[:, 2].max() + grow))), \
-        min(h, int(math.ceil(box[:, 3].max() + grow)))
-    if x1 <= x0 or y1 <= y0 or (x1 - x0) * (y1 - y0) > most * w * h:
-        return None
-    return x0, y0, x1, y1
-
-
 def turned_look(reads: Sequence[TileRead], image: np.ndarray,
                 read_still: Callable[[np.ndarray], Sequence[TileRead]],
                 decode: Callable[[np.ndarray, np.ndarray], list[TileRead]],
                 fill: Callable[[Sequence[TileRead], Sequence[TileRead]], list[TileRead]],
-                degrees: float = TURN,
-                region: tuple[int, int, int, int] | None = None) -> list[TileRead]:
+                degrees: float = TURN) -> list[TileRead]:
     """Steps 1-3 of the rule (module docstring); the caller runs the veto and the flush guards
     (step 4) where anything was added.
-
-    With ``region`` only that part of the picture is turned and read (live video,
-    :func:`turn_region`): ``read_still`` gets the turned crop (it reads it at input sizes
-    scaled by the crop, so a tile spans the pixels it would in the whole turned picture), and
-    only outlines lying whole inside the crop, clear of its cut edges
-    (:func:`vision.recognition.zoom.inside_window`), are decoded on the picture -- a tile cut
-    by the crop is never read from its part.
 
     Args:
         reads: the picture's own still reading (picture px).
@@ -202,27 +148,14 @@ def turned_look(reads: Sequence[TileRead], image: np.ndarray,
         fill: ``fill(reads, added)``: the added tiles where the reading identified none
             (:func:`vision.recognition.fill.fill_from_second_model` with the picture's own
             per-size reads).
-        degrees: the turn, counter-clockwise.
-        region: ``(x0, y0, x1, y1)`` px, the part of the picture to turn (None: all of it).
 
     Returns:
         the reading with what the turned picture adds, or ``list(reads)`` when it adds
         nothing (the same objects).
     """
     reads = list(reads)
-    if region is None:
-        turned, m = turn_image(image, degrees)
-        got, polys = turn_back(read_still(turned), m, image.shape)
-    else:
-        from vision.recognition.zoom import inside_window
-
-        x0, y0, x1, y1 = region
-        turned, m = turn_image(np.ascontiguousarray(image[y0:y1, x0:x1]), degrees)
-        got, polys = turn_back(read_still(turned), m, (y1 - y0, x1 - x0))
-        polys = polys + np.array([x0, y0], np.float32)
-        inside = inside_window(polys, region, image.shape) if len(got) else []
-        got = [r for r, ok in zip(got, inside) if ok]
-        polys = polys[np.asarray(inside, bool)] if len(inside) else polys[:0]
+    turned, m = turn_image(image, degrees)
+    got, polys = turn_back(read_still(turned), m, image.shape)
     if not got:
         return reads
     conf = np.asarray([r.tile_confidence for r in got], np.float32)
