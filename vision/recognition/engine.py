@@ -53,7 +53,7 @@ from vision.recognition.flush import (cut_either_way, flush_beside, missed_besid
                                       stubby_boxes)
 from vision.recognition.notch import notch_cut, notched
 from vision.recognition.stack import FrameStack
-from vision.recognition.turned import turn_region, turned_longer, turned_look
+from vision.recognition.turned import turned_look
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
@@ -252,8 +252,6 @@ class RecognitionEngine:
         self.still_reuses = 0
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
-        #: the turned look reads only around the unknown tiles (turned.turn_region): live
-        self.turn_crop = False
         self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
         self._first_look: tuple | None = None  # live: the reads standing while it is made
         #: live video: the unread outlines empty still tables show (felt lettering, chips)
@@ -269,7 +267,7 @@ class RecognitionEngine:
         if not on:
             if self.background is not None:
                 self.background.close()
-            self.background, self.turn_crop = None, False
+            self.background = None
             return
         if self.background is not None or len(self.scales) < 2:
             return
@@ -279,7 +277,6 @@ class RecognitionEngine:
         if self.second_detector is not None:
             self.second_detector = Locked(self.second_detector, lock)
         self.background = StillReader(lambda image: self._read_still(image)[0])
-        self.turn_crop = True  # only the region around the unknown tiles is turned (seconds)
 
     def close(self) -> None:
         """Stop the background still reading, if any."""
@@ -383,7 +380,7 @@ class RecognitionEngine:
         d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
         return drop_straddlers(d)
 
-    def _read_still(self, image: np.ndarray, turn: bool = True, scale: float = 1.0
+    def _read_still(self, image: np.ndarray, turn: bool = True
                     ) -> tuple[list[TileRead], Detections]:
         """Read an independent still image at every size of :attr:`scales` and fuse the reads
         (:func:`vision.recognition.scales.fuse_scale_reads`); one size: a single pass. Sizes above the
@@ -417,17 +414,12 @@ class RecognitionEngine:
         where none was identified; the result meets the checks again
         (:mod:`vision.recognition.turned`).
 
-        ``scale``: the input sizes times this (multiples of 32): a crop read as the whole
-        picture it was cut from would be (live video's turned look, :attr:`turn_crop`).
-
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
             outlines (:func:`vision.recognition.overlaps.resolve_overlapping_reads`).
         """
         longer = max(image.shape[:2])
-        scales = self.scales if scale == 1.0 else tuple(max(32, 32 * round(v * scale / 32))
-                                                         for v in self.scales)
-        sizes = tuple(v for v in scales if v <= longer) or (None,)
+        sizes = tuple(v for v in self.scales if v <= longer) or (None,)
         per_scale, looks, first, second = [], [], None, []
 
         def read_outlines(polys: np.ndarray, conf: float | np.ndarray = 1.0) -> list[TileRead]:
@@ -568,20 +560,13 @@ class RecognitionEngine:
             # what that gives meets the guards again (vision.recognition.turned)
             first_reads = [r for rs in per_scale + looks for r in rs]
 
-            region = turn_region(reads, self._unread(reads), image.shape) \
-                if self.turn_crop else None
-            f = 1.0 if region is None else 0.0
-
             def read_turned(pic: np.ndarray) -> list[TileRead]:
-                # its input sizes, as read() counts this picture's; a crop at the sizes that
-                # give its tiles the pixels they have in the whole turned picture
+                # its input sizes, as read() counts this picture's
                 self.detector_runs += max(sum(v <= max(pic.shape[:2]) for v in self.scales), 1)
-                return self._read_still(pic, False, f or max(pic.shape[:2])
-                                        / turned_longer(image.shape))[0]
+                return self._read_still(pic, turn=False)[0]
 
             added = turned_look(reads, image, read_turned, read_outlines,
-                                lambda rs, add: fill_from_second_model(rs, add, first_reads),
-                                region=region)
+                                lambda rs, add: fill_from_second_model(rs, add, first_reads))
             own = {id(r) for r in reads}
             if any(r.state == "face_up" and id(r) not in own for r in added):
                 if second:
