@@ -333,6 +333,9 @@ def main(argv=None) -> int:
                     help="read the pictures with Gaussian noise of this many grey levels added "
                          "(0: as they are): latent wrong faces that turn on a hair show")
     ap.add_argument("--noise-seed", type=int, default=0, help="seed of --noise")
+    ap.add_argument("--last-frame", action="store_true",
+                    help="with --video: the still reading reads the last frame alone, not the "
+                         "mean of the still frames (vision.recognition.stack), to compare")
     ap.add_argument("--frame-noise", type=float, default=0.0,
                     help="with --video: each frame has its own Gaussian noise of this many grey "
                          "levels (a camera's sensor noise over a still table)")
@@ -340,6 +343,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from scoring.errors import InputError
 
+    if args.last_frame:
+        from vision.recognition import stack
+
+        stack.FrameStack.mean = lambda self, image: image.copy()
     try:
         if args.noise < 0:
             raise InputError(f"--noise must be >= 0, got {args.noise}")
