@@ -7,6 +7,8 @@ that folder's README) and reports, per style:
 * tiles: face-up truth tiles (``occluded`` ones apart), found (a reported outline with polygon
   IoU >= 0.5), identified right, unknown, WRONG (a reported face that is not the truth face),
   and extra identified outlines (a face on an outline that matches no truth tile);
+* the same per resolution and degradation group (:func:`scene_groups`: height, tile length,
+  blur, JPEG quality; the rows "by ..." after "all", which counts each scene once);
 * seats: player seats settled, right and WRONG, from ``paigow run SCENE --layout L --json``
   where the layout is built from the truth polygons (one polygon per seat around its tiles);
 * failure classes of every face-up tile not identified right: ``not_found`` (nothing overlaps
@@ -216,6 +218,35 @@ def perturbed_copies(folder: Path, recs: list[dict], sigma: float, seed: int, ou
     return out
 
 
+def scene_groups(rec: dict) -> list[str]:
+    """The resolution and degradation groups a scene is counted in besides its style (issue
+    40): ``"720p"``/``"1080p"`` (its height), and where the truth gives its ``params``
+    (../shared/scenes_cam): tile length (``"tiles <70 px"``, ``"tiles 70-110 px"``,
+    ``"tiles >110 px"``, the median of ``tile_long_px``), ``"blur"`` or ``"no blur"``
+    (``blur_sigma`` > 0), and JPEG quality (``"jpeg <50"``, ``"jpeg 50-79"``, ``"jpeg >=80"``)."""
+    out = [f"{int(rec.get('height') or 0)}p"]
+    p = rec.get("params") or {}
+    lengths = p.get("tile_long_px") or []
+    if lengths:
+        m = float(np.median(lengths))
+        out.append("tiles <70 px" if m < 70 else "tiles 70-110 px" if m <= 110
+                   else "tiles >110 px")
+    if "blur_sigma" in p:
+        out.append("blur" if float(p["blur_sigma"] or 0) > 0 else "no blur")
+    q = p.get("jpeg_quality")
+    if q is not None:
+        out.append("jpeg <50" if q < 50 else "jpeg 50-79" if q < 80 else "jpeg >=80")
+    return out
+
+
+def _group_order(name: str) -> tuple:
+    name = name.removeprefix("by ")
+    order = ("p", "tiles", "blur", "no blur", "jpeg")
+    kind = next((i for i, k in enumerate(order) if (name.endswith(k) if k == "p"
+                                                    else name.startswith(k))), len(order))
+    return kind, name
+
+
 def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
              models: str | None = None, progress: bool = True, scales: str | None = None,
              video: bool = False, backend: str | None = None, noise: float = 0.0,
@@ -251,28 +282,32 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
     else:
         reads = identify(paths, models_dir=models, with_reads=True, progress=progress,
                          scales=sizes, **backend_kw)
-    styles: dict[str, dict] = defaultdict(lambda: {"tiles": Counter(), "fails": Counter(),
-                                                   "seats": Counter(), "seat_reasons": Counter(),
-                                                   "wrong": [], "unsettled": []})
+    def fresh() -> dict:
+        return {"tiles": Counter(), "fails": Counter(), "seats": Counter(),
+                "seat_reasons": Counter(), "wrong": [], "unsettled": []}
+
+    styles: dict[str, dict] = defaultdict(fresh)
+    groups: dict[str, dict] = defaultdict(fresh)  # by resolution and degradation
     with tempfile.TemporaryDirectory() as td:
         for rec, rep in tqdm(list(zip(recs, reads)), desc="scenes", disable=not progress):
             st = styles[rec["style"].removeprefix("render_")]
+            also = [groups["by " + g] for g in scene_groups(rec)]
             t = score_tiles(rec, rep["tiles"])
-            st["tiles"].update(t["counts"])
-            st["fails"].update(t["fails"])
-            st["wrong"] += t["wrong"]
-            if seats:
-                s = score_seats(rec, folder, models, Path(td), scales, backend)
-                st["seats"].update(s["counts"])
-                st["seat_reasons"].update(s["reasons"])
-                st["wrong"] += s["wrong"]
-                st["unsettled"] += s["unsettled"]
+            s = score_seats(rec, folder, models, Path(td), scales, backend) if seats else None
+            for acc in [st] + also:
+                acc["tiles"].update(t["counts"])
+                acc["fails"].update(t["fails"])
+                acc["wrong"] += t["wrong"]
+                if s is not None:
+                    acc["seats"].update(s["counts"])
+                    acc["seat_reasons"].update(s["reasons"])
+                    acc["wrong"] += s["wrong"]
+                    acc["unsettled"] += s["unsettled"]
     out = {}
-    total = {"tiles": Counter(), "fails": Counter(), "seats": Counter(),
-             "seat_reasons": Counter(), "wrong": [], "unsettled": []}
-    for name in sorted(styles) + ["all"]:
-        st = styles[name] if name != "all" else total
-        if name != "all":
+    total = fresh()
+    for name in sorted(styles) + ["all"] + sorted(groups, key=_group_order):
+        st = styles[name] if name in styles else total if name == "all" else groups[name]
+        if name in styles:
             for k in total:
                 total[k] += st[k] if k not in ("wrong", "unsettled") else []
             total["wrong"] += st["wrong"]

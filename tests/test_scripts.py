@@ -125,7 +125,13 @@ def test_eval_scenes_on_two_scenes_counts_every_truth_tile_and_seat():
     assert t["right"] + t["unknown"] + t["wrong"] == t["found"] <= t["true"]
     assert sum(allr["failures"].values()) == t["true"] - t["right"] - t["wrong"]
     assert t["wrong"] == 0 and t["wrong_extra"] == 0 and allr["seats"]["wrong"] == 0
-    assert set(res) == {r["style"].removeprefix("render_") for r in recs} | {"all"}
+    assert {k for k in res if not k.startswith("by ")} == \
+        {r["style"].removeprefix("render_") for r in recs} | {"all"}
+    # each scene also counted once by its resolution (and by its degradation groups)
+    by = {k: v for k, v in res.items() if k.startswith("by ") and k.endswith("p")}
+    assert set(by) == {f"by {rec['height']}p" for rec in recs}
+    assert sum(v["tiles"]["true"] for v in by.values()) == n_true
+    assert sum(v["tiles"]["right"] for v in by.values()) == t["right"]
 
 
 def test_eval_scenes_scoring_classifies_each_outcome():
