@@ -8,7 +8,8 @@ that folder's README) and reports, per style:
   IoU >= 0.5), identified right, unknown, WRONG (a reported face that is not the truth face),
   and extra identified outlines (a face on an outline that matches no truth tile);
 * the same per resolution and degradation group (:func:`scene_groups`: height, tile length,
-  blur, JPEG quality; the rows "by ..." after "all", which counts each scene once);
+  the scene's blur and JPEG quality; the rows "by ..." after "all", which counts each scene
+  once);
 * seats: player seats settled, right and WRONG, from ``paigow run SCENE --layout L --json``
   where the layout is built from the truth polygons (one polygon per seat around its tiles);
 * failure classes of every face-up tile not identified right: ``not_found`` (nothing overlaps
@@ -220,31 +221,39 @@ def perturbed_copies(folder: Path, recs: list[dict], sigma: float, seed: int, ou
 
 def scene_groups(rec: dict) -> list[str]:
     """The resolution and degradation groups a scene is counted in besides its style (issue
-    40): ``"720p"``/``"1080p"`` (its height), and where the truth gives its ``params``
-    (../shared/scenes_cam): tile length (``"tiles <70 px"``, ``"tiles 70-110 px"``,
-    ``"tiles >110 px"``, the median of ``tile_long_px``), ``"blur"`` or ``"no blur"``
-    (``blur_sigma`` > 0), and JPEG quality (``"jpeg <50"``, ``"jpeg 50-79"``, ``"jpeg >=80"``)."""
+    40): ``"720p"``/``"1080p"`` (its height); its tiles' length in the picture (the median long
+    side of the truth polygons: ``"tiles <70 px"``, ``"tiles 70-110 px"``, ``"tiles >110 px"``);
+    and, where the truth gives the scene's composition ``params``, ``"scene blur"`` or
+    ``"scene sharp"`` (``blur_sigma`` > 0) and its JPEG quality (``"scene jpeg <50"``,
+    ``"scene jpeg 50-79"``, ``"scene jpeg >=80"``). The camera folders' own degradation (per
+    picture, seeded: ../shared/scenes_cam/README.md) is not in their truth: their ``params``
+    are the composed scene's."""
     out = [f"{int(rec.get('height') or 0)}p"]
-    p = rec.get("params") or {}
-    lengths = p.get("tile_long_px") or []
-    if lengths:
-        m = float(np.median(lengths))
+    sides = []
+    for seat in rec.get("seats", []):
+        for t in seat.get("tiles", []):
+            q = np.asarray(t["polygon"], np.float64)
+            sides.append(max(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[1])))
+    if sides:
+        m = float(np.median(sides))
         out.append("tiles <70 px" if m < 70 else "tiles 70-110 px" if m <= 110
                    else "tiles >110 px")
+    p = rec.get("params") or {}
     if "blur_sigma" in p:
-        out.append("blur" if float(p["blur_sigma"] or 0) > 0 else "no blur")
+        out.append("scene blur" if float(p["blur_sigma"] or 0) > 0 else "scene sharp")
     q = p.get("jpeg_quality")
     if q is not None:
-        out.append("jpeg <50" if q < 50 else "jpeg 50-79" if q < 80 else "jpeg >=80")
+        out.append("scene jpeg <50" if q < 50 else "scene jpeg 50-79" if q < 80
+                   else "scene jpeg >=80")
     return out
 
 
 def _group_order(name: str) -> tuple:
     name = name.removeprefix("by ")
-    order = ("p", "tiles", "blur", "no blur", "jpeg")
-    kind = next((i for i, k in enumerate(order) if (name.endswith(k) if k == "p"
-                                                    else name.startswith(k))), len(order))
-    return kind, name
+    if name[:-1].isdigit():  # the resolution rows first
+        return 0, int(name[:-1]), name
+    order = ("tiles", "scene blur", "scene sharp", "scene jpeg")
+    return 1 + next((i for i, k in enumerate(order) if name.startswith(k)), len(order)), 0, name
 
 
 def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
