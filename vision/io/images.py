@@ -1,6 +1,7 @@
 """Still images: reading one file as uint8 (H, W, 3) BGR, normalising any decoded array
 (:func:`to_bgr`), and refusing images above :data:`MAX_IMAGE_PIXELS` from their header before
-any pixel is decoded (a decompression bomb: a small PNG that declares 30000 x 30000).
+any pixel is decoded (a decompression bomb: a small PNG that declares 30000 x 30000). Encoding
+a picture as JPEG bytes (:func:`encode_jpeg`: the dealer display's and the pit's pictures).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from scoring.errors import InputError
 
 __all__ = ["IMAGE_EXTENSIONS", "MAX_IMAGE_PIXELS", "to_bgr", "image_size", "check_image_size",
-           "read_image"]
+           "read_image", "encode_jpeg"]
 
 #: File name endings read as still images.
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
@@ -132,3 +133,29 @@ def read_image(path: str | os.PathLike) -> np.ndarray:
     if img is None:
         raise InputError(f"not a readable image: {p}")
     return img
+
+
+def encode_jpeg(image: np.ndarray, quality: int = 80, max_width: int | None = 1280) -> bytes:
+    """JPEG bytes of a BGR picture (the dealer display's frames, :mod:`vision.web.hub`, and
+    the pit's, :mod:`vision.pit.worker`).
+
+    Args:
+        image: uint8 (H, W, 3) BGR or (H, W) grey.
+        quality: JPEG quality 1..100.
+        max_width: pictures wider than this many pixels are scaled down first (aspect kept);
+            None keeps the size.
+
+    Raises:
+        InputError: not an image array, or OpenCV cannot encode it.
+    """
+    img = np.asarray(image)
+    if img.dtype != np.uint8 or img.ndim not in (2, 3) or img.size == 0:
+        raise InputError(f"frame must be a non-empty uint8 (H, W[, 3]) array, got dtype "
+                         f"{img.dtype} shape {img.shape}")
+    if max_width and img.shape[1] > max_width:
+        h = max(1, round(img.shape[0] * max_width / img.shape[1]))
+        img = cv2.resize(img, (int(max_width), int(h)), interpolation=cv2.INTER_AREA)
+    ok, buf = cv2.imencode(".jpg", img, [int(cv2.IMWRITE_JPEG_QUALITY), int(quality)])
+    if not ok:
+        raise InputError(f"cannot encode frame of shape {img.shape} as JPEG")
+    return buf.tobytes()

@@ -61,7 +61,7 @@ class _PipeSink(Sink):
 
     def frame(self, image, frame, result) -> bool:
         from vision.io.views import live_positions_view
-        from vision.web.hub import encode_jpeg
+        from vision.io.images import encode_jpeg
 
         now = time.monotonic()
         jpeg = None

@@ -2,7 +2,10 @@
 position's hands, results and alerts, and pushing every round to the browser (docs/web-api.md).
 
 - :mod:`vision.web.hub`: :class:`~vision.web.hub.LiveFeed` (publish/subscribe: the latest
-  annotated JPEG, the current view, round events).
+  annotated JPEG, the current view, round events), composed of :mod:`vision.web.pubsub` (the
+  picture and its wake-ups, the rounds shown, the subscribers), :mod:`vision.web.dealing` (the
+  live positions while a deal is dealt and read) and :mod:`vision.web.control` (acknowledgements
+  and manual entries into the audit store).
 - :mod:`vision.web.feed`: :class:`~vision.web.feed.PipelineFeed` (the session's frame loop,
   :mod:`vision.session`, publishing to the hub).
 - :mod:`vision.web.health`: the camera's state for the page and ``GET /healthz`` (503 once
