@@ -5,9 +5,18 @@ consumed, unchanged in shape, by the ``events.jsonl`` writer, the audit store
 (:mod:`vision.audit`), the integrity alerts (:mod:`vision.table.alerts`), the overlay
 (:mod:`vision.io.overlay`, through :mod:`vision.io.views`) and the dealer display
 (:mod:`vision.web`). Its JSON form (:meth:`RoundEvent.to_dict`) is specified in
-``docs/round-event.md`` and checked by the JSON Schema ``docs/round-event.schema.json``;
-:meth:`RoundEvent.from_dict` reads it back (the audit store's payloads, an ``events.jsonl``
-line).
+``docs/round-event.md``; :meth:`RoundEvent.from_dict` reads it back (the audit store's
+payloads, an ``events.jsonl`` line).
+
+The event and its parts are pydantic models, and the JSON Schema
+``docs/round-event.schema.json`` is generated from them (:func:`round_event_schema`;
+``python -m vision.schema --write-schema`` rewrites the file, a test checks it is current).
+The constraints of the schema are the models' own: literals (tile states, results, roles,
+position ids), patterns (faces, exact decimals, time, source id), lengths, ``extra="forbid"``
+where the JSON form admits no other key. The few rules across fields that pydantic cannot
+express (a settled round has a bank and no reason, a settled seat has a net, ...) are JSON
+Schema given in the models' ``json_schema_extra``; they are checked by the schema, not when an
+event is constructed.
 
 Every round is accounted for: a round that could not be settled (banker unreadable, tiles
 covered until the table was cleared, a duplicate face at the banker) is a :class:`RoundEvent`
@@ -20,23 +29,53 @@ own viewpoint. Pixel values are image pixels of the frame named by ``source`` /
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Annotated, Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypeAliasType, TypedDict
 
 from scoring.errors import InputError
+from scoring.settle import POSITIONS
 
 __all__ = ["RoundEvent", "round_number", "PositionOutcome", "TileRecord", "Alert", "AlertCode",
-           "UnreadReason", "BankTotals", "SCHEMA_FILE", "TILE_STATES", "RESULTS"]
+           "UnreadReason", "BankTotals", "HouseWay", "RoundExtensions", "ManualBlock",
+           "ManualEntry", "SCHEMA_FILE", "SCHEMA_ID", "TILE_STATES", "RESULTS",
+           "round_event_schema", "schema_text"]
 
 #: The JSON Schema of :meth:`RoundEvent.to_dict` (in the repository's docs/; not installed
-#: with a wheel, so it is read by tests and tools only).
+#: with a wheel, so it is read by tests and tools only). Generated: :func:`schema_text`.
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "docs" / "round-event.schema.json"
+#: The schema's ``$id``.
+SCHEMA_ID = "https://github.com/paigow-vision/paigow-vision/docs/round-event.schema.json"
 #: A tile's state as read from the picture.
 TILE_STATES = ("face_up", "face_down", "unknown")
 #: A position's result against the bank (``None`` for the bank itself).
 RESULTS = ("win", "lose", "push", "not_settled")
+
+_DECIMAL = r"^-?[0-9]+(\.[0-9]+)?$"
+_FACE = r"^[1-6]-[1-6]$"
+_TIME = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+         r"(Z|[+-][0-9]{2}:[0-9]{2})$")
+_SOURCE_ID = r"^(file|live)-[0-9a-f]{16}$"
+
+# Named types: each is one entry of the schema's "$defs" (its name there).
+#: An exact decimal string (money, commission rates): ``"-1"``, ``"0.95"``.
+DecimalText = TypeAliasType("decimal", Annotated[str, Field(pattern=_DECIMAL)])
+#: A position of the table: ``"dealer"``, ``"1"`` .. ``"7"`` (:data:`scoring.settle.POSITIONS`).
+PositionId = TypeAliasType("position_id", Literal[POSITIONS])  # type: ignore[valid-type]
+#: A tile face, low half first: ``"1-5"``.
+Face = TypeAliasType("face", Annotated[str, Field(pattern=_FACE)])
+#: A hand: two faces.
+Hand = TypeAliasType("hand", Annotated[tuple[Face, ...], Field(min_length=2, max_length=2)])
+#: A tile's state (:data:`TILE_STATES`).
+State = TypeAliasType("state", Literal[TILE_STATES])  # type: ignore[valid-type]
+_Confidence = Annotated[float, Field(ge=0, le=1)]
+_Point = Annotated[tuple[float, ...], Field(min_length=2, max_length=2)]
+_Name = Annotated[str, Field(min_length=1)]
 
 
 class AlertCode(StrEnum):
@@ -79,8 +118,40 @@ def _text(v) -> str | None:
     return None if v is None else str(v)
 
 
-@dataclass(frozen=True)
-class TileRecord:
+class _Part(BaseModel):
+    """A frozen part of the round event. Constructed like the dataclasses it replaces:
+    positional arguments in field order, or keywords; an unknown keyword is a TypeError.
+    A value that breaks a field's type or constraint raises ``pydantic.ValidationError`` (a
+    ``ValueError``); :meth:`_build` (used by the ``from_dict`` readers) turns it into an
+    InputError naming ``where`` and the field."""
+
+    model_config = ConfigDict(frozen=True, json_schema_serialization_defaults_required=True)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        names = list(type(self).model_fields)
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional "
+                            f"arguments ({len(args)} given)")
+        for name, value in zip(names, args):
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__} got multiple values for {name!r}")
+            kwargs[name] = value
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} got unexpected keyword(s) {unknown}")
+        super().__init__(**kwargs)
+
+    @classmethod
+    def _build(cls, where: str, **kwargs: Any):
+        try:
+            return cls(**kwargs)
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            loc = "/".join(str(p) for p in e["loc"])
+            raise InputError(f"{where}: {loc}: {e['msg']} (got {e.get('input')!r})") from None
+
+
+class TileRecord(_Part):
     """One tile of the frame a round was taken from.
 
     Attributes:
@@ -92,27 +163,30 @@ class TileRecord:
         position: the position holding it (``"dealer"``, ``"1".."7"``) or None.
     """
 
-    face: str | None
-    state: str
-    confidence: float
-    xyxy: tuple[float, float, float, float]
-    polygon: tuple[tuple[float, float], ...]
-    position: str | None = None
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "description": "One tile of the round's frame (image pixels)."})
+
+    face: Face | None
+    state: State
+    confidence: _Confidence
+    xyxy: Annotated[tuple[float, ...], Field(min_length=4, max_length=4)]
+    polygon: Annotated[tuple[_Point, ...], Field(min_length=4, max_length=4)]
+    position: PositionId | None = None
 
     def to_dict(self) -> dict:
         """JSON form: ``{"face", "state", "confidence", "xyxy", "polygon", "position"}``."""
-        return {"face": self.face, "state": self.state, "confidence": self.confidence,
-                "xyxy": list(self.xyxy), "polygon": [list(p) for p in self.polygon],
-                "position": self.position}
+        return self.model_dump(mode="json")
 
     @classmethod
     def from_dict(cls, d: Mapping, where: str = "tile") -> "TileRecord":
-        """Inverse of :meth:`to_dict`. Raises InputError naming a missing key."""
-        return cls(_need(d, "face", where), str(_need(d, "state", where)),
-                   float(_need(d, "confidence", where)),
-                   tuple(float(v) for v in _need(d, "xyxy", where)),
-                   tuple((float(x), float(y)) for x, y in _need(d, "polygon", where)),
-                   d.get("position"))
+        """Inverse of :meth:`to_dict`. Raises InputError naming a missing or invalid key."""
+        return cls._build(where, face=_need(d, "face", where),
+                          state=str(_need(d, "state", where)),
+                          confidence=float(_need(d, "confidence", where)),
+                          xyxy=tuple(float(v) for v in _need(d, "xyxy", where)),
+                          polygon=tuple((float(x), float(y))
+                                        for x, y in _need(d, "polygon", where)),
+                          position=d.get("position"))
 
     @classmethod
     def from_read(cls, read, position: str | None = None) -> "TileRecord":
@@ -122,8 +196,7 @@ class TileRecord:
                    tuple(tuple(p) for p in d["polygon"]), position)
 
 
-@dataclass(frozen=True)
-class Alert:
+class Alert(_Part):
     """Something a surveillance team should look at (``docs/round-event.md``, alerts).
 
     Attributes:
@@ -133,14 +206,17 @@ class Alert:
         detail: one readable line.
     """
 
-    kind: AlertCode | str
-    position: str | None
-    detail: str
+    model_config = ConfigDict(json_schema_extra={
+        "description": "Something a surveillance team should look at (docs/round-event.md)."})
 
-    def __post_init__(self) -> None:
-        kind = str(self.kind)
-        if kind in _ALERT_CODES:
-            object.__setattr__(self, "kind", _ALERT_CODES[kind])
+    kind: _Name
+    position: str | None
+    detail: str | None
+
+    @field_validator("kind")
+    @classmethod
+    def _code(cls, kind: str) -> str:
+        return _ALERT_CODES.get(str(kind), kind)
 
     def to_dict(self) -> dict:
         """JSON form ``{"kind", "position", "detail"}`` (``kind`` as its plain string)."""
@@ -149,12 +225,30 @@ class Alert:
     @classmethod
     def from_dict(cls, d: Mapping, where: str = "alert") -> "Alert":
         """Inverse of :meth:`to_dict`."""
-        return cls(str(_need(d, "kind", where)), _text(d.get("position")),
-                   str(d.get("detail", "")))
+        return cls._build(where, kind=str(_need(d, "kind", where)),
+                          position=_text(d.get("position")), detail=str(d.get("detail", "")))
 
 
-@dataclass(frozen=True)
-class PositionOutcome:
+class HouseWay(TypedDict):
+    """The house way's setting of a position's tiles: ``{"high": hand, "low": hand}``."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid", json_schema_extra={  # type: ignore[misc]
+        "description": "The house way's setting of the position's tiles."})
+
+    high: Hand
+    low: Hand
+
+
+def _decimal() -> dict:
+    return {"type": "string", "pattern": _DECIMAL}
+
+
+def _hand() -> dict:
+    return {"type": "array", "items": {"type": "string", "pattern": _FACE},
+            "minItems": 2, "maxItems": 2}
+
+
+class PositionOutcome(_Part):
     """What one position showed and how it was settled.
 
     Attributes:
@@ -171,20 +265,36 @@ class PositionOutcome:
         reason: why the position was not settled (None when it was).
     """
 
-    tiles: tuple[str | None, ...]
-    states: tuple[str, ...]
-    confidence: tuple[float, ...]
-    high: tuple[str, ...] | None = None
-    low: tuple[str, ...] | None = None
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "description": "What one position showed and how it was settled (every key always "
+                       "present).",
+        # rules across fields (checked by the schema only)
+        "allOf": [
+            {"if": {"properties": {"result": {"const": "not_settled"}}},
+             "then": {"properties": {"reason": {"type": "string"}}}},
+            {"if": {"properties": {"result": {"enum": ["win", "lose", "push"]}}},
+             "then": {"properties": {"net": _decimal()},
+                      "anyOf": [
+                          {"properties": {"high": _hand(), "low": _hand()}},
+                          {"properties": {"high": {"type": "null"}, "low": {"type": "null"},
+                                          "states": {"contains": {"const": "unknown"}}}}]}},
+            {"if": {"properties": {"result": {"const": None}}},
+             "then": {"properties": {"role": {"const": "banker"}, "net": _decimal()}}}]})
+
+    tiles: tuple[Face | None, ...]
+    states: tuple[State, ...]
+    confidence: tuple[_Confidence, ...]
+    high: Hand | None = None
+    low: Hand | None = None
     high_hand: str | None = None
     low_hand: str | None = None
-    house_way: Mapping[str, tuple[str, ...]] | None = None
+    house_way: HouseWay | None = None
     is_house_way: bool | None = None
-    role: str = "player"
-    result: str | None = "not_settled"
-    bet: str | None = None
-    net: str | None = None
-    commission: str | None = None
+    role: Literal["banker", "player"] = "player"
+    result: Literal[RESULTS] | None = "not_settled"  # type: ignore[valid-type]
+    bet: DecimalText | None = None
+    net: DecimalText | None = None
+    commission: DecimalText | None = None
     mis_set: bool = False
     reason: str | None = None
 
@@ -196,33 +306,26 @@ class PositionOutcome:
 
     def to_dict(self) -> dict:
         """JSON form (every key always present; see ``docs/round-event.md``)."""
-        hw = None if self.house_way is None else {k: list(v) for k, v in self.house_way.items()}
-        return {"tiles": list(self.tiles), "states": list(self.states),
-                "confidence": list(self.confidence),
-                "high": None if self.high is None else list(self.high),
-                "low": None if self.low is None else list(self.low),
-                "high_hand": self.high_hand, "low_hand": self.low_hand,
-                "house_way": hw, "is_house_way": self.is_house_way, "role": self.role,
-                "result": self.result, "bet": self.bet, "net": self.net,
-                "commission": self.commission, "mis_set": self.mis_set, "reason": self.reason}
+        return self.model_dump(mode="json")
 
     @classmethod
     def from_dict(cls, d: Mapping, where: str = "position") -> "PositionOutcome":
         """Inverse of :meth:`to_dict` (keys other than ``tiles`` may be missing)."""
         tup = (lambda v: None if v is None else tuple(v))
         hw = d.get("house_way")
-        return cls(tuple(_need(d, "tiles", where)), tuple(d.get("states") or ()),
-                   tuple(float(c) for c in d.get("confidence") or ()),
-                   tup(d.get("high")), tup(d.get("low")), d.get("high_hand"),
-                   d.get("low_hand"),
-                   None if hw is None else {k: tuple(v) for k, v in hw.items()},
-                   d.get("is_house_way"), str(d.get("role") or "player"), d.get("result"),
-                   _text(d.get("bet")), _text(d.get("net")), _text(d.get("commission")),
-                   bool(d.get("mis_set", False)), d.get("reason"))
+        return cls._build(
+            where, tiles=tuple(_need(d, "tiles", where)), states=tuple(d.get("states") or ()),
+            confidence=tuple(float(c) for c in d.get("confidence") or ()),
+            high=tup(d.get("high")), low=tup(d.get("low")), high_hand=d.get("high_hand"),
+            low_hand=d.get("low_hand"),
+            house_way=None if hw is None else {k: tuple(v) for k, v in hw.items()},
+            is_house_way=d.get("is_house_way"), role=str(d.get("role") or "player"),
+            result=d.get("result"), bet=_text(d.get("bet")), net=_text(d.get("net")),
+            commission=_text(d.get("commission")), mis_set=bool(d.get("mis_set", False)),
+            reason=d.get("reason"))
 
 
-@dataclass(frozen=True)
-class BankTotals:
+class BankTotals(_Part):
     """The bank's side of a settled round (exact decimal strings).
 
     Attributes:
@@ -231,26 +334,63 @@ class BankTotals:
         commission_total: every commission of the round.
     """
 
-    gross: str
-    commission: str
-    net: str
-    house_net: str
-    commission_total: str
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "description": "The bank's side of a settled round."})
+
+    gross: DecimalText
+    commission: DecimalText
+    net: DecimalText
+    house_net: DecimalText
+    commission_total: DecimalText
 
     def to_dict(self) -> dict:
         """JSON form."""
-        return {"gross": self.gross, "commission": self.commission, "net": self.net,
-                "house_net": self.house_net, "commission_total": self.commission_total}
+        return self.model_dump(mode="json")
 
     @classmethod
     def from_dict(cls, d: Mapping, where: str = "bank") -> "BankTotals":
         """Inverse of :meth:`to_dict`."""
-        return cls(*(str(_need(d, k, where)) for k in
-                     ("gross", "commission", "net", "house_net", "commission_total")))
+        return cls._build(where, **{k: str(_need(d, k, where)) for k in
+                                    ("gross", "commission", "net", "house_net",
+                                     "commission_total")})
 
 
-@dataclass(frozen=True)
-class RoundEvent:
+class ManualEntry(BaseModel):
+    """One face a supervisor entered (:mod:`vision.audit.entries`): the tile's index in the
+    round's ``tiles``, its position, the face, what the camera read there."""
+
+    model_config = ConfigDict(json_schema_extra={"description": "One face entered."})
+
+    tile: Annotated[int, Field(ge=0)]
+    position: PositionId | None = None
+    face: Face
+    camera: dict[str, Any]
+
+
+class ManualBlock(BaseModel):
+    """The ``manual`` block of a round re-settled from a supervisor's entry
+    (:func:`vision.audit.entries.manual_round`)."""
+
+    model_config = ConfigDict(json_schema_extra={
+        "description": "The supervisor's entry a manual record was settled from."})
+
+    round_time: str
+    camera_record: int | None = None
+    entries: Annotated[list[ManualEntry], Field(min_length=1)]
+    by: str | None = None
+
+
+class RoundExtensions(BaseModel):
+    """Keys a round event may carry beside :class:`RoundEvent`'s fields (kept in
+    :attr:`RoundEvent.extra`, never required): their schema is part of the event's."""
+
+    kind: Literal["round", "manual"] = Field(
+        "round", description="absent for the camera's events; manual: re-settled from a "
+                             "supervisor's entry")
+    manual: ManualBlock | SkipJsonSchema[None] = None
+
+
+class RoundEvent(_Part):
     """One round of one table, settled or not (``docs/round-event.md``).
 
     Attributes:
@@ -260,6 +400,11 @@ class RoundEvent:
         source: the source spec (camera index, URL, video, folder, glob, ``demo:<seed>``).
         source_file: the file the round's frame came from (an image of a folder, the video
             file), or None for cameras and streams.
+        source_id: a stable id of where the round's frame came from (``file-<16 hex>`` of a
+            file's content: its size and first and last MiB; ``live-<16 hex>`` of a camera's
+            redacted URL; :func:`vision.sources.source_id`), or None in events of older
+            versions (then absent from the JSON form). The audit store's exactly-once key uses
+            it instead of the typed path.
         frame_index: index of the round's frame in the source.
         rules: rule profile (``"pa"``, ``"nj"``); commission: rate, exact decimal text;
         house_way: house way name; model_version: ``"tiles-<sha8>+pips-<sha8>"``.
@@ -269,47 +414,63 @@ class RoundEvent:
         positions: position -> :class:`PositionOutcome`, table order (dealer first).
         alerts: :class:`Alert` s of the round.
         tiles: every tile of the round's frame (:class:`TileRecord`).
-        bank: :class:`BankTotals` when the round settled, else None.
-        source_id: a stable id of where the round's frame came from (``file-<16 hex>`` of a
-            file's content: its size and first and last MiB; ``live-<16 hex>`` of a camera's redacted
-            URL; :func:`vision.sources.source_id`), or None in events of older versions. The
-            audit store's exactly-once key uses it instead of the typed path.
+        bank: :class:`BankTotals` when the round settled, else None (then absent from the
+            JSON form).
+        extra: the keys of the JSON form this version does not model (``kind`` and
+            ``manual`` of a supervisor's record, :class:`RoundExtensions`; anything else),
+            written back after the others in their order.
     """
 
-    round_id: str
-    table_id: str
-    time: str
+    model_config = ConfigDict(json_schema_extra={
+        "description": "One round of one table, settled or not, as written to events.jsonl, "
+                       "stored in the audit store and pushed to the dealer display "
+                       "(docs/round-event.md; vision.schema.RoundEvent).",
+        # rules across fields (checked by the schema only)
+        "allOf": [
+            {"if": {"properties": {"settled": {"const": True}}},
+             "then": {"required": ["bank"], "properties": {"reason": {"type": "null"}}},
+             "else": {"properties": {"reason": {"type": "string"}},
+                      "not": {"required": ["bank"]}}}]})
+
+    round_id: _Name
+    table_id: _Name
+    time: Annotated[str, Field(pattern=_TIME)]
     source: str
     source_file: str | None
-    frame_index: int
+    source_id: Annotated[str, Field(pattern=_SOURCE_ID)] | SkipJsonSchema[None] = None
+    frame_index: Annotated[int, Field(ge=0)]
     rules: str
-    commission: str
+    commission: DecimalText
     house_way: str
     model_version: str
-    banker_position: str
+    banker_position: PositionId
     settled: bool
     reason: str | None
-    positions: Mapping[str, PositionOutcome]
+    positions: dict[PositionId, PositionOutcome]
     alerts: tuple[Alert, ...] = ()
     tiles: tuple[TileRecord, ...] = ()
-    bank: BankTotals | None = None
-    source_id: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    bank: BankTotals | SkipJsonSchema[None] = None
+    extra: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler):
+        """The generated schema, with :class:`RoundExtensions`' keys as optional properties and
+        the keys the JSON form omits when None (``source_id``, ``bank``) not required."""
+        json_schema = handler(core_schema)
+        own = handler.resolve_ref_schema(json_schema)
+        ext = handler.resolve_ref_schema(handler(RoundExtensions.__pydantic_core_schema__))
+        own["properties"].update(ext["properties"])
+        own["required"] = [k for k in own.get("required", []) if k not in _OMIT_NONE]
+        return json_schema
 
     def to_dict(self) -> dict:
-        """The JSON form (``docs/round-event.schema.json``): a new dict of plain values."""
-        d = {"round_id": self.round_id, "table_id": self.table_id, "time": self.time,
-             "source": self.source, "source_file": self.source_file,
-             **({"source_id": self.source_id} if self.source_id is not None else {}),
-             "frame_index": self.frame_index, "rules": self.rules,
-             "commission": self.commission, "house_way": self.house_way,
-             "model_version": self.model_version, "banker_position": self.banker_position,
-             "settled": self.settled, "reason": self.reason,
-             "positions": {p: o.to_dict() for p, o in self.positions.items()},
-             "alerts": [a.to_dict() for a in self.alerts],
-             "tiles": [t.to_dict() for t in self.tiles]}
-        if self.bank is not None:
-            d["bank"] = self.bank.to_dict()
+        """The JSON form (``docs/round-event.schema.json``): a new dict of plain values, in
+        field order, ``source_id`` and ``bank`` left out when None, then :attr:`extra`."""
+        d = self.model_dump(mode="json")
+        for k in _OMIT_NONE:
+            if d[k] is None:
+                del d[k]
+        d["alerts"] = [a.to_dict() for a in self.alerts]
         d.update(self.extra)
         return d
 
@@ -318,35 +479,77 @@ class RoundEvent:
         """Read the JSON form back (keys this version does not know are kept in ``extra``).
 
         Raises:
-            InputError: a missing required key (named with ``where``).
+            InputError: a missing required key or a value the model refuses (named with
+                ``where``).
         """
-        known = {"round_id", "table_id", "time", "source", "source_file", "source_id",
-                 "frame_index",
-                 "rules", "commission", "house_way", "model_version", "banker_position",
-                 "settled", "reason", "positions", "alerts", "tiles", "bank"}
         positions = _need(d, "positions", where)
+        if not isinstance(positions, Mapping):
+            raise InputError(f"{where}: positions is not an object")
         bank = d.get("bank")
-        return cls(str(_need(d, "round_id", where)), str(d.get("table_id", "table-1")),
-                   str(_need(d, "time", where)), str(d.get("source", "")),
-                   d.get("source_file"), int(d.get("frame_index", 0)),
-                   str(d.get("rules", "pa")), str(d.get("commission", "")),
-                   str(d.get("house_way", "reference")), str(d.get("model_version", "unknown")),
-                   str(d.get("banker_position", "dealer")),
-                   bool(d.get("settled", bank is not None)), d.get("reason"),
-                   {str(p): PositionOutcome.from_dict(o, f"{where}: position {p}")
-                    for p, o in positions.items()},
-                   tuple(Alert.from_dict(a, f"{where}: alert") for a in d.get("alerts") or ()),
-                   tuple(TileRecord.from_dict(t, f"{where}: tile") for t in d.get("tiles") or ()),
-                   None if bank is None else BankTotals.from_dict(bank, f"{where}: bank"),
-                   d.get("source_id"),
-                   {k: v for k, v in d.items() if k not in known})
+        return cls._build(
+            where, round_id=str(_need(d, "round_id", where)),
+            table_id=str(d.get("table_id", "table-1")), time=str(_need(d, "time", where)),
+            source=str(d.get("source", "")), source_file=d.get("source_file"),
+            source_id=d.get("source_id"), frame_index=int(d.get("frame_index", 0)),
+            rules=str(d.get("rules", "pa")), commission=str(d.get("commission", "")),
+            house_way=str(d.get("house_way", "reference")),
+            model_version=str(d.get("model_version", "unknown")),
+            banker_position=str(d.get("banker_position", "dealer")),
+            settled=bool(d.get("settled", bank is not None)), reason=d.get("reason"),
+            positions={str(p): PositionOutcome.from_dict(o, f"{where}: position {p}")
+                       for p, o in positions.items()},
+            alerts=tuple(Alert.from_dict(a, f"{where}: alert") for a in d.get("alerts") or ()),
+            tiles=tuple(TileRecord.from_dict(t, f"{where}: tile")
+                        for t in d.get("tiles") or ()),
+            bank=None if bank is None else BankTotals.from_dict(bank, f"{where}: bank"),
+            extra={k: v for k, v in d.items() if k not in _KNOWN})
 
     def with_alerts(self, alerts) -> "RoundEvent":
         """A copy with ``alerts`` (dicts or :class:`Alert` s) as its alerts."""
-        from dataclasses import replace
+        return self.model_copy(update={"alerts": tuple(
+            a if isinstance(a, Alert) else Alert.from_dict(a) for a in alerts)})
 
-        return replace(self, alerts=tuple(a if isinstance(a, Alert) else Alert.from_dict(a)
-                                          for a in alerts))
+
+_KNOWN = frozenset(RoundEvent.model_fields) - {"extra"}
+
+
+#: The fields the JSON form leaves out when they are None.
+_OMIT_NONE = ("source_id", "bank")
+
+
+def _tidy(node: Any) -> Any:
+    """The schema without the annotations pydantic adds that do not constrain (``title`` of
+    every model and field, ``default``); ``properties`` maps are kept whole."""
+    if isinstance(node, list):
+        return [_tidy(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for k, v in node.items():
+        if k in ("title", "default"):
+            continue
+        if k in ("properties", "$defs"):
+            out[k] = {name: _tidy(s) for name, s in v.items()}
+        else:
+            out[k] = _tidy(v)
+    return out
+
+
+def round_event_schema() -> dict:
+    """The JSON Schema (draft 2020-12) of :meth:`RoundEvent.to_dict`: pydantic's
+    ``RoundEvent.model_json_schema(mode="serialization")`` with one documented
+    post-processing step: ``$schema``, ``$id`` and ``title`` put first, and the ``title``
+    and ``default`` annotations pydantic adds to every model and field removed (they
+    constrain nothing). ``docs/round-event.schema.json`` is :func:`schema_text` of it."""
+    generated = _tidy(RoundEvent.model_json_schema(mode="serialization"))
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
+            "title": "Round event", **generated}
+
+
+def schema_text() -> str:
+    """The text of ``docs/round-event.schema.json``: :func:`round_event_schema` as JSON,
+    indented by two spaces, keys in generated order, a final newline."""
+    return json.dumps(round_event_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
 def round_number(round_id) -> int:
@@ -355,3 +558,35 @@ def round_number(round_id) -> int:
             and round_id[1:].isdigit():
         return int(round_id[1:])
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vision.schema [--write-schema | --check-schema]``: print the generated
+    schema, write it to :data:`SCHEMA_FILE`, or exit 1 when the file differs from it."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m vision.schema",
+                                 description="The round event's JSON Schema, generated from "
+                                             "vision.schema.RoundEvent.")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--write-schema", action="store_true",
+                       help=f"write it to {SCHEMA_FILE}")
+    group.add_argument("--check-schema", action="store_true",
+                       help="exit 1 when the file differs from the generated schema")
+    args = ap.parse_args(argv)
+    text = schema_text()
+    if args.write_schema:
+        SCHEMA_FILE.write_text(text, encoding="utf-8")
+        print(f"wrote {SCHEMA_FILE}")
+    elif args.check_schema:
+        same = SCHEMA_FILE.is_file() and SCHEMA_FILE.read_text(encoding="utf-8") == text
+        print(f"{SCHEMA_FILE}: {'up to date' if same else 'differs from the generated schema'}")
+        return 0 if same else 1
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

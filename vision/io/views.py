@@ -267,25 +267,33 @@ def round_summary(event: Mapping) -> dict:
             "alerts": len(event.get("alerts") or [])}
 
 
-def settlement_table(event: Mapping) -> str:
-    """Readable settlement table of one round event (JSON form): a header, one line per
-    position, the round's reason when it did not settle, its alerts."""
-    lines = [f"round {event['round_id']}  table {event['table_id']}  banker "
-             f"{event['banker_position']}  rules {event['rules']}  commission {event['commission']}"
-             + (f"  source {event['source_file']}" if event.get("source_file") else "")]
+def settlement_table(event) -> str:
+    """Readable settlement table of one round event (a :class:`vision.schema.RoundEvent` or
+    its JSON form): a header, one line per position, the round's reason when it did not
+    settle, its alerts.
+
+    Raises:
+        InputError: a JSON form that is not a round event (:meth:`RoundEvent.from_dict`).
+    """
+    from vision.schema import RoundEvent
+
+    ev = event if isinstance(event, RoundEvent) else RoundEvent.from_dict(event)
+    lines = [f"round {ev.round_id}  table {ev.table_id}  banker "
+             f"{ev.banker_position}  rules {ev.rules}  commission {ev.commission}"
+             + (f"  source {ev.source_file}" if ev.source_file else "")]
     lines.append(f"{'position':<9}{'high':<12}{'low':<12}{'high hand':<22}{'low hand':<22}"
                  f"{'result':<12}{'net':>8}")
-    for p, e in event["positions"].items():
-        hi = " ".join(e["high"]) if e.get("high") else "-"
-        lo = " ".join(e["low"]) if e.get("low") else "-"
-        res = "banker" if e.get("role") == "banker" and e.get("result") is None else e.get("result")
-        line = (f"{p:<9}{hi:<12}{lo:<12}{str(e.get('high_hand') or '-'):<22}"
-                f"{str(e.get('low_hand') or '-'):<22}{str(res):<12}{str(e.get('net') or '-'):>8}")
-        if res == "not_settled" and e.get("reason"):
-            line += f"  ({e['reason']})"
+    for p, e in ev.positions.items():
+        hi = " ".join(e.high) if e.high else "-"
+        lo = " ".join(e.low) if e.low else "-"
+        res = "banker" if e.role == "banker" and e.result is None else e.result
+        line = (f"{p:<9}{hi:<12}{lo:<12}{str(e.high_hand or '-'):<22}"
+                f"{str(e.low_hand or '-'):<22}{str(res):<12}{str(e.net or '-'):>8}")
+        if res == "not_settled" and e.reason:
+            line += f"  ({e.reason})"
         lines.append(line)
-    if event.get("settled") is False:
-        lines.append(f"NOT SETTLED: {event.get('reason') or 'no reason given'}")
-    for a in event.get("alerts", []):
-        lines.append(f"alert {a['kind']} at {a['position']}: {a['detail']}")
+    if not ev.settled:
+        lines.append(f"NOT SETTLED: {ev.reason or 'no reason given'}")
+    for a in ev.alerts:
+        lines.append(f"alert {a.kind} at {a.position}: {a.detail}")
     return "\n".join(lines)
