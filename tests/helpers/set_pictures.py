@@ -8,7 +8,6 @@ shown before play), each scaled to a long side of ``tile_px``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -19,29 +18,15 @@ REALDATA = ROOT.parent / "shared" / "realdata"
 
 def load_faces(folder: str, root: Path = REALDATA) -> dict[str, np.ndarray]:
     """``{face: BGRA uint8 picture cut to the tile, upright}`` of every one-face picture of
-    ``folder`` (the first picture of a face wins)."""
-    import cv2
+    ``folder`` (the first picture of a face wins; cut as ``scripts/eval_composed.py`` does)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from eval_composed import load_tiles
 
     out: dict[str, np.ndarray] = {}
-    for line in (root / "labels.jsonl").read_text().splitlines():
-        rec = json.loads(line)
-        if not rec["file"].startswith(folder + "/") or not rec.get("tiles") \
-                or len(rec["tiles"]) != 1 or rec["tiles"][0] in out:
-            continue
-        im = cv2.imread(str(root / rec["file"]), cv2.IMREAD_UNCHANGED)
-        if im is None:
-            continue
-        if im.ndim == 2:
-            im = cv2.cvtColor(im, cv2.COLOR_GRAY2BGR)
-        if im.shape[2] == 3:
-            im = np.dstack([im, np.full(im.shape[:2], 255, np.uint8)])
-        ys, xs = np.nonzero(im[:, :, 3] > 128)
-        if not len(xs):
-            continue
-        im = im[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
-        if im.shape[1] > im.shape[0]:
-            im = np.ascontiguousarray(np.rot90(im))
-        out[rec["tiles"][0]] = im
+    for im, face in load_tiles(root, folder):
+        out.setdefault(face, im)
     return out
 
 

@@ -28,23 +28,12 @@ from typing import Any
 
 from scoring.errors import InputError
 
+from vision.audit.store import fsync_dir as _fsync_dir
+
 __all__ = ["Spool", "SPOOL_NAME"]
 
 #: The spool's file name inside the store's key-frame folder.
 SPOOL_NAME = "spool.jsonl"
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(str(path), os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class Spool:

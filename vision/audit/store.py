@@ -36,7 +36,9 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Flush a folder's entries (a file created or renamed in it) to disk; quiet where the
+    platform cannot (the write itself was fsynced)."""
     try:
         fd = os.open(str(path), os.O_RDONLY)
     except OSError:
@@ -412,7 +414,7 @@ class AuditStore:
             if isinstance(exc, OSError) and not exc.filename:  # name the file (disk full)
                 raise OSError(exc.errno, exc.strerror, str(final)) from None
             raise
-        _fsync_dir(self.frames_dir)
+        fsync_dir(self.frames_dir)
         return name, sha, final
 
     # ---------------------------------------------------------------- reading
