@@ -43,9 +43,11 @@ def _add_integrity_options(p, title: str = "verification first (as 'paigow audit
     _add_verify_options(g)
 
 
-def _verify_first(args):
-    """Verify the store before a report or payout check reads it: the
-    :class:`~vision.audit.VerifyResult` (broken only with ``--force``).
+def verify_first(args, db=None):
+    """Verify the store (``db``, default ``args.db``) before a report, a payout check or a
+    re-audit's comparison reads it, with the verification options ``args`` carries
+    (``--anchor``, ``--allow-after``, ``--key-file``, ``--no-frames``, ``--frames-dir``,
+    ``--force``): the :class:`~vision.audit.VerifyResult` (broken only with ``--force``).
 
     Raises:
         StoreBroken: the store does not verify and ``--force`` was not given.
@@ -58,7 +60,8 @@ def _verify_first(args):
     anchors = [a for text in (args.anchor or []) for a in parse_anchors(text)]
     if args.allow_after and not anchors:
         raise InputError("--allow-after needs --anchor")
-    return verify_before_read(args.db, key=load_key(args.key_file), anchor=anchors,
+    return verify_before_read(args.db if db is None else db, key=load_key(args.key_file),
+                              anchor=anchors,
                               allow_after=args.allow_after, check_frames=not args.no_frames,
                               frames_dir=args.frames_dir, force=args.force)
 
@@ -193,7 +196,7 @@ def _check_payouts(args) -> int:
     from vision.audit.integrity import StoreBroken, broken_block, broken_header
 
     try:
-        res = _verify_first(args)
+        res = verify_first(args)
     except StoreBroken as exc:
         return _refuse(args, exc)
     _note(args, res)
@@ -238,7 +241,7 @@ def _report(args) -> int:
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise InputError(f"--out: folder of {args.out!r} does not exist")
     try:
-        res = _verify_first(args)
+        res = verify_first(args)
     except StoreBroken as exc:
         return _refuse(args, exc)
     _note(args, res)

@@ -16,6 +16,7 @@ import sys
 
 from scoring.errors import InputError
 
+from vision.commands.audit import verify_first
 from vision.commands.common import add_hidden_alias, add_model_options
 
 
@@ -60,26 +61,6 @@ def register(sub) -> None:
     p.set_defaults(func=_reaudit)
 
 
-def _verify_live(args):
-    """Verify the live store before ``--compare`` reads it: the
-    :class:`~vision.audit.VerifyResult` (broken only with ``--force``).
-
-    Raises:
-        StoreBroken: it does not verify and ``--force`` was not given.
-        InputError: a bad anchor or key file, a store that cannot be opened.
-    """
-    from vision.audit.integrity import verify_before_read
-    from vision.audit.keys import load_key
-    from vision.audit.verification import parse_anchors
-
-    anchors = [a for text in (args.anchor or []) for a in parse_anchors(text)]
-    if args.allow_after and not anchors:
-        raise InputError("--allow-after needs --anchor")
-    return verify_before_read(args.compare, key=load_key(args.key_file), anchor=anchors,
-                              allow_after=args.allow_after, check_frames=not args.no_frames,
-                              frames_dir=args.frames_dir, force=args.force)
-
-
 def _reaudit(args) -> int:
     from vision import reaudit as mod
 
@@ -94,7 +75,7 @@ def _reaudit(args) -> int:
         from vision.audit.integrity import StoreBroken
 
         try:
-            res = _verify_live(args)
+            res = verify_first(args, args.compare)  # before --compare reads it
         except StoreBroken as exc:
             return _refuse(args, exc)
         for note in res.notes:
