@@ -25,7 +25,7 @@ import os
 import re
 from dataclasses import field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -39,7 +39,7 @@ from vision.validated import (StrictBool, StrictInt, at_least_one, check, config
 __all__ = ["config_model", "SessionOptions", "build_run_config", "MODELS_ENV", "default_models_dir", "RecognitionConfig", "GateConfig",
            "CacheConfig", "TableConfig", "PipelineConfig", "OutputConfig", "RunConfig",
            "CaptureConfig", "ServeConfig", "load_config_file", "BACKENDS", "backend_choices",
-           "is_backend"]
+           "is_backend", "recognition_config", "check_min_confidence"]
 
 #: Environment variable naming the models folder (docs/configuration.md).
 MODELS_ENV = "PAIGOW_MODELS"
@@ -481,8 +481,7 @@ def build_run_config(opts: SessionOptions) -> RunConfig:
     file = load_config_file(opts.config)
     if opts.stable is not None and opts.stable < 1:
         raise InputError(f"--stable must be >= 1, got {opts.stable}")
-    if opts.min_confidence is not None and not 0.0 <= opts.min_confidence <= 1.0:
-        raise InputError(f"--min-confidence must be in [0, 1], got {opts.min_confidence}")
+    check_min_confidence(opts.min_confidence)
     options: dict = {}
     for sec in ("recognition", "gate", "cache", "table"):
         options.update(file.get(sec, {}))
@@ -515,6 +514,41 @@ def build_run_config(opts: SessionOptions) -> RunConfig:
     if opts.wait_at_start:  # serve, a pit worker: a camera down is waited for
         capture["wait_at_start"] = True
     return RunConfig(str(opts.source), pcfg, OutputConfig(**out), CaptureConfig(**capture))
+
+
+def check_min_confidence(value: float | None) -> None:
+    """The ``--min-confidence`` option of every command, checked in this one place.
+
+    Raises:
+        InputError: not in [0, 1] (naming the option and the value).
+    """
+    if value is not None and not 0.0 <= float(value) <= 1.0:
+        raise InputError(f"--min-confidence must be in [0, 1], got {value}")
+
+
+def recognition_config(config: str | os.PathLike | None = None, *,
+                       models_dir: str | os.PathLike | None = None, backend: str | None = None,
+                       min_confidence: float | None = None,
+                       scales: Sequence[int] | None = None) -> RecognitionConfig:
+    """The :class:`RecognitionConfig` of a command that reads still pictures without a
+    session (``paigow identify``, ``setcheck``, ``label-server``, ``export IMAGES``): the one
+    place it is built, with :func:`build_run_config`'s precedence -- an option given (not
+    None), then the config file's ``recognition`` section, then the defaults.
+
+    Args:
+        config: a config file (YAML, :func:`load_config_file`; only its ``recognition``
+            section applies here), or None.
+        models_dir, backend, min_confidence, scales: the command's options (None: not given).
+
+    Raises:
+        InputError: a bad value (named), a missing or bad config file.
+    """
+    check_min_confidence(min_confidence)
+    values = dict(load_config_file(config).get("recognition", {}))
+    given = {"models_dir": models_dir, "backend": backend, "min_confidence": min_confidence,
+             "scales": None if scales is None else tuple(scales)}
+    values.update({k: v for k, v in given.items() if v is not None})
+    return RecognitionConfig(**values)
 
 
 def load_config_file(path: str | os.PathLike | None) -> dict[str, dict]:

@@ -24,6 +24,32 @@ def add_model_options(p, scales: bool = True) -> None:
                         "of 32; default 832,960,1216; 640 = one pass at the model's size)")
 
 
+def add_reading_options(p, what: str = "unknown", scales: bool = True) -> None:
+    """The options of a command that reads still pictures without a session (``identify``,
+    ``setcheck``, ``label-server``): ``--config`` (its ``recognition`` section),
+    ``--min-confidence`` and :func:`add_model_options`; built by :func:`reading_config`."""
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="config file (YAML; docs/configuration.md): its recognition section "
+                        "applies; options given here win")
+    p.add_argument("--min-confidence", type=float, default=None,
+                   help=f"faces below this confidence are {what} (default 0.5)")
+    add_model_options(p, scales=scales)
+
+
+def reading_config(args):
+    """The :class:`vision.config.RecognitionConfig` of parsed :func:`add_reading_options`:
+    :func:`vision.config.recognition_config`, the one place it is built.
+
+    Raises:
+        InputError: a bad value (named), a missing or bad config file.
+    """
+    from vision.config import recognition_config
+
+    return recognition_config(args.config, models_dir=args.models, backend=args.backend,
+                              min_confidence=args.min_confidence,
+                              scales=parse_scales(getattr(args, "scales", None)))
+
+
 def add_hidden_alias(p, option: str, dest: str) -> None:
     """An old spelling of an option, kept working but not shown in ``--help`` (one name per
     option across commands: the shown name is the current one)."""

@@ -18,7 +18,7 @@ import sys
 
 from scoring.errors import InputError
 
-from vision.commands.common import add_model_options, parse_scales
+from vision.commands.common import add_reading_options, reading_config
 
 API_KEY_ENV = "LABEL_STUDIO_API_KEY"
 URL_ENV = "LABEL_STUDIO_URL"
@@ -52,23 +52,19 @@ def register(sub) -> None:
     p.add_argument("--shape", choices=("polygon", "rectangle"), default=None,
                    help="region shape (default: the project's label config: PolygonLabels or "
                         "RectangleLabels)")
-    p.add_argument("--min-confidence", type=float, default=0.5,
-                   help="faces below this confidence are unknown (default 0.5)")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="web server log level (default warning; info logs each request)")
     p.add_argument("--json", action="store_true",
                    help="print the address (or the error) as JSON")
-    add_model_options(p)
+    add_reading_options(p)
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
     from vision.commands.serve import bind_socket
 
-    if not 0.0 <= args.min_confidence <= 1.0:
-        raise InputError(f"--min-confidence must be in [0, 1], got {args.min_confidence}")
-    scales = parse_scales(args.scales)
+    rec = reading_config(args)
     if os.path.exists(args.store) and not os.path.isdir(args.store):
         raise InputError(f"--store {args.store!r} is not a folder")
     doc_root = args.document_root or os.environ.get(DOC_ROOT_ENV) or None
@@ -82,7 +78,7 @@ def _run(args) -> int:
         raise InputError(f"basic auth needs both {AUTH_ENV[0]} and {AUTH_ENV[1]}")
     from vision.recognition.models import load_detectors
 
-    load_detectors(args.models, args.backend)  # missing or corrupt models: refused now
+    load_detectors(rec.models, rec.backend)  # missing or corrupt models: refused now
     os.makedirs(args.store, exist_ok=True)
     sock = bind_socket(args.host, args.port)
     try:
@@ -92,8 +88,9 @@ def _run(args) -> int:
 
         from vision.labelling.ml_backend import BackendConfig, create_app
 
-        cfg = BackendConfig(store=args.store, models=args.models, backend=args.backend,
-                            min_confidence=args.min_confidence, scales=scales, shape=args.shape,
+        cfg = BackendConfig(store=args.store, models=args.models, backend=rec.backend,
+                            min_confidence=rec.min_confidence, scales=rec.scales,
+                            recognition=rec, shape=args.shape,
                             label_studio_url=url, api_key=os.environ.get(API_KEY_ENV) or None,
                             document_root=doc_root,
                             basic_auth=(user, password) if user is not None else None)

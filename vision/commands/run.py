@@ -22,7 +22,8 @@ import sys
 
 from scoring.errors import InputError
 
-from vision.commands.common import add_model_options, add_session_options, parse_scales, run_config
+from vision.commands.common import (add_model_options, add_reading_options, add_session_options,
+                                    reading_config, run_config)
 
 
 def register(sub) -> None:
@@ -40,9 +41,7 @@ def register(sub) -> None:
     p.add_argument("--no-closeups", action="store_true",
                    help="tile model only: do not propose a one-tile close-up's picture outline")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--min-confidence", type=float, default=0.5,
-                   help="faces below this confidence are unknown (default 0.5)")
-    add_model_options(p)
+    add_reading_options(p)
     p.set_defaults(func=_identify)
 
     p = sub.add_parser("run", help="run the table pipeline on a camera, video, stream or images",
@@ -69,14 +68,11 @@ def register(sub) -> None:
 def _identify(args) -> int:
     from vision.recognition.identify import identify
 
-    if not 0.0 <= args.min_confidence <= 1.0:
-        raise InputError(f"--min-confidence must be in [0, 1], got {args.min_confidence}")
+    rec = reading_config(args)
     if not 0.0 <= args.pad <= 2.0:
         raise InputError(f"--pad must be a fraction in [0, 2], got {args.pad}")
-    res = identify(args.images, models_dir=args.models, backend=args.backend,
-                   min_confidence=args.min_confidence, progress=not args.json, pad=args.pad,
-                   single=args.single, closeups=not args.no_closeups,
-                   scales=parse_scales(args.scales))
+    res = identify(args.images, recognition=rec, progress=not args.json, pad=args.pad,
+                   single=args.single, closeups=not args.no_closeups)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0

@@ -17,7 +17,7 @@ import json
 
 from scoring.errors import InputError
 
-from vision.commands.common import add_model_options
+from vision.commands.common import add_reading_options, reading_config
 
 
 def register(sub) -> None:
@@ -41,10 +41,8 @@ def register(sub) -> None:
     p.add_argument("--table-id", default="table-1", metavar="ID",
                    help="the table checked, in the audit record (default table-1)")
     p.add_argument("--by", default=None, metavar="NAME", help="who checked (audit record)")
-    p.add_argument("--min-confidence", type=float, default=0.5,
-                   help="faces below this confidence are unread (default 0.5)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_model_options(p, scales=False)
+    add_reading_options(p, "unread", scales=False)
     p.set_defaults(func=_setcheck)
 
 
@@ -53,8 +51,7 @@ def _setcheck(args) -> int:
 
     if args.frame < 1:
         raise InputError(f"--frame must be >= 1, got {args.frame}")
-    if not 0.0 <= args.min_confidence <= 1.0:
-        raise InputError(f"--min-confidence must be in [0, 1], got {args.min_confidence}")
+    rec = reading_config(args)
     if not str(args.table_id).strip():
         raise InputError(f"--table-id must not be empty, got {args.table_id!r}")
     store = None
@@ -64,7 +61,7 @@ def _setcheck(args) -> int:
 
         store = AuditStore(args.audit, key=load_key(args.audit_key_file))
     try:
-        engine = engine_for(args.models, args.backend, args.min_confidence)
+        engine = engine_for(recognition=rec)
         results = check_sources(args.sources, engine, frames=args.frame)
         if store is not None:
             from vision.audit.entries import append_setcheck

@@ -123,6 +123,9 @@ class BackendConfig:
             server sees the same files: ``/data/local-files/?d=NAME`` is read from there.
         basic_auth: ``(user, password)`` every request must carry, or None.
         max_image_bytes: largest image downloaded, bytes.
+        recognition: the whole :class:`vision.config.RecognitionConfig` (the command line's,
+            :func:`vision.config.recognition_config`), used instead of ``models``,
+            ``backend``, ``min_confidence`` and ``scales`` where given.
     """
 
     store: Path
@@ -136,6 +139,7 @@ class BackendConfig:
     document_root: str | None = None
     basic_auth: tuple[str, str] | None = None
     max_image_bytes: int = MAX_IMAGE_BYTES
+    recognition: Any = None
 
 
 class ImageFetcher:
@@ -386,7 +390,8 @@ def _identify_reader(cfg: BackendConfig) -> Callable[[list[str]], list[dict]]:
         from vision.recognition.identify import identify
 
         return identify(paths, models_dir=cfg.models, backend=cfg.backend,
-                        min_confidence=cfg.min_confidence, scales=cfg.scales)
+                        min_confidence=cfg.min_confidence, scales=cfg.scales,
+                        recognition=cfg.recognition)
 
     return read
 

@@ -37,7 +37,8 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
              backend: str | None = None, min_confidence: float = 0.5, tile_detector=None,
              pip_detector=None, progress: bool = False, with_reads: bool = False,
              pad: float = 0.0, single: bool = False, closeups: bool = True,
-             scales: Sequence[int] | None = None) -> list[dict]:
+             scales: Sequence[int] | None = None,
+             recognition: RecognitionConfig | None = None) -> list[dict]:
     """Identify the tiles in still images.
 
     Each image's tiles come from the tile model; a close-up of one tile also gets its picture
@@ -47,7 +48,8 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
     Args:
         paths: image files, folders or globs (each expanded by :func:`vision.io.capture.open_source`).
         models_dir: the models folder (None: :func:`vision.config.default_models_dir`).
-        with_reads: add each tile's decoder evidence (``"reads"``: read A/B counts, reason).
+        with_reads: add each tile's decoder evidence (``"reads"``: read A/B counts, reason),
+            ``"reason"`` and ``"reason_code"`` (:class:`vision.schema.UnreadReason` value).
         pad: context border for close-ups (:func:`context_pad`), fraction of the longer side;
             results are in the original image's pixels (clipped to it).
         single: each image shows exactly one tile (a catalogue close-up): its outline comes
@@ -55,6 +57,10 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
             are as always.
         closeups: propose the picture outline of a one-tile close-up (see above).
         scales: tile-model input sizes fused per image (:class:`vision.config.RecognitionConfig`).
+        recognition: the whole :class:`vision.config.RecognitionConfig` (the command line's,
+            :func:`vision.config.recognition_config`: a config file's ``recognition`` section
+            and the options), used instead of ``models_dir``, ``backend``,
+            ``min_confidence`` and ``scales``.
 
     Returns:
         ``[{"image": path, "tiles": [{"face": "1-5" | None, "state": "face_up|face_down|unknown",
@@ -73,8 +79,8 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
             s.close()
             raise InputError(f"not an image, folder or glob of images: {s.spec}")
     engine = RecognitionEngine(
-        RecognitionConfig(models_dir, backend, min_confidence,
-                          scales=None if scales is None else tuple(scales)),
+        recognition or RecognitionConfig(models_dir, backend, min_confidence,
+                                         scales=None if scales is None else tuple(scales)),
         detectors=(None if tile_detector is None and pip_detector is None
                    else Detectors(tile_detector, pip_detector)))
     out = []
@@ -108,6 +114,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
                     if with_reads:
                         d["reads"] = r.reads
                         d["reason"] = r.reason
+                        d["reason_code"] = r.reason_code.value if r.reason_code else None
                     tiles.append(d)
                 out.append({"image": fr.path or fr.source, "tiles": tiles})
                 if bar is not None:

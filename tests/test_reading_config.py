@@ -1,0 +1,76 @@
+"""One configuration path for the commands that read still pictures without a session
+(issue 44): ``paigow identify``, ``setcheck`` and ``label-server`` build their
+:class:`vision.config.RecognitionConfig` with :func:`vision.config.recognition_config` -- an
+option given, then the config file's ``recognition`` section, then the defaults, as
+:func:`vision.config.build_run_config` does for a session."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import pytest
+
+from scoring.errors import InputError
+from vision.config import RecognitionConfig, recognition_config
+
+
+def _config(tmp_path, text: str):
+    f = tmp_path / "paigow.yaml"
+    f.write_text(text)
+    return f
+
+
+def test_the_file_applies_and_an_option_given_wins(tmp_path):
+    f = _config(tmp_path, "recognition:\n  min_confidence: 0.9\n  scales: [640]\n"
+                          "  turn: false\n")
+    rec = recognition_config(f)
+    assert (rec.min_confidence, rec.scales, rec.turn, rec.zoom) == (0.9, (640,), False, True)
+    rec = recognition_config(f, min_confidence=0.6, scales=(832, 960))
+    assert (rec.min_confidence, rec.scales, rec.turn) == (0.6, (832, 960), False)
+    assert recognition_config() == RecognitionConfig()
+
+
+def test_bad_values_are_named(tmp_path):
+    with pytest.raises(InputError, match=r"^--min-confidence must be in \[0, 1\], got 1.5$"):
+        recognition_config(min_confidence=1.5)
+    with pytest.raises(InputError, match="config file not found"):
+        recognition_config(tmp_path / "nope.yaml")
+    f = _config(tmp_path, "recognition:\n  min_confidence: 2\n")
+    with pytest.raises(InputError, match="min confidence must be in"):
+        recognition_config(f)
+    f = _config(tmp_path, "recognition:\n  zoom_out: true\n")
+    with pytest.raises(InputError, match="zoom_out"):
+        recognition_config(f)
+
+
+def test_identify_reads_with_the_config_file(tmp_path, capsys):
+    """``paigow identify --config``: a file asking for faces at confidence 1.0 leaves every
+    tile of a rendered table unknown; ``--min-confidence 0.5`` given beside it wins."""
+    from vision.cli import main
+    from vision.synth.render import render_table
+
+    img = tmp_path / "table.png"
+    cv2.imwrite(str(img), render_table(1_000_321, size=(960, 540)).image)
+    f = _config(tmp_path, "recognition:\n  min_confidence: 1.0\n  scales: [640]\n")
+
+    def faces(*extra):
+        assert main(["identify", str(img), "--json", "--config", str(f), *extra]) == 0
+        tiles = json.loads(capsys.readouterr().out)[0]["tiles"]
+        return sum(t["state"] == "face_up" for t in tiles), len(tiles)
+
+    read, found = faces()
+    assert found >= 16 and read == 0
+    read, found = faces("--min-confidence", "0.5")
+    assert read >= 8
+
+
+def test_a_bad_option_is_one_line_exit_2(tmp_path, capsys):
+    from vision.cli import main
+
+    assert main(["identify", str(tmp_path / "x.png"), "--min-confidence", "7"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--min-confidence must be in [0, 1], got 7.0" in err[0]
+    assert main(["setcheck", str(tmp_path / "x.png"), "--config",
+                 str(tmp_path / "none.yaml")]) == 2
+    assert "config file not found" in capsys.readouterr().err
