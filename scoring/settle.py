@@ -56,6 +56,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, ROUND_UP, Decimal
 from typing import Mapping, Sequence
 
 from .errors import InputError
+from .reasons import SeatReason
 from .rules import PA, RuleProfile, get_profile
 from .setting import Setting, make_setting
 from .tiles import Tile, parse_tile, parse_tiles
@@ -123,6 +124,8 @@ class SeatResult:
         reset_by_house_way: the hand was re-set by the house way (mis-set, or given unset).
         reason: why the seat was settled as it was, when not a plain comparison (or None).
         given: the setting as placed at the table (None when the tiles were given unset).
+        reason_code: the :class:`scoring.reasons.SeatReason` ``reason`` was made from (or
+            None); after a reason of its own, "house wager: no commission" keeps that code.
     """
 
     position: str
@@ -136,6 +139,7 @@ class SeatResult:
     reset_by_house_way: bool = False
     reason: str | None = None
     given: Setting | None = None
+    reason_code: SeatReason | None = None
 
     def to_dict(self, rules: RuleProfile | str = PA) -> dict:
         """JSON-ready dict; money values are exact decimal strings."""
@@ -154,6 +158,7 @@ class SeatResult:
             "mis_set": self.mis_set,
             "reset_by_house_way": self.reset_by_house_way,
             "reason": self.reason,
+            "reason_code": None if self.reason_code is None else str(self.reason_code),
         }
 
 
@@ -441,25 +446,30 @@ def _settle_one(position, player, banker, bet, prof, rate, way, pays_commission,
                 always_reset=False):
     mis_set = player.is_mis_set(prof)
     reset = given_unset is not None
-    reason = "set by the house way (given unset)" if reset else None
+    code = SeatReason.SET_BY_HOUSE_WAY if reset else None
+    reason = code.say() if code else None
     given = None if reset else player
     setting = player
     if mis_set:
         if prof.mis_set == "forfeit" and not always_reset:
             gross, comm, net = _money("lose", bet, rate, prof.commission_rounding)
             return SeatResult(position, player, "lose", bet, gross, comm, net, True, False,
-                              "mis-set (low hand above high hand): forfeited", given)
+                              SeatReason.MIS_SET_FORFEITED.say(), given,
+                              SeatReason.MIS_SET_FORFEITED)
         from .setting import house_way_setting
 
         setting = house_way_setting(list(player.tiles), way, prof)
         reset = True
-        reason = f"mis-set (low hand above high hand): re-set by the house way {way!r}"
+        code = SeatReason.MIS_SET_RESET
+        reason = code.say(way)
     result = compare_settings(setting, banker, prof)
     gross, comm, net = _money(result, bet, rate, prof.commission_rounding, pays_commission)
     if not pays_commission and result == "win":
-        reason = (reason + "; " if reason else "") + "house wager: no commission"
+        # (after a reason of its own, that one stays the code)
+        reason = (reason + "; " if reason else "") + SeatReason.HOUSE_WAGER.say()
+        code = code or SeatReason.HOUSE_WAGER
     return SeatResult(position, setting, result, bet, gross, comm, net, mis_set, reset, reason,
-                      given)
+                      given, code)
 
 
 # --------------------------------------------------------------------------- parsing / checks
@@ -655,7 +665,7 @@ def settle_round(
                 s = settings["dealer"]
                 seats[pos] = SeatResult(pos, s, "not_settled", bet, Decimal(0), Decimal(0),
                                         Decimal(0), s.is_mis_set(prof), pos in unset,
-                                        "co-bank: the house is half of the bank", None)
+                                        SeatReason.CO_BANK.say(), None, SeatReason.CO_BANK)
                 continue
             res = _settle_one(pos, settings[pos], bank_setting, bet, prof, rate, way, False,
                               unset.get(pos), always_reset=True)

@@ -16,7 +16,8 @@ that folder's README) and reports, per style:
   it), ``outline_off`` (an outline overlaps it, IoU < 0.5), ``spot_count`` (read A found no face
   with those counts / no spots), ``colour`` (red / white check), ``reads_disagree`` (input
   sizes, overlapping outlines, or the two tile models outlining it differently), ``shape``
-  (read B's half shapes or the outline's aspect), ``other``.
+  (read B's half shapes or the outline's aspect), ``other``; an unknown tile's class is that of
+  its read's ``reason_code`` (:data:`FAILURE_OF`), never of its reason's words.
 
 Tile outcomes come from :func:`vision.recognition.identify.identify` (the ``paigow identify`` path), or
 with ``--video`` from the video frame loop on the still picture (``eval_tables.video_reads``);
@@ -47,6 +48,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from vision.schema import UnreadReason  # noqa: E402  (after the path above)
+
 FAILURE_CLASSES = ("not_found", "outline_off", "spot_count", "colour", "reads_disagree",
                    "shape", "other")
 
@@ -58,18 +61,28 @@ def polygon_iou(a, b) -> float:
     return float(polygon_iou_matrix(np.asarray(a, np.float32)[None], np.asarray(b, np.float32)[None])[0, 0])
 
 
-def failure_class(reason: str | None) -> str:
-    """Map a decoder reason (``TileRead.reason``) to one of :data:`FAILURE_CLASSES`."""
-    r = (reason or "").lower()
-    if "red" in r and ("looks as red" in r or "colour" in r):
-        return "colour"
-    if r.startswith("read a:") or "no spots" in r:
-        return "spot_count"
-    if "disagree" in r or "overlapping" in r or "outlines this place otherwise" in r:
-        return "reads_disagree"
-    if r.startswith("read b:") or "not tile-shaped" in r or "crowd the midline" in r:
-        return "shape"
-    return "other"
+#: The failure class of an unread tile by its read's reason code
+#: (:class:`vision.schema.UnreadReason`); a code not named here is ``other``.
+FAILURE_OF: dict[UnreadReason, str] = {
+    UnreadReason.COLOUR: "colour",
+    UnreadReason.SPOT_COUNTS: "spot_count", UnreadReason.NO_SPOTS: "spot_count",
+    UnreadReason.READS_DISAGREE: "reads_disagree", UnreadReason.SIZES_DISAGREE: "reads_disagree",
+    UnreadReason.CLOSEUP_DISAGREE: "reads_disagree", UnreadReason.OVERLAPPING: "reads_disagree",
+    UnreadReason.SECOND_MODEL_OTHERWISE: "reads_disagree",
+    UnreadReason.LONG_33_NOT_A: "shape", UnreadReason.LONG_33_MISSING: "shape",
+    UnreadReason.SPLIT_EITHER: "shape", UnreadReason.HALVES_NO_FACE: "shape",
+    UnreadReason.HALF_SHAPE: "shape", UnreadReason.ASPECT: "shape",
+    UnreadReason.CROWDS_MIDLINE: "shape"}
+
+
+def failure_class(code: str | None) -> str:
+    """Map an unread tile's reason code (``TileRead.reason_code``, or its string value as
+    ``identify(with_reads=True)`` gives it; None: no code) to one of :data:`FAILURE_CLASSES`
+    (:data:`FAILURE_OF`; ``other`` for any other code)."""
+    try:
+        return FAILURE_OF.get(UnreadReason(code), "other") if code is not None else "other"
+    except ValueError:
+        return "other"
 
 
 def layout_from_truth(rec: dict, grow: float = 1.3) -> dict:
@@ -138,7 +151,7 @@ def score_tiles(rec: dict, reported: list[dict]) -> dict:
         r = ups[k]
         if r["face"] is None:
             c["unknown"] += 1
-            fails[failure_class(r.get("reason"))] += 1
+            fails[failure_class(r.get("reason_code"))] += 1
         elif r["face"] == t["face"]:
             c["right"] += 1
         else:
@@ -281,7 +294,8 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from eval_tables import video_reads
 
-        reads = [{"image": str(p), "tiles": [{**r.to_dict(), "reason": r.reason}
+        reads = [{"image": str(p), "tiles": [{**r.to_dict(), "reason": r.reason,
+                                              "reason_code": r.reason_code}
                                              for r in video_reads(cv2.imread(str(p)), models,
                                                                   scales=sizes,
                                                                   noise=frame_noise,

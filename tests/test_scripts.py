@@ -154,7 +154,8 @@ def test_eval_scenes_scoring_classifies_each_outcome():
         {"face": "1-2", "state": "face_up", "polygon": quad(1, 1)},                 # right
         {"face": "3-5", "state": "face_up", "polygon": quad(100, 0)},               # WRONG
         {"face": None, "state": "unknown", "polygon": quad(200, 0),
-         "reason": "read A: no face has 3 red and 0 white spots"},                   # spot count
+         "reason": "read A: no face has 3 red and 0 white spots",
+         "reason_code": "read A: no face has"},                                     # spot count
         {"face": None, "state": "unknown", "polygon": quad(300, 25)},              # outline off
         {"face": "2-2", "state": "face_up", "polygon": quad(600, 0)},               # extra
     ]
@@ -164,10 +165,14 @@ def test_eval_scenes_scoring_classifies_each_outcome():
         (4, 3, 1, 1, 1, 1)
     assert c["extra"] == 1 and c["wrong_extra"] == 0
     assert dict(out["fails"]) == {"spot_count": 1, "outline_off": 1}
-    assert E.failure_class("input sizes disagree: 1-5 / 3-5") == "reads_disagree"
-    assert E.failure_class("confidence 0.43 below 0.50 (read 2-2)") == "other"
-    assert E.failure_class("reads disagree: A 2-2 (0 red, 4 white), B 1-3") == "reads_disagree"
-    assert E.failure_class("read B: 2-2 but top half: a 2 must lie across the tile") == "shape"
+    # by the read's reason code (vision.schema.UnreadReason), never by the reason's words
+    from vision.schema import UnreadReason as U
+    assert E.failure_class(U.SIZES_DISAGREE) == "reads_disagree"
+    assert E.failure_class(U.LOW_CONFIDENCE) == "other"
+    assert E.failure_class("reads disagree") == "reads_disagree"  # the code's JSON value
+    assert E.failure_class(U.HALF_SHAPE) == "shape"
+    assert E.failure_class("read A: no face has 3 red and 0 white spots") == "other"  # text
+    assert E.failure_class(None) == "other"
 
 
 def test_eval_scenes_noise_copies_keep_names_and_size_and_differ_by_the_noise(tmp_path):

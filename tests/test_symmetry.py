@@ -126,7 +126,7 @@ def test_a_flush_block_the_second_model_boxes_across_reads_where_the_spots_show_
 
     assert faces(True) == [t["face"] for t in low]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("vision.recognition.engine.dealt_blocks", lambda reads, *args: reads)
+        mp.setattr("vision.recognition.still.dealt_blocks", lambda reads, *args: reads)
         assert faces(True) == [t["face"] for t in low]
         assert faces(False) == [None, None]
     assert faces(False) == [t["face"] for t in low]  # the set rule alone

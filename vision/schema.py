@@ -40,11 +40,12 @@ from typing_extensions import TypeAliasType, TypedDict
 
 from scoring.errors import InputError
 from scoring.settle import POSITIONS
+from vision.table.reasons import SettleReason  # re-exported: the event's reason codes
 
 __all__ = ["RoundEvent", "round_number", "PositionOutcome", "TileRecord", "Alert", "AlertCode",
            "UnreadReason", "BankTotals", "HouseWay", "RoundExtensions", "ManualBlock",
            "ManualEntry", "SCHEMA_FILE", "SCHEMA_ID", "TILE_STATES", "RESULTS",
-           "round_event_schema", "schema_text"]
+           "round_event_schema", "schema_text", "SettleReason"]
 
 #: The JSON Schema of :meth:`RoundEvent.to_dict` (in the repository's docs/; not installed
 #: with a wheel, so it is read by tests and tools only). Generated: :func:`schema_text`.
@@ -96,16 +97,157 @@ _ALERT_CODES = {c.value: c for c in AlertCode}
 
 
 class UnreadReason(StrEnum):
-    """Why a tile read names no face, where a later stage acts on the reason (the read's
-    ``reason_code``, :class:`vision.recognition.decode.TileRead`); the reason text is
-    :meth:`say` of the code, so no stage reads the wording."""
+    """Why a tile read names no face: one member per kind of abstention that recognition
+    makes (:mod:`vision.recognition`), carried on the read as its ``reason_code``
+    (:class:`vision.recognition.decode.TileRead`, every ``"unknown"`` read has one). Consumers
+    switch on the code; the reason TEXT a person reads (events, audit, ``paigow identify``) is
+    :meth:`say` of the code and is byte-for-byte the text the stages wrote before the codes.
 
+    Design: the member's value is the fixed words that name the kind (the text's leading words
+    where the text has fixed leading words). The text is made one of two ways: a member
+    without a template says its value, then ``": detail"`` when a detail is given
+    (``SIZES_DISAGREE.say("1-5 / 3-5") == "input sizes disagree: 1-5 / 3-5"``); a member
+    whose particulars stand inside the sentence has a ``str.format`` template
+    (:data:`_UNREAD_TEMPLATES`), filled from the keyword fields given to :meth:`say`
+    (``ASPECT.say(aspect=1.31, face="2-4", lo=1.6, hi=3.2)``). The comment above each member
+    names the stage that makes it (docs/round-event.md, "Tile reasons").
+    """
+
+    # -- the decoder (vision.recognition.decode): the two reads of the spots ----------------
+    #: no spot counted on the tile
+    NO_SPOTS = "no spots found"
+    #: read A: no face has these spot counts (fields red, white)
+    SPOT_COUNTS = "read A: no face has"
+    #: read B saw the 3-3 long layout, read A other faces (field faces: "2-4/1-5")
+    LONG_33_NOT_A = "read B: 3-3 long layout but read A says"
+    #: five white spots in the 3-3 long layout with one lost
+    LONG_33_MISSING = "read B: a 3-3 long layout missing a spot (five white spots)"
+    #: two dividing lines fit, each a face of read A (field faces: "1-4 and 2-3")
+    SPLIT_EITHER = "read B: both"
+    #: the halves about the midline name no face (fields top, bottom, midline)
+    HALVES_NO_FACE = "read B: halves"
+    #: read B's face, but a half's spots are not in that count's arrangement (fields face,
+    #: shape)
+    HALF_SHAPE = "read B: half shape"
+    #: read A and read B name different faces (detail "A 2-2 (0 red, 4 white), B 1-3")
+    READS_DISAGREE = "reads disagree"
+    #: a face read, but a half of 1-3 spots crowds the midline (fields face, half)
+    CROWDS_MIDLINE = "spots crowd the midline"
+    #: a face read, but a spot called white is as red as a red one (fields face, sep)
+    COLOUR = "a spot called white looks as red"
+    #: the outline's long / short side is not a tile's (fields aspect, face, lo, hi)
+    ASPECT = "not tile-shaped"
+    #: a face read below the minimum confidence (fields conf, min, face)
+    LOW_CONFIDENCE = "confidence below"
+    # -- the still reading's stages ---------------------------------------------------------
     #: the tile model's input sizes read different faces (vision.recognition.scales)
     SIZES_DISAGREE = "input sizes disagree"
+    #: a close-up's picture outline and the tile model read different faces
+    #: (vision.recognition.closeup; detail "picture outline 1-5, tile model 2-4")
+    CLOSEUP_DISAGREE = "close-up reads disagree"
+    #: a tile the tile model called a back shows spots but no face (vision.recognition.engine;
+    #: detail: the decoder's own reason text, field n: the spots counted)
+    BACK_SHOWS_SPOTS = "taken for a back"
+    #: the second tile model outlines the place otherwise (vision.recognition.fill; fields
+    #: faces, face)
+    SECOND_MODEL_OTHERWISE = "the second tile model outlines this place otherwise"
+    #: an outline stubbier than the picture's tiles, halves alike turned a quarter
+    #: (vision.recognition.flush; fields aspect, peers, face)
+    STUBBY = "outline stubbier than the picture's tiles"
+    #: the outline's long side dips where two tiles' corners meet (vision.recognition.flush;
+    #: field face)
+    NOTCHED = "its long side dips at the middle"
+    #: an outline found beside a tile that lies as laid, its spots unread
+    #: (vision.recognition.flush)
+    UNREAD_BESIDE = "unread spots flush beside a tile that lies as laid"
+    #: unread spots lie flush beside the tile's long side (vision.recognition.flush; field face)
+    SPOTS_FLUSH_BESIDE = "unread spots lie flush beside its long side"
+    #: flush and level beside a tile, halves alike turned a quarter: the block may be cut
+    #: across (vision.recognition.flush; fields beside: "an unread tile" or "a 2-4", face)
+    FLUSH_LEVEL = "flush and level beside"
+    #: either cut of a flush block reads two tiles (vision.recognition.refine; field face)
+    EITHER_CUT = "either cut of a flush block of two tiles could read"
+    #: two identified outlines overlap (vision.recognition.overlaps; field face)
+    OVERLAPPING = "overlapping outlines"
+    #: an outline lies across two other tile outlines (vision.recognition.overlaps; field face)
+    ACROSS_TWO = "outline across two other tile outlines"
+    #: a short outline reads a face where longer ones saw more spots (vision.recognition.zoom;
+    #: fields who, face, long, seen, length)
+    SHORT_OUTLINE = "where other readings saw more spots"
+    # -- the live video reading (vision.recognition.engine, vision.recognition.identity) ----
+    #: the still reading run in the background raised (detail "ValueError: ...")
+    STILL_READING_FAILED = "the still reading failed"
+    #: read once, vetoed by the reading at every input size (fields face, other)
+    VETOED = "the reading at every input size says"
+    #: a new tile over the frame's decoding budget, to be decoded on a later frame
+    NOT_DECODED_YET = "not decoded yet"
 
-    def say(self, detail: str | None = None) -> str:
-        """The reason text: the code's words, then ``": detail"`` when given."""
-        return f"{self.value}: {detail}" if detail else self.value
+    def say(self, detail: str | None = None, /, **fields: Any) -> str:
+        """The reason text.
+
+        Args:
+            detail: the particulars; for a member without a template they follow its words
+                after ``": "`` (none: the words alone); in a template, the ``{detail}`` field.
+            **fields: a template's other fields (see the member's comment).
+
+        Returns:
+            str: the text, exactly as the stage wrote it before the codes.
+
+        Raises:
+            KeyError: a template's field not given.
+        """
+        template = _UNREAD_TEMPLATES.get(self)
+        if template is None:
+            return f"{self.value}: {detail}" if detail else self.value
+        return template.format(detail=detail, **fields)
+
+
+#: The members whose particulars stand inside the sentence: ``str.format`` templates of their
+#: text (:meth:`UnreadReason.say`).
+_UNREAD_TEMPLATES: dict[UnreadReason, str] = {
+    UnreadReason.SPOT_COUNTS: "read A: no face has {red} red and {white} white spots",
+    UnreadReason.LONG_33_NOT_A: "read B: 3-3 long layout but read A says {faces}",
+    UnreadReason.SPLIT_EITHER: "read B: both {faces} fit the spots",
+    UnreadReason.HALVES_NO_FACE:
+        "read B: halves {top}/{bottom} with {midline} on the midline name no face",
+    UnreadReason.HALF_SHAPE: "read B: {face} but {shape}",
+    UnreadReason.CROWDS_MIDLINE: ("read {face}, but the {half} half's spots crowd the midline: "
+                                  "the tile outline may be shifted along the tile"),
+    UnreadReason.COLOUR: ("read {face}, but a spot called white looks as red as one called red "
+                          "(a* separation {sep:.0f})"),
+    UnreadReason.ASPECT: ("tile outline {aspect:.2f}:1 is not tile-shaped (read {face}; "
+                          "{lo}-{hi} expected)"),
+    UnreadReason.LOW_CONFIDENCE: "confidence {conf:.2f} below {min:.2f} (read {face})",
+    UnreadReason.BACK_SHOWS_SPOTS: "{detail} (taken for a back, shows {n} spots)",
+    UnreadReason.SECOND_MODEL_OTHERWISE: (
+        "the second tile model outlines this place otherwise (read {faces} across it; read "
+        "{face} here): two tiles touching flush may be cut across"),
+    UnreadReason.STUBBY: (
+        "outline stubbier than the picture's tiles (aspect {aspect:.2f} against {peers:.2f}), "
+        "halves that look alike turned a quarter (read {face}): a box across two flush tiles"),
+    UnreadReason.NOTCHED: ("its long side dips at the middle where two tiles' corners meet "
+                           "(read {face}): a box across two flush tiles"),
+    UnreadReason.SPOTS_FLUSH_BESIDE: ("unread spots lie flush beside its long side (read "
+                                      "{face}): two tiles touching flush may be cut across"),
+    UnreadReason.FLUSH_LEVEL: ("flush and level beside {beside}, halves that look alike turned "
+                               "a quarter (read {face}): the block may be cut across"),
+    UnreadReason.EITHER_CUT: ("either cut of a flush block of two tiles could read (read "
+                              "{face} here): two tiles touching flush may be cut across"),
+    UnreadReason.OVERLAPPING: "overlapping outlines (read {face})",
+    UnreadReason.ACROSS_TWO: "outline across two other tile outlines (read {face})",
+    UnreadReason.SHORT_OUTLINE: ("{who} reads {face} on an outline {long:.0f} px long, where "
+                                 "other readings saw {seen} spots on {length:.0f} px"),
+    UnreadReason.VETOED: "read {face} once, the reading at every input size says {other}",
+}
+
+
+_SETTLE_CODES = {c.value: c for c in SettleReason}
+
+
+def _reason_code(code: str | None) -> str | None:
+    """A reason code as its :class:`SettleReason` (a code this version does not know, from
+    an event written elsewhere, stays its text)."""
+    return None if code is None else _SETTLE_CODES.get(str(code), str(code))
 
 
 def _need(d: Mapping, key: str, where: str) -> Any:
@@ -262,7 +404,10 @@ class PositionOutcome(_Part):
         result: one of :data:`RESULTS`, or None for the settled bank (its outcome is ``net``).
         bet, net, commission: exact decimal strings, or None.
         mis_set: the low hand ranked above the high hand as laid.
-        reason: why the position was not settled (None when it was).
+        reason: why the position was not settled (None when it was), or why a settled seat
+            was settled other than by a plain comparison (a mis-set re-set, ...).
+        reason_code: the :class:`SettleReason` of ``reason`` (None with no reason, and in
+            events written before the codes: then absent from the JSON form).
     """
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={
@@ -297,6 +442,23 @@ class PositionOutcome(_Part):
     commission: DecimalText | None = None
     mis_set: bool = False
     reason: str | None = None
+    reason_code: Annotated[_Name, Field(description="the reason's code (SettleReason, "
+                                                    "docs/round-event.md)")
+                           ] | SkipJsonSchema[None] = None
+
+    @field_validator("reason_code")
+    @classmethod
+    def _code(cls, code: str | None) -> str | None:
+        return _reason_code(code)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler):
+        """The generated schema, with ``reason_code`` (left out of the JSON form when None)
+        not required."""
+        json_schema = handler(core_schema)
+        own = handler.resolve_ref_schema(json_schema)
+        own["required"] = [k for k in own.get("required", []) if k != "reason_code"]
+        return json_schema
 
     @property
     def settled(self) -> bool:
@@ -305,8 +467,12 @@ class PositionOutcome(_Part):
                                                            and self.net is not None)
 
     def to_dict(self) -> dict:
-        """JSON form (every key always present; see ``docs/round-event.md``)."""
-        return self.model_dump(mode="json")
+        """JSON form (every key always present but ``reason_code``, left out when None; see
+        ``docs/round-event.md``)."""
+        d = self.model_dump(mode="json")
+        if d["reason_code"] is None:
+            del d["reason_code"]
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping, where: str = "position") -> "PositionOutcome":
@@ -322,7 +488,7 @@ class PositionOutcome(_Part):
             is_house_way=d.get("is_house_way"), role=str(d.get("role") or "player"),
             result=d.get("result"), bet=_text(d.get("bet")), net=_text(d.get("net")),
             commission=_text(d.get("commission")), mis_set=bool(d.get("mis_set", False)),
-            reason=d.get("reason"))
+            reason=d.get("reason"), reason_code=d.get("reason_code"))
 
 
 class BankTotals(_Part):
@@ -411,6 +577,8 @@ class RoundEvent(_Part):
         banker_position: the banking position.
         settled: False when nothing could be settled (see ``reason``).
         reason: why the round did not settle (None when it did).
+        reason_code: the :class:`SettleReason` of ``reason`` (None when settled, and in
+            events written before the codes: then absent from the JSON form).
         positions: position -> :class:`PositionOutcome`, table order (dealer first).
         alerts: :class:`Alert` s of the round.
         tiles: every tile of the round's frame (:class:`TileRecord`).
@@ -446,11 +614,19 @@ class RoundEvent(_Part):
     banker_position: PositionId
     settled: bool
     reason: str | None
+    reason_code: Annotated[_Name, Field(description="the reason's code (SettleReason, "
+                                                    "docs/round-event.md)")
+                           ] | SkipJsonSchema[None] = None
     positions: dict[PositionId, PositionOutcome]
     alerts: tuple[Alert, ...] = ()
     tiles: tuple[TileRecord, ...] = ()
     bank: BankTotals | SkipJsonSchema[None] = None
     extra: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
+
+    @field_validator("reason_code")
+    @classmethod
+    def _code(cls, code: str | None) -> str | None:
+        return _reason_code(code)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema, handler):
@@ -465,11 +641,13 @@ class RoundEvent(_Part):
 
     def to_dict(self) -> dict:
         """The JSON form (``docs/round-event.schema.json``): a new dict of plain values, in
-        field order, ``source_id`` and ``bank`` left out when None, then :attr:`extra`."""
+        field order, ``source_id``, ``reason_code`` and ``bank`` left out when None, then
+        :attr:`extra`."""
         d = self.model_dump(mode="json")
         for k in _OMIT_NONE:
             if d[k] is None:
                 del d[k]
+        d["positions"] = {p: o.to_dict() for p, o in self.positions.items()}
         d["alerts"] = [a.to_dict() for a in self.alerts]
         d.update(self.extra)
         return d
@@ -496,6 +674,7 @@ class RoundEvent(_Part):
             model_version=str(d.get("model_version", "unknown")),
             banker_position=str(d.get("banker_position", "dealer")),
             settled=bool(d.get("settled", bank is not None)), reason=d.get("reason"),
+            reason_code=d.get("reason_code"),
             positions={str(p): PositionOutcome.from_dict(o, f"{where}: position {p}")
                        for p, o in positions.items()},
             alerts=tuple(Alert.from_dict(a, f"{where}: alert") for a in d.get("alerts") or ()),
@@ -514,7 +693,7 @@ _KNOWN = frozenset(RoundEvent.model_fields) - {"extra"}
 
 
 #: The fields the JSON form leaves out when they are None.
-_OMIT_NONE = ("source_id", "bank")
+_OMIT_NONE = ("source_id", "reason_code", "bank")
 
 
 def _tidy(node: Any) -> Any:

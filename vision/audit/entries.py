@@ -111,6 +111,7 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
 
     from vision.table.alerts import merge_alerts, round_alerts
     from vision.recognition.decode import TileRead
+    from vision.schema import SettleReason
     from vision.table.events import build_round
     from vision.table.rounds import FrameHeader, RoundTracker, build_positions
 
@@ -199,12 +200,11 @@ def manual_round(event: Mapping, entries: Sequence[Mapping], *, by: str | None =
                            settle_wait=0)
     rnd = tracker.update(positions, FrameHeader(index=int(event.get("frame_index") or 0)))
     if rnd is None:  # the banker is still unreadable: the round as it stands, not settled
-        rnd = tracker.flush()
+        # (its reason: "still not settled after the manual entry: <why>", code and words
+        # made by the tracker, vision.schema.SettleReason.MANUAL_UNSETTLED)
+        rnd = tracker.flush(SettleReason.MANUAL_UNSETTLED)
         if rnd is None:
             raise InputError(f"round {rid!r}: the entered tiles do not make a round")
-        if rnd.result is None:
-            rnd.reason = "still not settled after the manual entry: " + \
-                str(rnd.reason).split(": ", 1)[-1]
     ev = build_round(rnd, str(rid), table_id=str(event.get("table_id")),
                      source=str(event.get("source") or ""),
                      frame_index=int(event.get("frame_index") or 0), time=time or _now(),

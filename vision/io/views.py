@@ -17,6 +17,7 @@ from scoring.settle import POSITIONS
 
 __all__ = ["live_position", "live_positions_view", "round_view", "positions_view",
            "round_summary", "settlement_table", "position_order", "plain_reason",
+           "reason_code_of",
            "position_name", "DEALING", "READING"]
 
 #: Live status of a position whose hand is still being laid out (fewer than four tiles, the
@@ -35,66 +36,112 @@ def position_name(pos) -> str:
     return "Dealer" if str(pos) == "dealer" else f"Seat {pos}"
 
 
-def plain_reason(pos, text: str | None = None, kind: str | None = None) -> str | None:
+#: What a dealer is told, by code (a :class:`vision.schema.SettleReason` or an alert kind,
+#: :class:`vision.schema.AlertCode`, or ``face_down``), after the position's name. A code not
+#: listed is told :data:`_CALL_SUPERVISOR`.
+_WORDS = {
+    "banker_unread": "not settled -- the banker's tiles cannot be read",
+    "banker_not_settled": "not settled -- the banker's hand is not settled",
+    "banker_empty": "not settled -- the banker's hand is not settled",
+    "house_way_deviation": "not set the house way -- supervisor to check",
+    "mis_set": "low hand is higher than the high hand (mis-set)",
+    "mis_set_reset": "low hand is higher than the high hand (mis-set)",
+    "mis_set_forfeited": "low hand is higher than the high hand (mis-set)",
+    "duplicate_face": "the same tile is seen twice -- check the tiles",
+    "wrong_tile_count": "{n} -- a hand needs 4 tiles",
+    "face_down": "a tile is face down -- turn it face up",
+    "unknown_tile": "a tile cannot be read -- move the hand into view",
+    "unread_tile": "a tile cannot be read -- move the hand into view",
+    "unread_decides": "a tile cannot be read -- move the hand into view",
+    "co_bank": "co-bank -- the house is half of the bank",
+    "no_other_settled": "no player hand could be settled",
+    "table_cleared": "table cleared before the round was settled",
+    "dealt_again": "the table was dealt again before the round was settled",
+    "not_confirmed": "the table was dealt again before the round was settled",
+    "reading_pending": "the hands could not be read in time -- supervisor to check",
+    "not_stable": "hands were not still long enough to settle",
+    "source_ended": "hands were not still long enough to settle",
+}
+_CALL_SUPERVISOR = "cannot be settled -- call a supervisor"
+
+#: The words that open a round's reason when the round ended unsettled (an ending,
+#: ``SettleReason.say``); :func:`reason_code_of` reads what follows them.
+_ENDINGS = ("table cleared before the round settled: ",
+            "the table was dealt again before the round settled: ",
+            "source ended before the round settled: ",
+            "still not settled after the manual entry: ")
+
+
+def reason_code_of(text: str | None) -> str | None:
+    """The code a reason text was made from, for a reason that came without one: an event
+    written before the codes (an old audit store, ``events.jsonl``), or a caller holding only
+    the text. The one place that reads reason words; every other reader switches on the code
+    (``reason_code`` of the event and its positions, an alert's ``kind``).
+
+    Args:
+        text: a position's or a round's reason, or an alert's detail.
+
+    Returns:
+        a :class:`vision.schema.SettleReason` value or an alert kind (``"mis_set"``,
+        ``"house_way_deviation"``), as a plain string; None when the words name none
+        (told :data:`_CALL_SUPERVISOR`). A round's ending (``"table cleared before the round
+        settled: ..."``) gives the code of what follows it, as the dealer was always told.
+    """
+    t = (text or "").lower()
+    for prefix in _ENDINGS:
+        if t.startswith(prefix):
+            t = t[len(prefix):]
+    checks = (("house_way_deviation", "house way" in t and "dealer set" in t),
+              ("mis_set", "mis-set" in t),
+              ("duplicate_face", "duplicate" in t or "more often" in t),
+              ("wrong_tile_count", "a position holds 4" in t),
+              ("face_down", "face down" in t),
+              ("unknown_tile", "unknown" in t or "unread" in t or "read a" in t),
+              ("co_bank", "co-bank" in t),
+              ("no_other_settled", "no other position settled" in t),
+              ("table_cleared", "cleared" in t),
+              ("dealt_again", "dealt again" in t),
+              ("reading_pending", "still reading had not landed" in t),
+              ("not_stable", "not stable" in t or "source ended" in t))
+    if t.startswith("banker "):  # a player waiting on an unreadable bank
+        return "banker_unread" if ("unknown" in t or "unread" in t) else "banker_not_settled"
+    return next((code for code, hit in checks if hit), None)
+
+
+def plain_reason(pos, text: str | None = None, kind: str | None = None,
+                 code: str | None = None) -> str | None:
     """What a dealer is told about a problem, in plain words, never the decoder's message.
+
+    The words are chosen by code (:data:`_WORDS`): ``code`` (a reason's
+    :class:`vision.schema.SettleReason`), else the alert ``kind`` (:class:`vision.schema.
+    AlertCode`, or ``face_down``), else, for a reason that came without a code (an event
+    written before the codes), the code :func:`reason_code_of` reads from ``text``.
 
     Args:
         pos: the position concerned (or None).
         text: the machine's reason or alert detail (e.g. ``"1 tile(s) unknown (read A: no
-            face has 0 red and 2 white spots; ...)"``); used only to choose the sentence.
+            face has 0 red and 2 white spots; ...)"``); never shown, it gives only the
+            number of tiles of a wrong tile count (and the code when none is given).
         kind: the alert kind when known (``unknown_tile``, ``wrong_tile_count``,
-            ``duplicate_face``, ``mis_set``, ``house_way_deviation``, ``face_down``).
+            ``duplicate_face``, ``mis_set``, ``house_way_deviation``, ``face_down``, ...).
+        code: the reason's code when known (``PositionOutcome.reason_code``,
+            ``PositionState.reason_code``).
 
     Returns:
         e.g. ``"Seat 3: a tile cannot be read -- move the hand into view"``; None when there
         is nothing to say.
     """
-    if not text and not kind:
+    if not text and not kind and not code:
         return None
     who = position_name(pos)
-    t = (text or "").lower()
-    for prefix in ("table cleared before the round settled: ",
-                   "the table was dealt again before the round settled: ",
-                   "source ended before the round settled: ",
-                   "still not settled after the manual entry: "):
-        if t.startswith(prefix):
-            t = t[len(prefix):]
-    k = kind or ""
-    if not k and t.startswith("banker "):  # a player waiting on an unreadable bank
-        if "unknown" in t or "unread" in t:
-            return f"{who}: not settled -- the banker's tiles cannot be read"
-        return f"{who}: not settled -- the banker's hand is not settled"
-    if k == "house_way_deviation" or "house way" in t and "dealer set" in t:
-        return f"{who}: not set the house way -- supervisor to check"
-    if k == "mis_set" or "mis-set" in t:
-        return f"{who}: low hand is higher than the high hand (mis-set)"
-    if k == "duplicate_face" or "duplicate" in t or "more often" in t:
-        return f"{who}: the same tile is seen twice -- check the tiles"
-    if k == "wrong_tile_count" or "a position holds 4" in t:
+    key = str(code or kind or "") or reason_code_of(text)
+    words = _WORDS.get(key or "", _CALL_SUPERVISOR)
+    if key == "wrong_tile_count":
         import re
 
-        m = re.search(r"(\d+) tiles, a position holds 4", t)
-        n = f"{m.group(1)} tiles" if m else "wrong number of tiles"
-        return f"{who}: {n} -- a hand needs 4 tiles"
-    if k == "face_down" or "face down" in t:
-        return f"{who}: a tile is face down -- turn it face up"
-    if k == "unknown_tile" or "unknown" in t or "unread" in t or "read a" in t:
-        if "banker" in t and pos is None:
-            return "Banker: a tile cannot be read -- move the hand into view"
-        return f"{who}: a tile cannot be read -- move the hand into view"
-    if "co-bank" in t:
-        return f"{who}: co-bank -- the house is half of the bank"
-    if "no other position settled" in t:
-        return f"{who}: no player hand could be settled"
-    if "cleared" in t:
-        return f"{who}: table cleared before the round was settled"
-    if "dealt again" in t:
-        return f"{who}: the table was dealt again before the round was settled"
-    if "still reading had not landed" in t:
-        return f"{who}: the hands could not be read in time -- supervisor to check"
-    if "not stable" in t or "source ended" in t:
-        return f"{who}: hands were not still long enough to settle"
-    return f"{who}: cannot be settled -- call a supervisor"
+        m = re.search(r"(\d+) tiles, a position holds 4", (text or "").lower())
+        words = words.format(n=f"{m.group(1)} tiles" if m else "wrong number of tiles")
+    return f"{who}: {words}"
 
 
 def position_order(pos: str) -> int:
@@ -116,13 +163,15 @@ def live_position(st, rules: str = "pa") -> dict:
     Returns:
         ``{"position", "tiles" (faces, None for unknown / face down), "high", "low",
         "high_hand", "low_hand", "status" ("set" | "problem"), "detail" (the problems as one
-        line), "problems" (their kinds)}``.
+        line), "code" (its :class:`vision.schema.SettleReason`, or None), "problems" (their
+        kinds)}``.
     """
     view: dict[str, Any] = {"position": st.position,
                             "tiles": [getattr(r, "face", None) for r in st.tiles],
                             "high": None, "low": None, "high_hand": None, "low_hand": None,
                             "status": "set" if st.setting is not None else "problem",
-                            "detail": st.reason, "problems": [k for k, _ in st.problems]}
+                            "detail": st.reason, "code": st.reason_code,
+                            "problems": [k for k, _ in st.problems]}
     if st.setting is not None:
         c = st.setting.canonical()
         view.update(high=[t.face for t in c.high], low=[t.face for t in c.low],
@@ -182,7 +231,7 @@ def round_view(res, *, rules: str, banker: str, table_id: str, layout=None,
     for p, st in res.positions.items():
         live = live_position(st, rules)
         v = {k: live[k] for k in ("tiles", "high", "low", "high_hand", "low_hand", "problems")}
-        say = plain_reason(p, live["detail"]) if live["detail"] else None
+        say = plain_reason(p, live["detail"], code=live["code"]) if live["detail"] else None
         # drawn under the position's name: plain words without the name, never the decoder's
         v.update(final=is_final(p), reason=say.split(": ", 1)[-1] if say else None,
                  result=None, net=None)
@@ -250,7 +299,8 @@ def positions_view(event: Mapping | None) -> dict[str, dict]:
             "result": result or "in_play", "net": net, "bet": _text(p.get("bet")),
             "commission": _text(p.get("commission")), "mis_set": bool(p.get("mis_set", False)),
             "is_house_way": p.get("is_house_way"), "reason": p.get("reason"),
-            "say": plain_reason(pos, p.get("reason")) if p.get("reason") else None,
+            "say": (plain_reason(pos, p.get("reason"), code=p.get("reason_code"))
+                    if p.get("reason") else None),
             "alerts": alerts.get(pos, []),
         }
     return out

@@ -16,6 +16,7 @@ import numpy as np
 from vision.recognition.decode import TileRead, tile_aspect
 from vision.detections import TILE, Detections
 from vision.geometry import inside_fractions, order_polygon
+from vision.schema import UnreadReason
 
 __all__ = ["context_pad", "single_tile_outline", "picture_candidate", "merge_picture_read",
            "PICTURE_OUTLINE_CONFIDENCE", "PICTURE_MIN_AREA", "PICTURE_MAX_MODEL_TILES"]
@@ -135,7 +136,7 @@ def merge_picture_read(reads: list[TileRead], cand: TileRead) -> list[TileRead]:
     rest = [r for r, f in zip(reads, frac) if f < 0.5]
     others = sorted({r.face for r in inside if r.face is not None and r.face != cand.face})
     if others:
-        why = (f"close-up reads disagree: picture outline {cand.face}, tile model "
-               f"{', '.join(others)}")
-        return [*rest, *(r.as_unknown(why) for r in [cand, *inside])]
+        why = f"picture outline {cand.face}, tile model {', '.join(others)}"
+        return [*rest, *(r.as_unknown(UnreadReason.CLOSEUP_DISAGREE, why)
+                         for r in [cand, *inside])]
     return [*rest, cand]

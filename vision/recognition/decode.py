@@ -38,8 +38,9 @@ or the staggered variant, :func:`_is_long_33`) and read A is exactly 3-3. When t
 midline do not confirm read A, the dividing line is searched near the midline
 (:func:`_split_faces`): the face is accepted only when exactly one of read A's candidates is
 named by a split that gives both halves a valid shape (this is what 2-6 vs 3-5 then rests on). Anything else -- a missing or extra spot, a red spot read as white,
-spots on the midline of another face -- gives ``state="unknown"`` with the reason; an unknown
-tile is never settled. Red/white confusions are caught by read A (halves of 1 and 4 are red,
+spots on the midline of another face -- gives ``state="unknown"`` with the reason and its code
+(``reason_code``, a :class:`vision.schema.UnreadReason`; the text is the code's ``say()``); an
+unknown tile is never settled. Red/white confusions are caught by read A (halves of 1 and 4 are red,
 others white), lost/extra spots by the counts and shapes together.
 
 Confidence of an accepted face = min(tile detection confidence, weakest spot confidence): a
@@ -101,9 +102,12 @@ class TileRead:
         pips: :class:`Detections` of the spots in *crop* pixels (empty for face-down tiles).
         reads: the evidence: ``{"A": {"red", "white", "candidates"}, "B": {"top", "bottom",
             "midline", "face", "layout"}, "ignored": n}``; empty for face-down tiles.
-        reason: why the face is unknown (None when accepted or face down).
-        reason_code: the :class:`vision.schema.UnreadReason` of ``reason`` where a later stage
-            acts on it (None otherwise).
+        reason: why the face is unknown (None when accepted or face down): the text of
+            ``reason_code`` (:meth:`vision.schema.UnreadReason.say`).
+        reason_code: the :class:`vision.schema.UnreadReason` of ``reason``: set on every
+            ``"unknown"`` read that recognition makes (None when accepted or face down, and on
+            a read built by hand with reason text only); consumers switch on it, never on the
+            text.
         tile_confidence: the tile detector's confidence (float).
         redness: float64 (k,) CIELAB a* of each of ``pips`` (:func:`spot_redness`), or None
             when the spots' colour was not measured (no crop, a tile narrower than
@@ -139,17 +143,23 @@ class TileRead:
         a = self.reads.get("A") if isinstance(self.reads, dict) else None
         return None if a is None else int(a.get("red", 0)) + int(a.get("white", 0))
 
-    def as_unknown(self, why: str | UnreadReason, detail: str | None = None) -> "TileRead":
+    def as_unknown(self, why: str | UnreadReason, detail: str | None = None, /,
+                   **fields: Any) -> "TileRead":
         """This tile as ``"unknown"`` (no face, the detector's confidence); polygon, box and
         spots kept.
 
         Args:
-            why: the reason text, or an :class:`vision.schema.UnreadReason` (then the text is
-                ``why.say(detail)`` and the code is the read's ``reason_code``).
-            detail: with a code: the particulars appended to its words.
+            why: an :class:`vision.schema.UnreadReason` (then the text is
+                ``why.say(detail, **fields)`` and the code is the read's ``reason_code``;
+                every stage of :mod:`vision.recognition` passes one), or a reason text alone
+                (no code: hand-made reads in tests).
+            detail, fields: with a code: its particulars (:meth:`UnreadReason.say`).
+
+        Raises:
+            KeyError: a field of the code's template not given.
         """
         code = why if isinstance(why, UnreadReason) else None
-        text = code.say(detail) if code is not None else str(why)
+        text = code.say(detail, **fields) if code is not None else str(why)
         return TileRead(None, "unknown", self.tile_confidence, self.polygon, self.xyxy, self.pips,
                         {**(self.reads or {}), "reason": text}, text, self.tile_confidence,
                         self.redness, code)
@@ -429,6 +439,17 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
     Raises:
         ValueError: arrays of mismatched length or a class id other than 2 / 3.
     """
+    face, confidence, reads, _ = _decode_face(pip_centres, pip_class, pip_conf, crop_size,
+                                              margin, midline_band, allow_diagonal_two, redness)
+    return face, confidence, reads
+
+
+def _decode_face(pip_centres, pip_class, pip_conf, crop_size, margin, midline_band,
+                 allow_diagonal_two, redness
+                 ) -> tuple[str | None, float, dict, UnreadReason | None]:
+    """:func:`decode_face` (same arguments, same errors), with the
+    :class:`vision.schema.UnreadReason` of ``reads["reason"]`` as a fourth value (None when
+    a face is accepted)."""
     c = np.asarray(pip_centres, dtype=np.float64).reshape(-1, 2)
     cls = np.asarray(pip_class, dtype=np.int64).reshape(-1)
     conf = np.asarray(pip_conf, dtype=np.float64).reshape(-1)
@@ -469,17 +490,19 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
                   "layout": layout, "shape": shape_why or "ok"}
 
     face: str | None = None
-    reason: str | None = None
+    code: UnreadReason | None = None
+    fields: dict[str, Any] = {}
+    detail: str | None = None
     if len(c) == 0:
-        reason = "no spots found"
+        code = UnreadReason.NO_SPOTS
     elif not cand:
-        reason = f"read A: no face has {red} red and {white} white spots"
+        code, fields = UnreadReason.SPOT_COUNTS, {"red": red, "white": white}
     elif layout == "long" or (cand == ("3-3",) and _is_long_33(c, w, h)):
         if cand == ("3-3",):
             face = "3-3"
             reads["B"]["layout"] = "long"
         else:
-            reason = f"read B: 3-3 long layout but read A says {'/'.join(cand)}"
+            code, fields = UnreadReason.LONG_33_NOT_A, {"faces": "/".join(cand)}
     elif b_face in cand and shape_why is None:
         face = b_face
     else:
@@ -488,23 +511,24 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
         split = _split_faces(c, h, allow_diagonal_two, cls == PIP_RED) & set(cand)
         reads["B"]["split_faces"] = sorted(split)
         if _is_long_33_missing_one(c, w, h):
-            reason = "read B: a 3-3 long layout missing a spot (five white spots)"
+            code = UnreadReason.LONG_33_MISSING
         elif len(split) == 1:
             face = split.pop()
             reads["B"]["layout"] = "split"
         elif len(split) > 1:
-            reason = f"read B: both {' and '.join(sorted(split))} fit the spots"
+            code, fields = UnreadReason.SPLIT_EITHER, {"faces": " and ".join(sorted(split))}
         elif b_face is None:
-            reason = (f"read B: halves {top}/{bottom} with {on_mid} on the midline name no face")
+            code = UnreadReason.HALVES_NO_FACE
+            fields = {"top": top, "bottom": bottom, "midline": on_mid}
         elif b_face in cand:
-            reason = f"read B: {b_face} but {shape_why}"
+            code, fields = UnreadReason.HALF_SHAPE, {"face": b_face, "shape": shape_why}
         else:
-            reason = f"reads disagree: A {'/'.join(cand)} ({red} red, {white} white), B {b_face}"
+            code = UnreadReason.READS_DISAGREE
+            detail = f"A {'/'.join(cand)} ({red} red, {white} white), B {b_face}"
     if face is not None and reads["B"].get("layout") != "long":
         crowd = _crowds_midline(c, h, margin)
         if crowd is not None:
-            reason = (f"read {face}, but the {crowd} half's spots crowd the midline: the tile "
-                      "outline may be shifted along the tile")
+            code, fields = UnreadReason.CROWDS_MIDLINE, {"face": face, "half": crowd}
             face = None
     if face is not None and redness is not None:
         is_red, is_white = cls == PIP_RED, cls == PIP_WHITE
@@ -512,12 +536,11 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
             sep = float(redness[is_red].min() - redness[is_white].max())
             reads["colour_separation"] = round(sep, 1)
             if sep < COLOUR_SEPARATION_MIN:
-                reason = (f"read {face}, but a spot called white looks as red as one called "
-                          f"red (a* separation {sep:.0f})")
+                code, fields = UnreadReason.COLOUR, {"face": face, "sep": sep}
                 face = None
-    reads["reason"] = reason
+    reads["reason"] = code.say(detail, **fields) if code is not None else None
     confidence = float(conf.min()) if face is not None else 0.0
-    return face, confidence, reads
+    return face, confidence, reads, code
 
 
 #: A half of 1-3 spots sits centred in its half or toward the tile's end (real sets move the 1
@@ -632,13 +655,15 @@ def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
     if redness is None and (crop is not None and len(pips)
                             and min(side_pairs(polygon)) >= COLOUR_CHECK_MIN_WIDTH):
         redness = spot_redness(crop, pips.xyxy)
-    face, conf, reads = decode_face(centres, pips.class_id, pips.confidence,
-                                    allow_diagonal_two=allow_diagonal_two, redness=redness)
+    face, conf, reads, code = _decode_face(centres, pips.class_id, pips.confidence,
+                                           (CROP_W, CROP_H), CROP_MARGIN, MIDLINE_BAND,
+                                           allow_diagonal_two, redness)
     aspect = tile_aspect(polygon)
     reads["aspect"] = round(aspect, 2)
     if face is not None and not TILE_ASPECT_RANGE[0] <= aspect <= TILE_ASPECT_RANGE[1]:
-        reads["reason"] = (f"tile outline {aspect:.2f}:1 is not tile-shaped "
-                           f"(read {face}; {TILE_ASPECT_RANGE[0]}-{TILE_ASPECT_RANGE[1]} expected)")
+        code = UnreadReason.ASPECT
+        reads["reason"] = code.say(aspect=aspect, face=face, lo=TILE_ASPECT_RANGE[0],
+                                   hi=TILE_ASPECT_RANGE[1])
         # what the two reads agreed on, and how surely: the face stays unread here
         # (vision.recognition.aspect may take it where the picture's tiles are as long)
         reads["aspect_face"] = face
@@ -648,7 +673,8 @@ def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
     if face is not None:
         conf = min(conf, float(tile_confidence))
         if conf < min_confidence:
-            reason = f"confidence {conf:.2f} below {min_confidence:.2f} (read {face})"
+            code = UnreadReason.LOW_CONFIDENCE
+            reason = code.say(conf=conf, min=min_confidence, face=face)
             reads["reason"] = reason
             face = None
     state = "face_up" if face is not None else "unknown"
@@ -656,4 +682,4 @@ def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
         conf = float(tile_confidence)
     return TileRead(face, state, float(conf), np.asarray(polygon, np.float32).copy(),
                     np.asarray(xyxy, np.float32).copy(), pips, reads, reason,
-                    float(tile_confidence), redness)
+                    float(tile_confidence), redness, code if face is None else None)

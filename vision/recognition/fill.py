@@ -177,9 +177,8 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead],
         if len(hit) and k not in lifted:
             faces = "/".join(sorted({other[m].face for m in hit}))
             was = reads[k].face
-            reads[k] = reads[k].as_unknown(
-                f"the second tile model outlines this place otherwise (read {faces} across "
-                f"it; read {was} here): two tiles touching flush may be cut across")
+            reads[k] = reads[k].as_unknown(UnreadReason.SECOND_MODEL_OTHERWISE,
+                                           faces=faces, face=was)
             # the face this outline read (its halves, with read B's top / bottom): a flush
             # hand whose two tiles are both disputed is one of two cuts of those four halves
             # (vision.table.open_tile.block_fills)

@@ -55,6 +55,7 @@ from vision.recognition.decode import (CROP_H, MIDLINE_BAND, TileRead, _counted_
 from vision.geometry import (order_polygon, points_in_polygon,
                              polygon_intersections, side_pairs)
 from vision.recognition.overlaps import COVERED_UNKNOWN, resolve_overlapping_reads
+from vision.schema import UnreadReason
 
 __all__ = ["six_along", "beside_outlines", "block_ratio", "could_be_cut_across", "crosswise_alike",
            "crosswise_pairings", "cut_across_out_of_set", "cut_either_way", "flush_beside", "over_set",
@@ -258,10 +259,8 @@ def stubby_boxes(reads: Sequence[TileRead],
         peers = np.median([aspect[m] for m in shaped if m != k])
         if aspect[k] < STUBBY * peers:
             was = r.face
-            reads[k] = r.as_unknown(
-                f"outline stubbier than the picture's tiles (aspect {aspect[k]:.2f} against "
-                f"{peers:.2f}), halves that look alike turned a quarter (read {was}): a box "
-                "across two flush tiles")
+            reads[k] = r.as_unknown(UnreadReason.STUBBY, aspect=aspect[k], peers=peers,
+                                    face=was)
             reads[k].reads["disputed"] = was
     return reads
 
@@ -299,9 +298,7 @@ def notched_boxes(reads: Sequence[TileRead],
             continue
         if notched(np.asarray(r.polygon, np.float64)):
             was = r.face
-            out[k] = r.as_unknown(
-                f"its long side dips at the middle where two tiles' corners meet (read {was}): "
-                "a box across two flush tiles")
+            out[k] = r.as_unknown(UnreadReason.NOTCHED, face=was)
             out[k].reads["disputed"] = was
     return out
 
@@ -398,7 +395,7 @@ def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     out = []
     for q, d in zip(cand, read_outlines(np.stack(cand).astype(np.float32))):
         if unread_spots(d, q, read_there) >= MIN_SPOTS:
-            seed = d.as_unknown("unread spots flush beside a tile that lies as laid")
+            seed = d.as_unknown(UnreadReason.UNREAD_BESIDE)
             seed.reads["seed"] = True
             out.append(seed)
     return out
@@ -480,8 +477,7 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
                     six.add(k)
                 continue
             flagged.add(k)
-    out = [r.as_unknown(f"unread spots lie flush beside its long side (read {r.face}): two "
-                        "tiles touching flush may be cut across")
+    out = [r.as_unknown(UnreadReason.SPOTS_FLUSH_BESIDE, face=r.face)
            if k in flagged or k in six else r for k, r in enumerate(reads)]
     for k in six - flagged:
         out[k].reads["spared"] = "a 6 along the outline flush beside it"
@@ -624,16 +620,13 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
             doubt[alike[j]] = a.face
     for k in soft - set(doubt):
         was = reads[k].face
-        reads[k] = reads[k].as_unknown(
-            f"flush and level beside an unread tile, halves that look alike turned a quarter "
-            f"(read {was}): the block may be cut across")
+        reads[k] = reads[k].as_unknown(UnreadReason.FLUSH_LEVEL, beside="an unread tile",
+                                       face=was)
         reads[k].reads["spared"] = "a 6 along the outline flush beside it"
     for k, other in doubt.items():
         was = reads[k].face
         beside_what = "an unread tile" if other == "tile not read" else f"a {other}"
-        reads[k] = reads[k].as_unknown(
-            f"flush and level beside {beside_what}, halves that look alike turned a quarter "
-            f"(read {was}): the block may be cut across")
+        reads[k] = reads[k].as_unknown(UnreadReason.FLUSH_LEVEL, beside=beside_what, face=was)
         reads[k].reads["disputed"] = was
         if other != "tile not read":
             # in doubt over the block's cut alone (vision.recognition.dealt)

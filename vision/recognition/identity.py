@@ -29,6 +29,7 @@ from vision.config import CacheConfig
 from vision.recognition.decode import TileRead
 from vision.detections import TILE, Detections
 from vision.geometry import iou_matrix
+from vision.schema import UnreadReason
 
 __all__ = ["IdentityCache", "LOOK_SIZE", "tile_look", "NOT_DECODED_YET"]
 
@@ -121,7 +122,7 @@ class IdentityCache:
             c = float(dets.confidence[i])
             r = TileRead(None, "unknown", c, dets.polygon[i].copy(), dets.xyxy[i].copy(),
                          reads={"reason": NOT_DECODED_YET}, reason=NOT_DECODED_YET,
-                         tile_confidence=c)
+                         tile_confidence=c, reason_code=UnreadReason.NOT_DECODED_YET)
             reads[i] = r
             self._next.append(_Cached(dets.xyxy[i].copy(), r, -1))
         budget -= len(todo)
@@ -155,7 +156,7 @@ class IdentityCache:
         old = c.read
         reads[i] = TileRead(old.face, old.state, old.confidence, dets.polygon[i].copy(),
                             dets.xyxy[i].copy(), old.pips, old.reads, old.reason,
-                            old.tile_confidence)
+                            old.tile_confidence, reason_code=old.reason_code)
         self._next.append(_Cached(dets.xyxy[i].copy(), reads[i], c.verified, c.look,
                                   c.look_xyxy))
 

@@ -17,6 +17,7 @@ from vision.recognition.decode import TileRead
 from vision.detections import Detections
 from vision.geometry import crop_to_image, inside_fractions
 from vision.recognition.scales import SAME_TILE_IOU
+from vision.schema import UnreadReason
 
 __all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "ATTACHED_UNKNOWN",
            "drop_straddlers", "resolve_overlapping_reads"]
@@ -190,7 +191,7 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     gone = {up[k] for k in drop}
     changed = {up[k] for k in conflict}
     crossing = {up[k] for k in across}
-    return [r.as_unknown(f"overlapping outlines (read {r.face})") if i in changed
-            else r.as_unknown(f"outline across two other tile outlines (read {r.face})")
+    return [r.as_unknown(UnreadReason.OVERLAPPING, face=r.face) if i in changed
+            else r.as_unknown(UnreadReason.ACROSS_TWO, face=r.face)
             if i in crossing else r
             for i, r in enumerate(reads) if i not in gone]

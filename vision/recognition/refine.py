@@ -116,6 +116,7 @@ from vision.recognition.overlaps import COVERED_UNKNOWN
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.seam import block_of
 from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
+from vision.schema import UnreadReason
 
 __all__ = ["refine_unknowns", "face_rectangle", "face_share", "block_cuts", "tile_shaped", "accept_cut",
            "outline_block", "WINDOW", "OVERLAP", "ON_FACE"]
@@ -390,9 +391,7 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             new = _agreeing(cut, known + taken)
             if new is not None and len(new) == 2:  # rule 4, and neither is a known tile
                 for r in new:
-                    u = r.as_unknown(f"either cut of a flush block of two tiles could read "
-                                     f"(read {r.face} here): two tiles touching flush may be "
-                                     f"cut across")
+                    u = r.as_unknown(UnreadReason.EITHER_CUT, face=r.face)
                     u.reads["disputed"] = r.face
                     u.reads["either_cut"] = r.face  # vision.recognition.dealt
                     blocks.append(u)

@@ -38,6 +38,7 @@ from vision.recognition.decode import TileRead, counted_spots_px
 from vision.geometry import points_in_polygon, polygon_iou_matrix, side_pairs
 from vision.recognition.flush import OUTLINE_JITTER
 from vision.recognition.scales import SAME_TILE_IOU
+from vision.schema import UnreadReason
 
 __all__ = ["second_look", "ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
            "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "CUT_SHORT", "zoom_windows", "tile_sized",
@@ -255,9 +256,8 @@ def cut_short_faces(fused: list[TileRead], per_scale: Sequence[Sequence[TileRead
                 if (r.long_side < CUT_SHORT * length
                         and seen > TILES_BY_FACE[r.face].spots):
                     who = "the second look" if id(r) in zoomed else "one input size"
-                    r = r.as_unknown(
-                        f"{who} reads {r.face} on an outline {r.long_side:.0f} px long, "
-                        f"where other readings saw {seen} spots on {length:.0f} px")
+                    r = r.as_unknown(UnreadReason.SHORT_OUTLINE, who=who, face=r.face,
+                                     long=r.long_side, seen=seen, length=length)
         out.append(r)
     return out
 

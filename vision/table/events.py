@@ -19,7 +19,8 @@ from scoring.setting import house_way_setting, is_house_way
 from scoring.settle import POSITIONS
 
 from vision.recognition.decode import TileRead
-from vision.schema import Alert, BankTotals, PositionOutcome, RoundEvent, TileRecord
+from vision.schema import (Alert, BankTotals, PositionOutcome, RoundEvent, SettleReason,
+                           TileRecord)
 from vision.sources import redact_url, source_id as _source_id
 from vision.table.rounds import SettledRound
 
@@ -74,15 +75,25 @@ def _outcome(rnd: SettledRound, pos: str) -> PositionOutcome:
                          bet=None if res.banker_bet is None else str(res.banker_bet))
         else:
             money = dict(result="not_settled", bet=rnd.bets.get(pos),
-                         reason=rnd.not_settled.get(pos) or rnd.reason or "not settled")
+                         **_why((rnd.not_settled.get(pos), rnd.codes.get(pos)),
+                                (rnd.reason, rnd.reason_code)))
         return PositionOutcome(**tiles, **hands, role="banker", **money)
     if pos in seats:
         s = seats[pos]
         return PositionOutcome(**tiles, **hands, result=s.result, bet=str(s.bet),
                                net=str(s.net), commission=str(s.commission),
-                               mis_set=s.mis_set, reason=s.reason)
+                               mis_set=s.mis_set, reason=s.reason, reason_code=s.reason_code)
     return PositionOutcome(**tiles, **hands, result="not_settled", bet=rnd.bets.get(pos),
-                           reason=rnd.not_settled.get(pos, "not settled"))
+                           **_why((rnd.not_settled.get(pos), rnd.codes.get(pos))))
+
+
+def _why(*reasons: tuple[str | None, SettleReason | None]) -> dict:
+    """``{"reason", "reason_code"}`` of the first ``(text, code)`` with a text, else "not
+    settled" (:attr:`vision.schema.SettleReason.NOT_SETTLED`)."""
+    for text, code in reasons:
+        if text:
+            return {"reason": text, "reason_code": code}
+    return {"reason": SettleReason.NOT_SETTLED.say(), "reason_code": SettleReason.NOT_SETTLED}
 
 
 def build_round(rnd: SettledRound, round_id: str, table_id: str = "table-1",
@@ -128,7 +139,9 @@ def build_round(rnd: SettledRound, round_id: str, table_id: str = "table-1",
         frame_index=int(frame_index), rules=rnd.rules,
         commission=commission, house_way=rnd.house_way, model_version=model_version,
         banker_position=rnd.banker, settled=res is not None,
-        reason=None if res is not None else (rnd.reason or "not settled"),
+        reason=None if res is not None else (rnd.reason or SettleReason.NOT_SETTLED.say()),
+        reason_code=None if res is not None else (rnd.reason_code if rnd.reason
+                                                  else SettleReason.NOT_SETTLED),
         positions=positions, alerts=alerts,
         tiles=records, bank=bank,
         source_id=source_id or _source_id(source, source_file))

@@ -92,12 +92,14 @@ from scoring.errors import InputError
 from scoring.hands import hand_key
 from scoring.rules import get_profile
 from scoring.setting import Setting, get_house_way
-from scoring.settle import POSITIONS, RoundResult, parse_commission, settle_round
+from scoring.settle import POSITIONS, parse_commission, settle_round
 from scoring.tiles import TILES_BY_FACE, faces_over_set
 
 from vision.recognition.decode import TileRead
 from vision.geometry import points_in_polygon
 from vision.schema import Alert, AlertCode
+from vision.table.reasons import SettleReason, banker_code, problem_code
+from vision.table.settled import FrameHeader, SettledRound  # re-exported
 from vision.table.alerts import duplicate_face_alert
 from vision.table.count import covered_extras
 from vision.table.layout import Layout, check_polygons, load_layout  # re-exported
@@ -257,6 +259,11 @@ class PositionState:
         """The problems as one line (None when there are none)."""
         return "; ".join(d for _, d in self.problems) or None
 
+    @property
+    def reason_code(self) -> SettleReason | None:
+        """The code of :attr:`reason` (:func:`vision.table.reasons.problem_code`)."""
+        return problem_code(k for k, _ in self.problems)
+
 
 def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
                     problems: Mapping[str, Sequence[tuple[str, str]]] | None = None
@@ -291,14 +298,16 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
         else:
             up, down = tiles, []
         if len(up) != 4:
-            st.problems.append((AlertCode.WRONG_TILE_COUNT, f"{len(up)} tiles, a position holds 4"))
+            st.problems.append((AlertCode.WRONG_TILE_COUNT,
+                                SettleReason.WRONG_TILE_COUNT.say(len(up))))
         n_unknown = sum(r.state == "unknown" for r in up)
         if n_unknown:
             why = "; ".join(sorted({r.reason or "unread" for r in up if r.state == "unknown"}))
-            st.problems.append((AlertCode.UNKNOWN_TILE, f"{n_unknown} tile(s) unknown ({why})"))
+            st.problems.append((AlertCode.UNKNOWN_TILE,
+                                SettleReason.UNKNOWN_TILE.say(n_unknown, why)))
         n_down = sum(r.state == "face_down" for r in up)
         if n_down:
-            st.problems.append(("face_down", f"{n_down} tile(s) face down"))
+            st.problems.append((SettleReason.FACE_DOWN, SettleReason.FACE_DOWN.say(n_down)))
         if (len(up) == 4 and n_unknown >= 1 and not n_down
                 and all(k == AlertCode.UNKNOWN_TILE for k, _ in st.problems)):
             st.open_hands = pair_hands(up, rules)
@@ -329,58 +338,6 @@ def build_positions(groups: Mapping[str, Sequence[TileRead]], rules="pa",
 
 
 # --------------------------------------------------------------------------- rounds
-
-
-@dataclass(frozen=True)
-class FrameHeader:
-    """Which frame a round was seen on, kept with the round (:class:`SettledRound`).
-
-    Attributes:
-        index: frame index in its source; timestamp: seconds from the source's start.
-        source: the source as shown (credentials masked); path: the file the frame came from
-            (None for cameras and streams).
-        tiles: that frame's tiles as :class:`vision.schema.TileRecord` s (None: not kept).
-    """
-
-    index: int = 0
-    timestamp: float = 0.0
-    source: str = ""
-    path: str | None = None
-    tiles: tuple | None = None
-
-
-@dataclass
-class SettledRound:
-    """A round the tracker settled (shaped into an event by :mod:`vision.table.events`).
-
-    Attributes:
-        positions: every position seen in the settling frame (:class:`PositionState`).
-        final: positions settled (final and free of duplicate faces).
-        result: the :class:`scoring.settle.RoundResult`, or None when nothing could be settled.
-        not_settled: position -> reason, for every position seen but not settled.
-        alerts: the :class:`vision.schema.Alert` s from the table and from settlement.
-        banker: the banking position; rules, commission, house_way as used.
-        frame: the :class:`FrameHeader` the caller passed to :meth:`RoundTracker.update` for
-            the round's frame (for an unsettled round: the last frame that showed tiles).
-        reason: why nothing was settled (None when ``result`` is not None).
-        unread: position -> note, for the positions settled with one tile unread (every face
-            it could be gives the same result, :mod:`vision.table.open_tile`); ``result`` holds a
-            stand-in setting for them, which is not theirs and is never reported.
-    """
-
-    positions: dict[str, PositionState]
-    final: list[str]
-    result: RoundResult | None
-    not_settled: dict[str, str]
-    alerts: list[Alert]
-    banker: str
-    rules: str
-    commission: str | None
-    house_way: str
-    bets: dict[str, str]
-    frame: FrameHeader
-    reason: str | None = None
-    unread: dict[str, str] = field(default_factory=dict)
 
 
 #: The fewest frames of a stable run when stability is measured in seconds
@@ -600,8 +557,7 @@ class RoundTracker:
             # with the last picture that showed that deal
             if self._deal_pending is not None:
                 self._pending = self._deal_pending
-            ended = self._unsettled("the table was dealt again before the round settled",
-                                    settle=False)
+            ended = self._unsettled(SettleReason.DEALT_AGAIN, settle=False)
             self._deal = {}
             self._replaced(positions)
             self._banker_final_for, self._banker_final_at = 0, None
@@ -629,11 +585,10 @@ class RoundTracker:
                 # replace it (a loop that fell far behind): both are reported, this one now,
                 # the other on the next empty frame
                 self._pending = dp
-                ended = self._unsettled("the table was dealt again before the round settled",
-                                        settle=False)
+                ended = self._unsettled(SettleReason.DEALT_AGAIN, settle=False)
                 self._pending = last
                 return ended
-            return self._unsettled("table cleared before the round settled")
+            return self._unsettled(SettleReason.TABLE_CLEARED)
         if not self.is_final(self.banker):
             self._banker_final_for, self._banker_final_at = 0, None
             return None
@@ -656,16 +611,16 @@ class RoundTracker:
         self._deal = {}
         return self._settle(dict(positions), frame or FrameHeader(), list(loose), placement)
 
-    def flush(self) -> SettledRound | None:
+    def flush(self, ending: SettleReason = SettleReason.SOURCE_ENDED) -> SettledRound | None:
         """End of the source (or of one still image): the open round that showed tiles but
-        did not settle, as an unsettled :class:`SettledRound` (None when there is none)."""
+        did not settle, as an unsettled :class:`SettledRound` ending ``ending``, or None."""
         if self._pending is None or self._settled_sig is not None:
             return None
-        return self._unsettled("source ended before the round settled")
+        return self._unsettled(ending)
 
-    def _unsettled(self, why: str, settle: bool = True) -> SettledRound:
-        """The open round as it was last seen, unsettled with reason ``why`` (``settle``
-        False: the positions' runs are another picture's, nothing is final)."""
+    def _unsettled(self, why: SettleReason, settle: bool = True) -> SettledRound:
+        """The open round as it was last seen, unsettled with reason ``why`` (an ending code;
+        ``settle`` False: the positions' runs are another picture's, nothing is final)."""
         positions, frame, loose, placement = self._pending
         self._provisional = getattr(self, "_pending_prov", False)  # that frame's reads
         self._pending = self._deal_pending = None
@@ -674,7 +629,8 @@ class RoundTracker:
         rnd = self._settle(positions, frame, loose, placement, settle=settle)
         if rnd.result is not None:  # settleable after all (flush right on the settling frame)
             return rnd
-        rnd.reason = f"{why}: {rnd.reason}" if rnd.reason else why
+        rnd.reason = why.say(rnd.reason)
+        rnd.cause_code, rnd.reason_code = rnd.reason_code, why
         return rnd
 
     # -- settlement ----------------------------------------------------------------------
@@ -690,19 +646,25 @@ class RoundTracker:
             return self._settle_reads(positions, frame, loose, placement, settle)
         except Exception as e:  # noqa: BLE001 -- a reading is never bad input
             why = str(e) or type(e).__name__
-            reason = f"settlement failed: {why}"
+            code = SettleReason.SETTLEMENT_FAILED
+            reason = code.say(why)
             return SettledRound(positions, [], None, {p: reason for p in positions},
                                 [Alert(AlertCode.SETTLE_ERROR, None,
                                        f"the round could not be settled from what the camera "
                                        f"read: {why}")],
                                 self.banker, self.rules, self.commission, self.house_way,
-                                dict(self.bets), frame, reason)
+                                dict(self.bets), frame, reason,
+                                codes={p: code for p in positions}, reason_code=code)
 
     def _settle_reads(self, positions: dict[str, PositionState], frame: FrameHeader,
                       loose: Sequence[TileRead] = (), placement: str | None = None,
                       settle: bool = True) -> SettledRound:
         alerts: list[Alert] = []
         not_settled: dict[str, str] = {}
+        codes: dict[str, SettleReason] = {}  # the code of each not_settled reason
+
+        def mark(p: str, code: SettleReason, text: str) -> None:
+            not_settled[p], codes[p] = text, code
         if loose:
             faces = ", ".join(sorted(r.face or "unknown" for r in loose))
             alerts.append(Alert(AlertCode.TILES_OUTSIDE_POSITIONS, None,
@@ -716,9 +678,10 @@ class RoundTracker:
                  and positions[p].setting is not None]
         for p in positions:
             if p not in final:
-                not_settled[p] = positions[p].reason or (
-                    "not confirmed before the table was dealt again" if not settle else
-                    "its still reading had not landed" if self._provisional else "not stable")
+                code = positions[p].reason_code or (
+                    SettleReason.NOT_CONFIRMED if not settle else
+                    SettleReason.READING_PENDING if self._provisional else SettleReason.NOT_STABLE)
+                mark(p, code, positions[p].reason or code.say())
         # faces read more often than a set holds: somebody's read is wrong (one check with
         # the round event's alerts, vision.table.alerts.duplicate_faces)
         sightings = [(r.face, p) for p in sorted(positions, key=POSITIONS.index)
@@ -730,7 +693,8 @@ class RoundTracker:
             for p in found.holders:
                 if p in final:
                     final.remove(p)
-                    not_settled[p] = f"duplicate face {found.tile.face}"
+                    mark(p, SettleReason.DUPLICATE_FACE,
+                         SettleReason.DUPLICATE_FACE.say(found.tile.face))
         # unread tiles: settled only where every face they could be gives the same result
         stand_in: dict[str, tuple[Setting, tuple[str, ...]]] = {}
         unread: dict[str, str] = {}
@@ -744,30 +708,37 @@ class RoundTracker:
                 way=self.house_way, commission=self.commission, bets=self.bets)
             for p, why in refused.items():
                 final.remove(p)
-                not_settled[p] = why
+                mark(p, SettleReason.UNREAD_DECIDES, why)
             for p in stand_in:
                 final.append(p)
                 not_settled.pop(p, None)
+                codes.pop(p, None)
         result = None
-        reason = None
+        reason = reason_code = None
         if self.banker not in final and placement and not positions:
-            reason = placement  # no position named at all: say why, not "banker empty"
+            reason, reason_code = placement, SettleReason.NO_PLACEMENT  # not "banker empty"
             final = []
         elif self.banker not in final:
-            why = not_settled.get(self.banker, "banker position empty")
+            why = not_settled.get(self.banker, SettleReason.BANKER_EMPTY.say())
+            why_code = codes.get(self.banker, SettleReason.BANKER_EMPTY)
             if self.banker not in positions and loose:
                 why += f"; {len(loose)} tile(s) in no position"
-            not_settled.setdefault(self.banker, why)
-            reason = f"banker {self.banker} not settled ({why})"
+            if self.banker not in not_settled:
+                mark(self.banker, why_code, why)
+            reason_code = banker_code(why_code, [k for k, _ in getattr(
+                positions.get(self.banker), "problems", ())])
+            reason = reason_code.say(self.banker, why)
             for p in final:
-                not_settled[p] = reason
+                mark(p, reason_code, reason)
             final = []
         else:
             others = [p for p in final if p != self.banker]
             if not others:
                 final = []
-                reason = "no other position settled"
-                not_settled.setdefault(self.banker, reason)
+                reason_code = SettleReason.NO_OTHER_SETTLED
+                reason = reason_code.say()
+                if self.banker not in not_settled:
+                    mark(self.banker, reason_code, reason)
             else:
                 bets = {p: v for p, v in self.bets.items() if p in final}
                 if self.banker == "dealer":
@@ -787,7 +758,7 @@ class RoundTracker:
         final.sort(key=order.get)
         return SettledRound(positions, final, result, not_settled, alerts, self.banker,
                             self.rules, self.commission, self.house_way, dict(self.bets), frame,
-                            reason, unread if result is not None else {})
+                            reason, unread if result is not None else {}, codes, reason_code)
 
     def reset(self) -> None:
         """Forget all state (a new source); call :meth:`flush` first to keep an open round."""

@@ -105,6 +105,7 @@ class LiveTable:
                 v.update(status=READING, detail=None, problems=[],
                          say=f"{position_name(pos)}: reading the deal")
             else:
-                v["say"] = plain_reason(pos, v.get("detail")) if v.get("detail") else None
+                v["say"] = (plain_reason(pos, v.get("detail"), code=v.get("code"))
+                            if v.get("detail") else None)
         self._streaks = streaks
         return dealing
