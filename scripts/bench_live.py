@@ -12,7 +12,7 @@ rendered by the project (:func:`vision.synth.render.render_table`, held-out seed
 ``--seed``, another seed, tile style and set of 3-7 seats each round): per round a dealing
 phase of about 1 s (positions appear one after another, a hand over the newest, as
 :func:`vision.demo.demo_frames`), the still table for the rest of ``--deal`` seconds, then the
-cleared table (its tiles painted out) for ``--clear`` seconds. Every distinct picture is
+cleared table (the same table rendered without its tiles) for ``--clear`` seconds. Every distinct picture is
 rendered and JPEG-encoded (quality 85) once, before the product starts.
 
 **The product** runs as ``paigow serve --tables TABLES.yaml --port P`` (its own process group;
@@ -192,7 +192,10 @@ def render_round(seed: int, size: tuple[int, int], n_deal: int, style: str,
                                                     dict]:
     """The pictures of one round: ``n_deal`` dealing pictures (positions appear one after
     another, a hand-shaped blot over the newest, as :func:`vision.demo.demo_frames`), the
-    still table and the cleared table (the tiles painted out), uint8 (H, W, 3) BGR each.
+    still table and the cleared table (the same table rendered without its tiles:
+    :attr:`vision.synth.render.TableScene.empty` -- its felt lettering whole, as a real empty
+    table shows it; until 2026-12-05 the tiles were painted out of the picture, which smeared
+    the letters beside them), uint8 (H, W, 3) BGR each.
 
     Returns:
         ``(dealing, full, empty, scene)`` (the :class:`vision.synth.render.TableScene`: its
@@ -204,17 +207,14 @@ def render_round(seed: int, size: tuple[int, int], n_deal: int, style: str,
     from vision.synth.render import render_table
 
     deal = make_deal(rng)
-    scene = render_table(seed, size=size, deal=deal, style=style)
-    full = scene.image
+    scene = render_table(seed, size=size, deal=deal, style=style, empty=True)
+    full, empty = scene.image, scene.empty  # the same felt, lettering and camera, no tiles
     order = [p for p in ("dealer", *SEATS) if p in deal]
     masks = {p: np.zeros(full.shape[:2], np.uint8) for p in order}
-    everything = np.zeros(full.shape[:2], np.uint8)
     for t in scene.tiles:
         poly = np.round(expand_polygon(t.polygon, 0.25)).astype(np.int32)
-        cv2.fillConvexPoly(everything, poly, 255)
         if t.position in masks:
             cv2.fillConvexPoly(masks[t.position], poly, 255)
-    empty = cv2.inpaint(full, everything, 5, cv2.INPAINT_TELEA)
     dealing = []
     shown = np.zeros(full.shape[:2], bool)
     n_shown = 0
@@ -890,13 +890,16 @@ def run_bench(args, say) -> dict:
         tables_file.write_text(yaml.safe_dump(spec, sort_keys=False))
         port = _free_port()
         load = start_load(args.load)
+        product = Path(args.product_root).resolve() if args.product_root else ROOT
+        res["product_root"] = str(product)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+            [str(product)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                              if p])}
         log = open(work / "serve.log", "wb")
         cmd = [*_paigow_cmd(), "serve", "--tables", str(tables_file), "--port", str(port)]
         res["command"] = " ".join(cmd)
         t_up = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=product, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         log.close()
         say(f"paigow serve --tables (pid {proc.pid}) on port {port}, {K} table(s); "
@@ -1155,6 +1158,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--video", action="store_true",
                     help="each table also writes its annotated video (default: events.jsonl "
                          "only, the tables file's video: false)")
+    ap.add_argument("--product-root", default=None, metavar="DIR",
+                    help="run the product from this checkout (another commit's git worktree: "
+                         "before and after on the same cameras); default this repository")
     ap.add_argument("--keep", default=None, metavar="DIR",
                     help="keep the outputs (tables file, events, annotated videos, serve.log) "
                          "in DIR")
@@ -1188,6 +1194,8 @@ def check_args(args) -> None:
         raise BadArgument(f"--warm-timeout must be >= 0 seconds, got {args.warm_timeout:g}")
     if args.keep and Path(args.keep).exists() and not Path(args.keep).is_dir():
         raise BadArgument(f"--keep: not a folder: {args.keep}")
+    if args.product_root and not (Path(args.product_root) / "vision" / "cli.py").is_file():
+        raise BadArgument(f"--product-root: not a checkout of this project: {args.product_root}")
     models = Path(args.models) if args.models else ROOT / "models"
     for name in ("tiles.onnx", "pips.onnx"):
         if not (models / name).is_file():

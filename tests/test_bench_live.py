@@ -225,3 +225,30 @@ def test_bad_arguments_exit_2_with_one_line():
     assert r.returncode == 2
     body = json.loads(r.stdout)
     assert body["exit_code"] == 2 and "--rounds" in body["error"] and body["command"]
+
+
+def test_the_cleared_table_is_the_same_table_without_its_tiles():
+    """The cleared table is rendered without its tiles (the felt's lettering whole, as an
+    empty table shows it), not painted out of the picture: away from the tiles and their
+    shadows it is the dealt picture; over each tile it is not. Asking for it changes nothing
+    of the dealt picture."""
+    import cv2
+
+    from vision.synth.render import render_table
+
+    rng = np.random.default_rng([3_000_001, 45])
+    dealing, full, empty, scene = B.render_round(3_000_001, (640, 360), 3, "black", rng)
+    assert np.array_equal(full, render_table(3_000_001, size=(640, 360), deal=scene.deal,
+                                             style="black").image)
+    near = np.zeros(full.shape[:2], np.uint8)
+    for t in scene.tiles:
+        from vision.geometry import expand_polygon
+        cv2.fillConvexPoly(near, np.round(expand_polygon(t.polygon, 0.6)).astype(np.int32), 1)
+    far = near == 0
+    diff = np.abs(full.astype(int) - empty.astype(int)).sum(2)
+    # (the tiles' soft shadows and the JPEG blocks beside them reach a little further)
+    assert far.mean() > 0.5 and (diff[far] > 24).mean() < 0.002
+    for t in scene.tiles:
+        inside = np.zeros(full.shape[:2], np.uint8)
+        cv2.fillConvexPoly(inside, np.round(t.polygon).astype(np.int32), 1)
+        assert diff[inside > 0].mean() > 20

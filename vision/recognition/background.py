@@ -80,7 +80,7 @@ class StillReader:
         self._read = read
         self.gate = gate
         self._cv = threading.Condition()
-        self._job: tuple[int, np.ndarray, Any] | None = None
+        self._job: tuple[int, np.ndarray] | None = None
         self._done: tuple[int, Any] | None = None
         self._running: int | None = None
         self._closed = False
@@ -90,12 +90,10 @@ class StillReader:
         self._thread = threading.Thread(target=self._run, name="still-reading", daemon=True)
         self._thread.start()
 
-    def submit(self, generation: int, image: np.ndarray, read=None) -> None:
-        """Read ``image`` (uint8 (H, W, 3) BGR, not changed afterwards) next; ``read``: another
-        reading than the reader's own for this job (a callable of the image), e.g. the empty
-        table's look at its felt (:meth:`vision.recognition.engine.RecognitionEngine._landed`)."""
+    def submit(self, generation: int, image: np.ndarray) -> None:
+        """Read ``image`` (uint8 (H, W, 3) BGR, not changed afterwards) next."""
         with self._cv:
-            self._job = (generation, image, read)
+            self._job = (generation, image)
             self._cv.notify()
 
     def pending(self, generation: int) -> bool:
@@ -136,13 +134,13 @@ class StillReader:
                     self._cv.wait()
                 if self._closed:
                     return
-                (gen, image, read), self._job = self._job, None
+                (gen, image), self._job = self._job, None
                 self._running = gen
             gate = self.gate
             held = gate is not None and gate.acquire(timeout=GATE_WAIT_S)
             t0 = time.perf_counter()
             try:
-                out: Any = (read or self._read)(image)
+                out: Any = self._read(image)
             except Exception as exc:  # noqa: BLE001 -- a reading never ends a feed
                 out = exc
             finally:
@@ -238,17 +236,6 @@ class Felt:
             if len(self.boxes) and (iou_matrix(box, self.boxes) > 0.9).any():
                 continue
             self.boxes = np.concatenate([self.boxes, box])[-FELT_MAX:]
-
-    def without(self, reads) -> list:
-        """``reads`` less the unknown ones lying on the kept outlines (:meth:`worth` leaves
-        them out): what an empty table showed unread at that place is the felt, not a tile,
-        and must not be counted as a position's tile (a dealt position's four tiles beside a
-        letter of the felt's lettering read as five). Face-up and face-down reads are all kept;
-        a tile that lies on the lettering and cannot be read is then missing from its position,
-        which is not settled either way."""
-        reads = list(reads)
-        keep = {id(r) for r in self.worth([r for r in reads if r.state == "unknown"])}
-        return [r for r in reads if r.state != "unknown" or id(r) in keep]
 
     def worth(self, unknown: list) -> list:
         """The reads of ``unknown`` whose box lies less than half on the kept outlines

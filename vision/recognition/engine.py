@@ -121,7 +121,6 @@ class RecognitionEngine:
         self._first_look: tuple | None = None  # live: the reads standing while it is made
         #: live video: the unread outlines empty still tables show (felt lettering, chips)
         self.felt = Felt()
-        self._felt_gen: int | None = None  # the picture whose felt was last looked at
 
     def set_background(self, on: bool = True) -> None:
         """Live video: the fused still reading (the vet) is made beside the frame loop
@@ -238,9 +237,7 @@ class RecognitionEngine:
         """Live video: the fused still reading of this still picture once landed, else None
         (asked for, a copy of ``image``, unless being made); one that raised: the single pass
         with every face unknown. An empty table (nothing identified) is not read for a round;
-        its unread outlines join :attr:`felt`, and a landed reading's unknown outlines lying on
-        them are dropped (:meth:`vision.recognition.background.Felt.without`: the felt, not a
-        tile -- a position must not count them)."""
+        its unread outlines join :attr:`felt`."""
         bg = self.background
         done = bg.take()
         if done is not None and done[0] == self._generation:
@@ -250,13 +247,7 @@ class RecognitionEngine:
                 return [r.as_unknown(UnreadReason.STILL_READING_FAILED,
                                      f"{type(done[1]).__name__}: {done[1]}") if r.face else r
                         for r in reads]
-            return self.felt.without(done[1])
-        if not any(r.state != "unknown" for r in reads) and self._felt_gen != self._generation \
-                and not bg.busy():
-            # an empty table (nothing or only unread outlines): its felt looked at once at
-            # every input size, beside the loop (:meth:`_felt_look`)
-            self._felt_gen = self._generation
-            bg.submit(self._generation, image.copy(), self._felt_look)
+            return list(done[1])
         if not any(r.state != "face_down" for r in reads):
             return None
         if not any(r.state == "face_up" for r in reads):
@@ -266,24 +257,3 @@ class RecognitionEngine:
             bg.submit(self._generation, self.stack.mean(image))  # a new array
         return None
 
-    def _felt_look(self, image: np.ndarray) -> list[TileRead]:
-        """Live video, beside the loop: an empty still table read at every input size of
-        :attr:`scales` (the tile model and the decoder only: no second look, no turned
-        picture; about 0.5 s of 1080p here), its unread outlines learnt as :attr:`felt`. The
-        single pass at the model's own size outlines some letters of a felt's lettering, the
-        other sizes others; an outline a dealt table's still reading then leaves unknown there
-        gets no second look and is not counted as a tile (:meth:`_landed`). Nothing is learnt
-        where any size identifies a tile (not an empty table); backs are not learnt.
-
-        Returns:
-            the unknown reads learnt (every size's), image px.
-        """
-        longer = max(image.shape[:2])
-        found: list[TileRead] = []
-        for size in tuple(v for v in self.scales if v <= longer) or (None,):
-            reads, _ = self.decode(image, self.detect(image, size), use_cache=False)
-            if any(r.state == "face_up" for r in reads):
-                return []
-            found += [r for r in reads if r.state == "unknown"]
-        self.felt.learn(found)
-        return found

@@ -116,6 +116,9 @@ class TableScene:
         deal: position -> its 4 faces as laid (hand 0's two tiles, then hand 1's).
         style: tile style name ("black", "ivory", "other", "western").
         kind: "table" or "closeup".
+        empty: uint8 (H, W, 3) BGR, the same table without its tiles and their shadows (felt,
+            lettering, chips, camera and camera effects as in ``image``), where asked for
+            (:func:`render_table` ``empty=True``); else None.
     """
 
     image: np.ndarray
@@ -124,6 +127,7 @@ class TableScene:
     deal: dict
     style: str = ""
     kind: str = "table"
+    empty: np.ndarray | None = None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -254,12 +258,17 @@ def _circle_pts(cx, cy, r, n=16):
 
 def _compose(rng, st: D.TileStyle, tiles: list, canvas: np.ndarray, down: np.ndarray,
              tilt: float, occluders: list, H: np.ndarray, out_size, effects: float = 1.0,
-             shadow: bool = True):
+             shadow: bool = True, bare: list | None = None):
     """Draw tiles and occluders on the canvas, warp to the output, apply camera effects.
+
+    ``bare``: a list to which the same picture without the tiles and their shadows is
+    appended (the occluders, the warp and the camera effects with the same random draws);
+    the picture with the tiles and every draw of ``rng`` are what they are without it.
 
     Returns (image uint8, list[SceneTile]).
     """
     ch, cw = canvas.shape[:2]
+    bare_canvas = canvas.copy() if bare is not None else None
     out_w, out_h = out_size
     light = rng.normal(0, 1, 2)
     light /= np.linalg.norm(light) + 1e-9
@@ -337,6 +346,15 @@ def _compose(rng, st: D.TileStyle, tiles: list, canvas: np.ndarray, down: np.nda
     # warp to output
     image = cv2.warpPerspective(canvas, H, (out_w, out_h), flags=cv2.INTER_LINEAR,
                                 borderMode=cv2.BORDER_REFLECT)
+    if bare is not None:
+        import copy
+
+        rng_fx = copy.deepcopy(rng)  # the effects' draws, the same for both pictures
+        for fn in occluders:  # each occluder draws from its own seed: the same again
+            fn(bare_canvas, np.zeros_like(occ))
+        empty = cv2.warpPerspective(bare_canvas, H, (out_w, out_h), flags=cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_REFLECT)
+        bare.append(S.camera_effects(empty, rng_fx, effects) if effects > 0 else empty)
     if effects > 0:
         image = S.camera_effects(image, rng, effects)
     # labels
@@ -494,7 +512,8 @@ def _scatter_tiles(rng, H, out_w, out_h, w, st, long33) -> list:
 
 def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | None = None,
                  deal: dict | None = None, tile_long=None, touching: float = 0.0,
-                 square_blocks: float = 0.0, threes_one_way: bool = False) -> TableScene:
+                 square_blocks: float = 0.0, threes_one_way: bool = False,
+                 empty: bool = False) -> TableScene:
     """Render one table scene.
 
     Args:
@@ -520,6 +539,8 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
         threes_one_way: every 3 of the scene runs one way (drawn from a fourth generator),
             as a real set draws the 3 of its tiles (docs/rules.md section 5); False: each 3
             either way at random, as before. Every other draw of the scene is unchanged.
+        empty: ``mode="table"``: also the same table without its tiles
+            (:attr:`TableScene.empty`); the scene itself is unchanged.
 
     Returns:
         :class:`TableScene`.
@@ -660,17 +681,19 @@ def render_scene(seed: int, size=(1280, 720), mode: str = "train", style: str | 
                      n_cards=int(rng.integers(0, 3)) if not full else 0,
                      n_hands=(int(rng.random() < 0.3) + int(rng.random() < 0.1)) if not full else 0,
                      avoid_tiles=full or rng.random() < 0.5)
+    bare: list | None = [] if empty else None
     image, stiles = _compose(rng, st, tiles, background, down, tilt, occ, H, (out_w, out_h),
-                             effects=rng.uniform(0.3, 0.8) if full else rng.uniform(0.4, 1.0))
+                             effects=rng.uniform(0.3, 0.8) if full else rng.uniform(0.4, 1.0),
+                             bare=bare)
     layout = _layout_dict(H, tiles, seed) if full else {
         "table_id": f"synth-{seed}", "rules": "pa", "commission": "0.05", "positions": {}}
     out_deal = {p: deal[p] for p in POSITIONS if p in deal} if full else {}
     return TableScene(image=image, tiles=stiles, layout=layout, deal=out_deal, style=st.name,
-                      kind="table")
+                      kind="table", empty=bare[0] if bare else None)
 
 
 def render_table(seed: int, size=(1920, 1080), deal: dict[str, list[str]] | None = None,
-                 style: str | None = None) -> TableScene:
+                 style: str | None = None, empty: bool = False) -> TableScene:
     """Render a full pai gow table: dealer + 7 seats, 32 face-up tiles from one set, each
     position's 4 tiles laid as two hands of two tiles lying together; positions around an arc
     with the dealer at the top centre (seat 1 at the image right ... seat 7 at the left).
@@ -683,6 +706,9 @@ def render_table(seed: int, size=(1920, 1080), deal: dict[str, list[str]] | None
         deal: position -> 4 faces ("low-high"; the first two are hand 0, the last two hand 1),
             or None for a random valid deal from one 32-tile set.
         style: "black" | "ivory" | "other" | "western" | None (random).
+        empty: also render the same table without its tiles (:attr:`TableScene.empty`: the
+            felt and its lettering as an empty table shows them, e.g. a live benchmark's
+            cleared table); the table with its tiles is the same either way.
 
     Returns:
         :class:`TableScene` with ``image`` (H, W, 3) uint8 BGR, 32 :class:`SceneTile`, the
@@ -696,7 +722,7 @@ def render_table(seed: int, size=(1920, 1080), deal: dict[str, list[str]] | None
         raise InputError(f"unknown tile style {style!r} (black, ivory, other, western)")
     if size is None or len(size) != 2 or int(size[0]) < 64 or int(size[1]) < 64:
         raise InputError(f"bad image size {size!r} (width, height >= 64)")
-    return render_scene(seed, size, mode="table", style=style, deal=deal)
+    return render_scene(seed, size, mode="table", style=style, deal=deal, empty=empty)
 
 
 def render_closeup(seed: int, style: str | None = None, n_tiles: int | None = None,
