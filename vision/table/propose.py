@@ -250,6 +250,11 @@ def _sides(poly: np.ndarray) -> tuple[float, float]:
     return max(a, b), min(a, b)
 
 
+#: :func:`woodpile_vote`'s reason when rows of face-down stacks name different positions
+#: (a frame whose rows disagree: no frame's vote counts then)
+WOODPILE_SPLIT = "rows of face-down stacks lie at different positions"
+
+
 def woodpile_vote(reads: Sequence[TileRead], found: Found) -> tuple[int | None, str]:
     """The position the undealt stacks lie at, in one frame (module docstring, step 3).
 
@@ -308,7 +313,7 @@ def woodpile_vote(reads: Sequence[TileRead], found: Found) -> tuple[int | None, 
     if len(votes) == 1:
         return votes.pop(), "face-down stacks lie at it"
     if votes:
-        return None, "rows of face-down stacks lie at different positions"
+        return None, WOODPILE_SPLIT
     return None, "no row of face-down stacks at one position"
 
 
@@ -553,7 +558,7 @@ def propose_from_frames(frames: Sequence[Sequence[TileRead]], frame_size: tuple[
     votes = []  # (frame, cluster) the face-down stacks name, per frame that names one
     for k, f in enumerate(found):
         pile, pile_why = woodpile_vote(frames[k], f)
-        if pile_why.startswith("rows of"):  # a frame whose rows disagree: none counts
+        if pile_why == WOODPILE_SPLIT:  # a frame whose rows disagree: none counts
             votes.append(None)
         for j, tiles in enumerate(f.positions):
             pts = _corners(tiles)
