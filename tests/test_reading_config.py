@@ -74,3 +74,34 @@ def test_a_bad_option_is_one_line_exit_2(tmp_path, capsys):
     assert main(["setcheck", str(tmp_path / "x.png"), "--config",
                  str(tmp_path / "none.yaml")]) == 2
     assert "config file not found" in capsys.readouterr().err
+
+
+def test_rules_named_off_in_the_config_do_not_run(tmp_path, monkeypatch):
+    """``recognition.rules_off`` names still-reading rules left out: the engine's still
+    reading runs the rest, in their order; an unknown name is refused, named."""
+    import numpy as np
+    from fakes import GroundTruthDetectors
+
+    import vision.recognition.still as still
+    from vision.recognition.engine import Detectors, RecognitionEngine
+    from vision.synth.render import render_table
+
+    f = _config(tmp_path, "recognition:\n  rules_off: [refit, dealt_blocks]\n")
+    rec = recognition_config(f)
+    assert rec.rules_off == ("refit", "dealt_blocks")
+    ran = []
+    apply = still.Rule.apply
+    monkeypatch.setattr(still.Rule, "apply",
+                        lambda self, ctx, reads: ran.append(self.name) or apply(self, ctx, reads))
+    sc = render_table(1_000_201, size=(960, 540))
+    det = GroundTruthDetectors([sc])
+    image = np.ascontiguousarray(sc.image)
+    RecognitionEngine(detectors=Detectors(det, det))._read_still(image)
+    everything = list(ran)
+    assert {"refit", "dealt_blocks"} <= set(everything)
+    ran.clear()
+    reads, _ = RecognitionEngine(rec, detectors=Detectors(det, det))._read_still(image)
+    assert ran == [n for n in everything if n not in ("refit", "dealt_blocks")]
+    assert sum(r.state == "face_up" for r in reads) >= 16
+    with pytest.raises(InputError, match=r"rules_off: unknown rule 'turn' \(rules: scales, "):
+        RecognitionConfig(rules_off=("turn",))

@@ -102,6 +102,11 @@ class RecognitionConfig:
         symmetry: where a flush-block guard asks whether the picture shows two flush tiles
             as laid, take the spots' symmetry as evidence too
             (:mod:`vision.recognition.symmetry`; default True).
+        rules_off: the rules of the still reading left out, by name
+            (:data:`vision.recognition.still.STILL_RULES`: ``scales``, ``second_look``,
+            ``second_model``, ``long_as_peers``, ``refit``, ``guards``, ``missed_beside``,
+            ``turned``, ``dealt_blocks``); default none. A rule left out reads fewer tiles,
+            never a wrong face (docs/architecture.md, the still reading).
 
     These strategies are the same whatever detectors the engine runs on
     (:class:`vision.recognition.engine.RecognitionEngine`).
@@ -119,8 +124,17 @@ class RecognitionConfig:
     refine: StrictBool = True
     turn: StrictBool = True
     symmetry: StrictBool = True
+    rules_off: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.rules_off:
+            from vision.recognition.still import STILL_RULES
+
+            names = [r.name for r in STILL_RULES]
+            bad = [n for n in self.rules_off if n not in names]
+            if bad:
+                _check(False, f"rules_off: unknown rule {bad[0]!r} (rules: {', '.join(names)})")
+            object.__setattr__(self, "rules_off", tuple(self.rules_off))
         _check(isinstance(self.zoom, bool), f"zoom must be true or false, got {self.zoom!r}")
         _check(isinstance(self.second_model, bool),
                f"second_model must be true or false, got {self.second_model!r}")

@@ -210,13 +210,14 @@ class RecognitionEngine:
         Args:
             image: uint8 (H, W, 3) BGR.
             turn: False: without the turned reading (``turned``).
-            rules: the rules to run (None: :data:`~vision.recognition.still.STILL_RULES`).
+            rules: the rules to run (None: :data:`~vision.recognition.still.STILL_RULES`),
+                less the configuration's ``rules_off``.
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
             outlines (:func:`vision.recognition.overlaps.resolve_overlapping_reads`).
         """
-        rules = STILL_RULES if rules is None else tuple(rules)
+        rules = without(STILL_RULES if rules is None else tuple(rules), *self.config.rules_off)
         return read_still(self, image, rules if turn else without(rules, "turned"))
 
     # the parts other modules own, as this engine's methods
