@@ -159,8 +159,8 @@ def seat_violations(scene, reads, final: dict[str, list], not_seen: set[str] = f
 
 
 def _block_read(r) -> bool:
-    """An unknown read that keeps the face its cut of a flush block read (``reads["disputed"]``)."""
-    return r.state == "unknown" and isinstance(r.reads, dict) and "disputed" in r.reads
+    """An unknown read that keeps the face its cut of a flush block read (``evidence.disputed``)."""
+    return r.state == "unknown" and r.evidence.disputed is not None
 
 
 def _tiles_under(scene, r, least: float = 0.2) -> set[int]:

@@ -154,3 +154,36 @@ def test_no_namespace_is_built_outside_the_command_line():
         if "Namespace(" in p.read_text(encoding="utf-8"):
             bad.append(rel)
     assert not bad, bad
+
+
+def long_functions(paths, limit: int = 80) -> list[str]:
+    """``"path:line name (n lines)"`` for every function (nested ones and methods too) in the
+    Python files ``paths`` longer than ``limit`` lines, counted from ``def`` to its last line,
+    docstring included (``end_lineno - lineno + 1``)."""
+    out = []
+    for p in sorted(paths):
+        for node in ast.walk(ast.parse(Path(p).read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    rel = Path(p).relative_to(REPO) if Path(p).is_relative_to(REPO) else p
+                    out.append(f"{rel}:{node.lineno} {node.name} ({n} lines)")
+    return out
+
+
+def test_the_length_checker_counts_from_def_to_the_last_line(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(78))
+    ok = tmp_path / "ok.py"  # def + docstring + 78 lines = 80: allowed
+    ok.write_text(f'def f():\n    """Doc."""\n{body}')
+    long = tmp_path / "long.py"  # one more line, inside a method: 81
+    long.write_text(f'class C:\n    def g(self):\n        """Doc."""\n'
+                    + "".join("    " + line + "\n" for line in body.splitlines())
+                    + "        return 0\n")
+    assert long_functions([ok]) == []
+    assert long_functions([ok, long]) == [f"{long}:2 g (81 lines)"]
+
+
+def test_no_function_over_80_lines_in_recognition():
+    """Issue 44: the recognition room reads in functions of at most 80 lines."""
+    long = long_functions((REPO / "vision" / "recognition").rglob("*.py"))
+    assert not long, long

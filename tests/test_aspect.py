@@ -28,8 +28,7 @@ def known(face, poly):
 def refused(poly, face="1-5", conf=0.8):
     r = TileRead(None, "unknown", 0.9, poly, np.r_[poly.min(0), poly.max(0)],
                  reason="tile outline too long")
-    r.reads = {"aspect_face": face, "aspect_confidence": conf, "reason": r.reason}
-    return r
+    return r.with_evidence(aspect_face=face, aspect_confidence=conf, reason=r.reason)
 
 
 # four identified tiles 50 x 150 px (aspect 3.0) around x 100-400
@@ -43,17 +42,17 @@ def test_the_decoder_keeps_what_its_reads_agreed_on_an_outline_too_long():
     c[:, 1] *= CROP_H / 192
     pips = Detections(np.c_[c - 4, c + 4], np.full(6, 0.9), [PIP_RED] + [PIP_WHITE] * 5)
     r = read_from_pips(pips, box(0, 0, 30, 105), np.array([0, 0, 30, 105], np.float32), 0.9)
-    assert r.face is None and r.reads["aspect_face"] == "1-5"
-    assert r.reads["aspect_confidence"] == 0.9
+    assert r.face is None and r.evidence.aspect_face == "1-5"
+    assert r.evidence.aspect_confidence == 0.9
     ok = read_from_pips(pips, box(0, 0, 40, 105), np.array([0, 0, 40, 105], np.float32), 0.9)
-    assert ok.face == "1-5" and "aspect_face" not in ok.reads
+    assert ok.face == "1-5" and ok.evidence.aspect_face is None
 
 
 def test_an_outline_as_long_as_its_neighbours_is_read():
     assert (PEER_FACTOR, MIN_PEERS, ASPECT_CAP) == (1.2, 3, 4.0)
     out = long_as_peers(PEERS + [refused(box(380, 100, 45, 150))])  # aspect 3.33 vs 3.0
     assert out[-1].face == "1-5" and out[-1].state == "face_up"
-    assert out[-1].reads["aspect_peers"] == 3.0 and out[-1].confidence == 0.8
+    assert out[-1].evidence.aspect_peers == 3.0 and out[-1].confidence == 0.8
 
 
 def test_longer_than_its_neighbours_allow_stays_unread():

@@ -24,7 +24,7 @@ def read(face, x1, y1, x2, y2, either=None):
     r = TileRead(face, st, 0.9, poly, np.array([x1, y1, x2, y2], np.float32),
                  reason=None if face else "the second tile model outlines this place otherwise")
     if either:
-        r.reads["disputed"] = r.reads["either_cut"] = either
+        r = r.with_evidence(disputed=either, either_cut=either)
     return r
 
 

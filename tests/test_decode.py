@@ -426,7 +426,7 @@ def test_spot_colours_must_agree_with_the_pixels():
     poly = np.array([[0, 0], [100, 0], [100, 220], [0, 220]], np.float32)
     xyxy = np.array([0, 0, 100, 220], np.float32)
     r = read_from_pips(pips, poly, xyxy, 0.9, crop=crop)
-    assert r.face == "1-3" and r.reads["colour_separation"] > 40
+    assert r.face == "1-3" and r.evidence.colour_separation > 40
     # a spot the model calls white but that is drawn red: the colours do not check out
     spec[1] = (spec[1][0], RED, PIP_WHITE)
     crop, pips = _drawn_tile(spec)

@@ -173,5 +173,5 @@ def test_a_disputed_tile_keeps_the_face_it_read_for_the_two_cut_settlement():
     second = [_read("1-5", 100, 100, w=80, h=40)]
     out = disputed_outlines(first, second)
     assert [r.face for r in out] == [None, None]
-    assert [r.reads["disputed"] for r in out] == ["2-6", "1-4"]
+    assert [r.evidence.disputed for r in out] == ["2-6", "1-4"]
     assert all(r.state == "unknown" for r in out)

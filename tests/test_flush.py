@@ -80,7 +80,7 @@ def test_a_flush_pair_of_turned_alike_faces_is_a_guess_unless_something_shows_th
     a, b = read("1-4", 100, 0, 150, 100), read("4-5", 150, 0, 200, 100)
     out = cut_either_way([a, b])
     assert [r.face for r in out] == [None, None]
-    assert [r.reads["disputed"] for r in out] == ["1-4", "4-5"]
+    assert [r.evidence.disputed for r in out] == ["1-4", "4-5"]
     assert "may be cut across" in out[0].reason and "beside a 4-5" in out[0].reason
     # the seam shows the cut as the outlines lie: both stand
     assert [r.face for r in cut_either_way([a, b], seam=lambda p, q: True)] == ["1-4", "4-5"]
@@ -104,7 +104,7 @@ def test_a_flush_pair_of_turned_alike_faces_is_a_guess_unless_something_shows_th
     gone = read(None, 150, 0, 200, 100)
     out = cut_either_way([a, gone])
     assert out[0].face is None and "beside an unread tile" in out[0].reason
-    assert "disputed" not in out[1].reads
+    assert out[1].evidence.disputed is None
     assert cut_either_way([a, gone], seam=lambda p, q: True)[0].face == "1-4"
     assert cut_either_way([a, read(None, 200, 0, 250, 100)])[0].face == "1-4"  # a gap between
 
@@ -146,7 +146,7 @@ def test_a_box_stubbier_than_the_pictures_tiles_read_from_turned_alike_halves_is
     box = read("5-5", 500, 0, 522, 36.3)
     out = stubby_boxes(tiles + [box])
     assert [r.face for r in out] == ["6-6", "3-5", "4-5", "1-1", None]
-    assert out[-1].reads["disputed"] == "5-5" and "stubbier" in out[-1].reason
+    assert out[-1].evidence.disputed == "5-5" and "stubbier" in out[-1].reason
     assert stubby_boxes(tiles + [read("2-5", 500, 0, 522, 36.3)])[-1].face == "2-5"
     assert stubby_boxes(tiles + [read("5-5", 500, 0, 520, 50)])[-1].face == "5-5"
     assert stubby_boxes(tiles[:MIN_PEERS - 1] + [box])[-1].face == "5-5"
@@ -202,18 +202,18 @@ def test_a_neighbour_showing_a_6_along_it_lies_as_laid_and_so_does_the_tile():
 def test_a_tile_spared_by_a_6_along_is_first_doubted_and_marked_to_give_back():
     """Without lifting (the engine's first pass), the tile is made unknown all the same -- it
     seeds a refit, its neighbour may be a tile the model missed -- and marked
-    (``reads["spared"]``) so that refine_guarded gives it back where the refit takes
+    (``evidence.spared``) so that refine_guarded gives it back where the refit takes
     nothing; a tile with bare unread spots beside it is not marked."""
     from vision.recognition.flush import cut_either_way
 
     x = read("3-3", 100, 0, 150, 100)
     got = flush_beside([x], (400, 400, 3), six_reader(True, covered=1), lift_six=False)[0]
-    assert got.face is None and got.reads["spared"].startswith("a 6 along")
+    assert got.face is None and got.evidence.spared.startswith("a 6 along")
     got = flush_beside([x], (400, 400, 3), six_reader(False, covered=1), lift_six=False)[0]
-    assert got.face is None and "spared" not in got.reads
+    assert got.face is None and got.evidence.spared is None
     q = np.array([[150, 0], [200, 0], [200, 100], [150, 100]], np.float32)
     got = cut_either_way([x, six_reader(True, covered=1)([q])[0]], lift_six=False)[0]
-    assert got.face is None and "spared" in got.reads
+    assert got.face is None and got.evidence.spared is not None
 
 
 def test_a_missed_neighbour_of_a_tile_that_lies_as_laid_seeds_a_refit():
@@ -223,7 +223,7 @@ def test_a_missed_neighbour_of_a_tile_that_lies_as_laid_seeds_a_refit():
     x = read("4-6", 100, 0, 150, 100)
     right = spots_reader(3, surface=lambda cx: 100 <= cx <= 200)
     seeds = missed_beside([x], (400, 400, 3), right)
-    assert len(seeds) == 1 and seeds[0].state == "unknown" and seeds[0].reads["seed"]
+    assert len(seeds) == 1 and seeds[0].state == "unknown" and seeds[0].evidence.seed
     assert np.allclose(seeds[0].polygon.mean(0), [175, 50])
     # felt beside it, or an outline already there (read or not): no seed
     assert missed_beside([x], (400, 400, 3), spots_reader(0)) == []
@@ -262,7 +262,7 @@ def test_a_block_one_set_cannot_deal_cut_across_is_cut_as_its_outlines_lie():
     assert [r.face for r in cut_either_way(pair)] == ["4-4", "5-5"]
     doubt = cut_either_way([read("1-1", 100, 0, 150, 100), read("3-3", 150, 0, 200, 100)])
     assert [r.face for r in doubt] == [None, None]
-    assert [r.reads["either_cut"] for r in doubt] == ["1-1", "3-3"]
+    assert [r.evidence.either_cut for r in doubt] == ["1-1", "3-3"]
     # beside an unread tile the doubt is not over this block's cut alone
     gone = cut_either_way([read("1-4", 100, 0, 150, 100), read(None, 150, 0, 200, 100)])
-    assert gone[0].face is None and "either_cut" not in gone[0].reads
+    assert gone[0].face is None and gone[0].evidence.either_cut is None

@@ -124,7 +124,7 @@ def test_a_notched_box_read_from_turned_alike_halves_loses_its_face():
     reads = [_read("4-5", top), _read("1-3", bottom), _read("2-6", top), _read(None, top)]
     out = notched_boxes(reads, lambda p: notched(img, p))
     assert [r.face for r in out] == [None, None, "2-6", None]
-    assert out[0].reads["disputed"] == "4-5" and out[1].reads["disputed"] == "1-3"
+    assert out[0].evidence.disputed == "4-5" and out[1].evidence.disputed == "1-3"
     assert "corners meet" in out[0].reason
     tiles = [_read("3-5", a), _read("1-4", b)]
     assert [r.face for r in notched_boxes(tiles, lambda p: notched(img, p))] == ["3-5", "1-4"]

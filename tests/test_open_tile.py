@@ -334,7 +334,7 @@ def test_unread_tiles_never_settle_a_seat_wrongly():
 
 def disputed(read, face):
     """``read`` (unknown) as vision.recognition.fill.disputed_outlines leaves it: the face it read kept."""
-    read.reads = {"disputed": face}
+    read.evidence = read.evidence.record(disputed=face)  # a new record on the read
     return read
 
 

@@ -86,7 +86,7 @@ def test_each_code_says_the_words_its_stage_wrote(code, detail, fields, text):
     # a read made unknown with the code carries both
     r = _read("1-2", 0, 0).as_unknown(code, detail, **fields)
     assert (r.face, r.state, r.reason, r.reason_code) == (None, "unknown", text, code)
-    assert r.reads["reason"] == text
+    assert r.evidence.reason == text
 
 
 def test_every_code_has_its_words_checked_and_a_value_of_its_own():
@@ -161,7 +161,7 @@ def test_each_abstention_of_the_decoder_carries_its_code_and_its_words():
     ]
     for r, code, text in cases:
         assert (r.face, r.state, r.reason_code, r.reason) == (None, "unknown", code, text)
-        assert r.reads["reason"] == text
+        assert r.evidence.reason == text
     # an accepted face has no code
     ok = decoded(pips(pts, cls))
     assert ok.face == "1-3" and ok.reason is None and ok.reason_code is None
@@ -183,7 +183,7 @@ def test_no_decoder_abstention_lacks_a_code_over_every_face_a_spot_lost_or_recol
             for r in (decoded(pips(pts[keep], cls[keep])), decoded(pips(pts, swapped))):
                 if r.face is None:
                     assert isinstance(r.reason_code, U), (t.face, i, r.reason)
-                    assert r.reason and r.reads["reason"] == r.reason
+                    assert r.reason and r.evidence.reason == r.reason
                     seen.add(r.reason_code)
     # the kinds these faults give (read A's counts, read B's halves and shapes, disagreeing)
     assert {U.SPOT_COUNTS, U.READS_DISAGREE, U.HALF_SHAPE} <= seen, seen
@@ -237,7 +237,7 @@ def _coded(reads, code, text=None):
     made = [r for r in reads if r.state == "unknown" and r.reason_code is not None]
     assert made, [(r.face, r.reason) for r in reads]
     assert all(r.reason_code is code for r in made), [(r.reason_code, r.reason) for r in made]
-    assert all(r.reason == r.reads["reason"] for r in made)
+    assert all(r.reason == r.evidence.reason for r in made)
     if text is not None:
         assert text in [r.reason for r in made]
     return made
@@ -328,7 +328,7 @@ def test_a_flush_block_either_cut_reads_gives_two_coded_tiles():
     both = decoder([(LEFT, "2-6"), (RIGHT, "4-5"), (TOP, "3-4"), (BOTTOM, "1-5")])
     out = refine_unknowns(KNOWN + [read(None, TOP)], picture(), both)
     made = _coded(out, U.EITHER_CUT)
-    assert len(made) == 2 and all(r.reason == U.EITHER_CUT.say(face=r.reads["disputed"])
+    assert len(made) == 2 and all(r.reason == U.EITHER_CUT.say(face=r.evidence.disputed)
                                   for r in made)
 
 
@@ -378,7 +378,7 @@ def test_no_unknown_read_of_a_rendered_table_lacks_a_code():
         for r in reads:
             if r.state == "unknown":
                 assert isinstance(r.reason_code, U), r.reason
-                assert r.reason and r.reason == r.reads.get("reason", r.reason)
+                assert r.reason and r.reason == r.evidence_dict().get("reason", r.reason)
                 codes.add(r.reason_code)
             else:
                 assert r.reason_code is None, (r.state, r.reason_code)

@@ -70,7 +70,7 @@ def test_refine_splits_a_block_where_exactly_one_cut_reads():
 
 
 def disputed_faces(out):
-    return sorted((r.reads or {}).get("disputed") for r in out if r.state == "unknown")
+    return sorted(r.evidence.disputed for r in out if r.state == "unknown")
 
 
 def test_refine_abstains_where_either_cut_reads_or_faces_are_alike_turned():
@@ -210,7 +210,7 @@ def test_rule_7_rules_out_a_cut_naming_a_single_tile_twice():
     out = refine_unknowns(KNOWN + [seed], picture(), decoder(
         [(LEFT, "1-1"), (RIGHT, "3-3"), (TOP, "1-3"), (BOTTOM, "1-3")]))
     assert [r.face for r in out] == ["2-2", "6-6", None, None]
-    assert all(r.reads["either_cut"] for r in out[2:])
+    assert all(r.evidence.either_cut for r in out[2:])
 
 
 def test_rule_8_cuts_the_block_of_two_unknown_outlines_where_the_face_region_gives_none():

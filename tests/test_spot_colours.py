@@ -55,7 +55,7 @@ def test_a_pale_white_called_red_takes_the_tables_white():
     out = recolour_unknowns(known + [odd])
     assert out[:4] == known                      # identified tiles are never touched
     assert out[4].face == "1-2" and out[4].state == "face_up"
-    assert out[4].reads["recoloured"]["lowest_red"] == 32.0
+    assert out[4].evidence.recoloured["lowest_red"] == 32.0
 
 
 def test_a_spot_between_the_tables_red_and_white_leaves_the_tile_unknown():
@@ -104,7 +104,7 @@ def test_a_held_out_table_with_pink_whites_reads_its_tiles():
         if best.face and box_iou(b, best.xyxy) >= 0.5:
             right += best.face == t.face
             wrong += best.face != t.face
-            recoloured += "recoloured" in best.reads
+            recoloured += best.evidence.recoloured is not None
     assert wrong == 0
     assert recoloured >= 3
     assert right >= 30

@@ -10,8 +10,8 @@ table of long tiles seen so, many outlines read 3.0-3.2 and a few lie just above
 faces both reads agree on, refused for a shape the picture's other tiles share.
 
 The rule (:func:`long_as_peers`). An unknown read whose one objection is its aspect above the
-range (the decoder keeps what its two reads agreed on in ``reads["aspect_face"]`` and how
-surely in ``reads["aspect_confidence"]``) is read with that face where
+range (the decoder keeps what its two reads agreed on in ``evidence.aspect_face`` and how
+surely in ``evidence.aspect_confidence``) is read with that face where
 
 * its aspect is at most :data:`PEER_FACTOR` x the median aspect of the
   :data:`vision.recognition.zoom.SIZE_NEIGHBOURS` identified tiles nearest to it
@@ -65,30 +65,28 @@ def long_as_peers(reads: Sequence[TileRead], min_confidence: float = 0.5) -> lis
 
     Returns:
         ``reads`` in the same order; such an outline face up with the face its two reads
-        agreed on (``reads["aspect_peers"]``: the median aspect it was held to).
+        agreed on (``evidence.aspect_peers``: the median aspect it was held to).
     """
     reads = list(reads)
     known = [r for r in reads if r.state == "face_up"]
     if len(known) < MIN_PEERS:
         return reads
     for k, r in enumerate(reads):
-        info = r.reads if isinstance(r.reads, dict) else {}
-        face = info.get("aspect_face")
+        ev = r.evidence
+        face = ev.aspect_face
         if r.state != "unknown" or face is None:
             continue
         aspect = tile_aspect(r.polygon)
         if aspect <= TILE_ASPECT_RANGE[1] or aspect > ASPECT_CAP:
             continue
-        if float(info.get("aspect_confidence", 0.0)) < min_confidence:
+        if float(ev.aspect_confidence or 0.0) < min_confidence:
             continue
         length, peers = local_shape(r.centre, known)
         if aspect > PEER_FACTOR * peers:
             continue
         if not length / SIZE_TOLERANCE <= r.long_side <= length * SIZE_TOLERANCE:
             continue
-        new = {key: v for key, v in info.items() if key != "reason"}
-        new["aspect_peers"] = round(peers, 2)
         reads[k] = replace(r, face=face, state="face_up",
-                           confidence=float(info["aspect_confidence"]), reads=new, reason=None,
-                           reason_code=None)
+                           confidence=float(ev.aspect_confidence), reason=None, reason_code=None,
+                           evidence=ev.dropped("reason").record(aspect_peers=round(peers, 2)))
     return reads

@@ -76,7 +76,7 @@ def three_hands(read: Any) -> tuple[int, ...] | None:
     Returns:
         one entry per half of exactly three counted spots (top half first): +1 for a diagonal
         from the top-left to the bottom-right (``\\``), -1 for the other (``/``); None where
-        the tile is not identified, was not read as two halves (``reads["B"]["layout"]``
+        the tile is not identified, was not read as two halves (``read.read_b["layout"]``
         "halves", at the crop's midline, or "split", at a divider the decoder found off it:
         the spots above and below it, in the face's two counts either way round, each half
         passing :func:`vision.recognition.decode.half_shape_ok`, one way only), its counted
@@ -84,7 +84,7 @@ def three_hands(read: Any) -> tuple[int, ...] | None:
     """
     if getattr(read, "face", None) is None or "3" not in read.face.split("-"):
         return None
-    b = (read.reads or {}).get("B") if isinstance(read.reads, dict) else None
+    b = getattr(read, "read_b", None)
     layout = b.get("layout") if isinstance(b, dict) else None
     if layout not in ("halves", "split") or read.pips is None or not len(read.pips):
         return None

@@ -4,7 +4,7 @@ block cut across (issue 20).
 Why. Two tiles touching flush and level form a block of four halves that a box can cut
 lengthwise (the tiles as laid) or crosswise (one half of each tile). Where the picture cannot
 show the cut, the guards make both tiles unknown and keep the faces their outlines read in
-``reads["either_cut"]`` (:func:`vision.recognition.flush.cut_either_way`,
+``evidence.either_cut`` (:func:`vision.recognition.flush.cut_either_way`,
 :func:`vision.recognition.fill.disputed_outlines`,
 :func:`vision.recognition.refine.refine_unknowns`).
 Cut across, the block's two tiles would be one of the two crosswise pairings of those halves
@@ -72,8 +72,8 @@ def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
         where that names the faces they read before; unchanged otherwise.
     """
     reads = list(reads)
-    doubt = [k for k, r in enumerate(reads) if r.state == "unknown" and isinstance(r.reads, dict)
-             and r.reads.get("either_cut") in TILES_BY_FACE]
+    doubt = [k for k, r in enumerate(reads) if r.state == "unknown"
+             and r.evidence.either_cut in TILES_BY_FACE]
     if len(doubt) < 2:
         return reads
     polys = np.stack([np.asarray(reads[k].polygon, np.float32) for k in doubt])
@@ -89,7 +89,7 @@ def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
     seconds = [r for r in second if r.face is not None]
     for i, j in pairs:
         ka, kb = doubt[i], doubt[j]
-        fa, fb = reads[ka].reads["either_cut"], reads[kb].reads["either_cut"]
+        fa, fb = reads[ka].evidence.either_cut, reads[kb].evidence.either_cut
         pairings = crosswise_pairings(fa, fb)
         if over_set([fa, fb], counts) or not all(over_set(p, counts) for p in pairings):
             continue
@@ -129,7 +129,7 @@ def _alone(reads: Sequence[TileRead], ka: int, kb: int, seconds: Sequence[TileRe
         touch = polygon_intersections(margin[None], sp)[0][0] > 0
         inside, area, _ = polygon_intersections(sp, block[None])
         same = polygon_iou_matrix(sp, np.stack([a, b])) >= SAME_TILE_IOU          # (m, 2)
-        own = [reads[ka].reads["either_cut"], reads[kb].reads["either_cut"]]
+        own = [reads[ka].evidence.either_cut, reads[kb].evidence.either_cut]
         for m in np.flatnonzero(touch):
             if any(same[m, t] and seconds[m].face == own[t] for t in (0, 1)):
                 continue  # the second model read that tile as it lies, the same face

@@ -49,18 +49,20 @@ face is as sure as its least sure spot. Below ``min_confidence`` the tile is unk
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
 from scoring.tiles import FACES, TILES_BY_FACE
 
 from vision.detections import PIP_RED, PIP_WHITE, Detections
+from vision.recognition.evidence import Evidence
 from vision.schema import UnreadReason
 from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, crop_to_image, side_pairs
 
 __all__ = [
+    "Evidence",
     "TileRead",
     "decode_face",
     "run_pip_detector",
@@ -100,8 +102,9 @@ class TileRead:
         polygon: float32 (4, 2) tile corners in image pixels (detector order).
         xyxy: float32 (4,) axis-aligned box ``x1, y1, x2, y2`` in image pixels.
         pips: :class:`Detections` of the spots in *crop* pixels (empty for face-down tiles).
-        reads: the evidence: ``{"A": {"red", "white", "candidates"}, "B": {"top", "bottom",
-            "midline", "face", "layout"}, "ignored": n}``; empty for face-down tiles.
+        reads: the decoder's record of its two reads: ``{"ignored": n, "A": {"red", "white",
+            "candidates"}, "B": {"top", "bottom", "midline", "face", "layout", "shape"}}``
+            (:attr:`read_a`, :attr:`read_b`); empty for face-down tiles.
         reason: why the face is unknown (None when accepted or face down): the text of
             ``reason_code`` (:meth:`vision.schema.UnreadReason.say`).
         reason_code: the :class:`vision.schema.UnreadReason` of ``reason``: set on every
@@ -112,6 +115,8 @@ class TileRead:
         redness: float64 (k,) CIELAB a* of each of ``pips`` (:func:`spot_redness`), or None
             when the spots' colour was not measured (no crop, a tile narrower than
             COLOUR_CHECK_MIN_WIDTH px).
+        evidence: the typed :class:`Evidence` the decoder and the rules recorded (disputed,
+            either_cut, spared, ...); set with :meth:`with_evidence` on a new read.
     """
 
     face: str | None
@@ -125,6 +130,32 @@ class TileRead:
     tile_confidence: float = 1.0
     redness: np.ndarray | None = None
     reason_code: UnreadReason | None = None
+    evidence: Evidence = field(default_factory=Evidence)
+
+    @property
+    def read_a(self) -> dict | None:
+        """The decoder's read A, ``{"red", "white", "candidates"}``, or None (not decoded)."""
+        return self.reads.get("A") if isinstance(self.reads, dict) else None
+
+    @property
+    def read_b(self) -> dict | None:
+        """The decoder's read B, ``{"top", "bottom", "midline", "face", "layout", "shape"}``
+        (``"split_faces"`` where it searched a divider), or None (not decoded)."""
+        return self.reads.get("B") if isinstance(self.reads, dict) else None
+
+    def with_evidence(self, **values: Any) -> "TileRead":
+        """A new read, this one with ``values`` recorded in its :attr:`evidence`
+        (:meth:`Evidence.record`); this read unchanged.
+
+        Raises:
+            TypeError: a name that is no :class:`Evidence` field.
+        """
+        return replace(self, evidence=self.evidence.record(**values))
+
+    def evidence_dict(self) -> dict:
+        """The decoder's record (:attr:`reads`) with the evidence's recorded fields after it,
+        a new dict: the ``"reads"`` of ``identify(with_reads=True)``."""
+        return {**(self.reads or {}), **self.evidence.as_dict()}
 
     @property
     def centre(self) -> np.ndarray:
@@ -140,7 +171,7 @@ class TileRead:
     def spots_counted(self) -> int | None:
         """Spots read A counted on the tile (red + white), or None when the decoder has not
         read it (a face-down read, or video's "not decoded yet")."""
-        a = self.reads.get("A") if isinstance(self.reads, dict) else None
+        a = self.read_a
         return None if a is None else int(a.get("red", 0)) + int(a.get("white", 0))
 
     def as_unknown(self, why: str | UnreadReason, detail: str | None = None, /,
@@ -161,8 +192,8 @@ class TileRead:
         code = why if isinstance(why, UnreadReason) else None
         text = code.say(detail, **fields) if code is not None else str(why)
         return TileRead(None, "unknown", self.tile_confidence, self.polygon, self.xyxy, self.pips,
-                        {**(self.reads or {}), "reason": text}, text, self.tile_confidence,
-                        self.redness, code)
+                        dict(self.reads or {}), text, self.tile_confidence, self.redness, code,
+                        self.evidence.record(reason=text))
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"face", "state", "confidence", "xyxy", "polygon"}`` (px rounded to
@@ -429,27 +460,77 @@ def decode_face(pip_centres, pip_class, pip_conf, crop_size: tuple[int, int] = (
         allow_diagonal_two: see :func:`half_shape_ok`.
         redness: optional float array (k,) of the spots' CIELAB a* (:func:`spot_redness`): an
             accepted face with spots of both colours must then pass the colour check
-            (:data:`COLOUR_SEPARATION_MIN`; ``reads["colour_separation"]``).
+            (:data:`COLOUR_SEPARATION_MIN`; the returned record's ``"colour_separation"``).
 
     Returns:
         ``(face, confidence, reads)``: face ``"low-high"`` or None; confidence = weakest
         counted spot's confidence when a face is accepted, else 0.0; ``reads`` the evidence
-        (see :class:`TileRead`) with ``reads["reason"]`` saying why when face is None.
+        (``{"ignored", "A", "B"}``, :class:`TileRead`, with ``"colour_separation"`` where
+        measured and ``"reason"``, saying why when face is None).
 
     Raises:
         ValueError: arrays of mismatched length or a class id other than 2 / 3.
     """
-    face, confidence, reads, _ = _decode_face(pip_centres, pip_class, pip_conf, crop_size,
-                                              margin, midline_band, allow_diagonal_two, redness)
-    return face, confidence, reads
+    got = _decode_face(pip_centres, pip_class, pip_conf, crop_size, margin, midline_band,
+                       allow_diagonal_two, redness)
+    sep = {} if got.separation is None else {"colour_separation": got.separation}
+    return got.face, got.confidence, {**got.record, **sep, "reason": got.reason}
+
+
+class _Decoded(NamedTuple):
+    """What :func:`_decode_face` read: the face (or None), the weakest counted spot's
+    confidence (0.0 without a face), the decoder's record (``{"ignored", "A", "B"}``), the
+    :class:`vision.schema.UnreadReason` (None with a face), its text, and the colour check's
+    separation (a* units rounded to 0.1, None when not measured)."""
+
+    face: str | None
+    confidence: float
+    record: dict
+    code: UnreadReason | None
+    reason: str | None
+    separation: float | None
 
 
 def _decode_face(pip_centres, pip_class, pip_conf, crop_size, margin, midline_band,
-                 allow_diagonal_two, redness
-                 ) -> tuple[str | None, float, dict, UnreadReason | None]:
-    """:func:`decode_face` (same arguments, same errors), with the
-    :class:`vision.schema.UnreadReason` of ``reads["reason"]`` as a fourth value (None when
-    a face is accepted)."""
+                 allow_diagonal_two, redness) -> _Decoded:
+    """:func:`decode_face` (same arguments, same errors), its parts apart (:class:`_Decoded`)."""
+    c, cls, conf, redness, ignored = _spots_inside(pip_centres, pip_class, pip_conf, crop_size,
+                                                   margin, redness)
+    w, h = float(crop_size[0]), float(crop_size[1])
+    record: dict[str, Any] = {"ignored": ignored}
+    red = int((cls == PIP_RED).sum())
+    white = int((cls == PIP_WHITE).sum())
+    cand = CANDIDATES_BY_COLOUR.get((red, white), ())
+    record["A"] = {"red": red, "white": white, "candidates": list(cand)}
+    record["B"] = _read_b(c, h, midline_band, allow_diagonal_two)
+    face, code, fields, detail = _judge_reads(c, cls, w, h, cand, record["B"], red, white,
+                                              allow_diagonal_two)
+    if face is not None and record["B"].get("layout") != "long":
+        crowd = _crowds_midline(c, h, margin)
+        if crowd is not None:
+            code, fields = UnreadReason.CROWDS_MIDLINE, {"face": face, "half": crowd}
+            face = None
+    sep = None
+    if face is not None and redness is not None:
+        is_red, is_white = cls == PIP_RED, cls == PIP_WHITE
+        if is_red.any() and is_white.any():
+            raw = float(redness[is_red].min() - redness[is_white].max())
+            sep = round(raw, 1)
+            if raw < COLOUR_SEPARATION_MIN:
+                code, fields = UnreadReason.COLOUR, {"face": face, "sep": raw}
+                face = None
+    reason = code.say(detail, **fields) if code is not None else None
+    confidence = float(conf.min()) if face is not None else 0.0
+    return _Decoded(face, confidence, record, code, reason, sep)
+
+
+def _spots_inside(pip_centres, pip_class, pip_conf, crop_size, margin, redness):
+    """The spots the decoder counts (:func:`_counted_spots`): ``(centres float64 (k, 2),
+    class ids int64 (k,), confidences float64 (k,), redness float64 (k,) or None, the number
+    ignored)``.
+
+    Raises:
+        ValueError: arrays of mismatched length or a class id other than 2 / 3."""
     c = np.asarray(pip_centres, dtype=np.float64).reshape(-1, 2)
     cls = np.asarray(pip_class, dtype=np.int64).reshape(-1)
     conf = np.asarray(pip_conf, dtype=np.float64).reshape(-1)
@@ -459,21 +540,17 @@ def _decode_face(pip_centres, pip_class, pip_conf, crop_size, margin, midline_ba
     if bad.any():
         raise ValueError(f"pip class ids must be {PIP_RED} (red) or {PIP_WHITE} (white), "
                          f"got {sorted(set(cls[bad].tolist()))}")
-    w, h = float(crop_size[0]), float(crop_size[1])
     inside = _counted_spots(c, conf, crop_size, margin)
-    c, cls, conf = c[inside], cls[inside], conf[inside]
     if redness is not None:
         redness = np.asarray(redness, dtype=np.float64).reshape(-1)[inside]
-    reads: dict[str, Any] = {"ignored": int((~inside).sum())}
+    return c[inside], cls[inside], conf[inside], redness, int((~inside).sum())
 
-    red = int((cls == PIP_RED).sum())
-    white = int((cls == PIP_WHITE).sum())
-    cand = CANDIDATES_BY_COLOUR.get((red, white), ())
-    reads["A"] = {"red": red, "white": white, "candidates": list(cand)}
 
-    mid = h / 2
+def _read_b(c: np.ndarray, h: float, midline_band: float, allow_diagonal_two: bool) -> dict:
+    """Read B of the counted spots ``c`` (float64 (k, 2) crop px) on a crop ``h`` px high:
+    ``{"top", "bottom", "midline", "face", "layout", "shape"}`` (module docstring)."""
     band = midline_band * h
-    dy = c[:, 1] - mid
+    dy = c[:, 1] - h / 2
     top = int((dy < -band).sum())
     bottom = int((dy > band).sum())
     on_mid = int((np.abs(dy) <= band).sum())
@@ -486,61 +563,45 @@ def _decode_face(pip_centres, pip_class, pip_conf, crop_size, margin, midline_ba
             if not ok:
                 shape_why = f"{name} half: {why}"
                 break
-    reads["B"] = {"top": top, "bottom": bottom, "midline": on_mid, "face": b_face,
-                  "layout": layout, "shape": shape_why or "ok"}
+    return {"top": top, "bottom": bottom, "midline": on_mid, "face": b_face,
+            "layout": layout, "shape": shape_why or "ok"}
 
-    face: str | None = None
-    code: UnreadReason | None = None
-    fields: dict[str, Any] = {}
-    detail: str | None = None
+
+def _judge_reads(c, cls, w, h, cand, b: dict, red: int, white: int, allow_diagonal_two):
+    """Whether read A's candidates ``cand`` and read B (``b``, completed here with the
+    layout found and ``"split_faces"``) agree on a face: ``(face or None, code or None,
+    the code's fields, its detail)`` (module docstring)."""
+    b_face, layout = b["face"], b["layout"]
+    shape_why = None if b["shape"] == "ok" else b["shape"]
     if len(c) == 0:
-        code = UnreadReason.NO_SPOTS
-    elif not cand:
-        code, fields = UnreadReason.SPOT_COUNTS, {"red": red, "white": white}
-    elif layout == "long" or (cand == ("3-3",) and _is_long_33(c, w, h)):
+        return None, UnreadReason.NO_SPOTS, {}, None
+    if not cand:
+        return None, UnreadReason.SPOT_COUNTS, {"red": red, "white": white}, None
+    if layout == "long" or (cand == ("3-3",) and _is_long_33(c, w, h)):
         if cand == ("3-3",):
-            face = "3-3"
-            reads["B"]["layout"] = "long"
-        else:
-            code, fields = UnreadReason.LONG_33_NOT_A, {"faces": "/".join(cand)}
-    elif b_face in cand and shape_why is None:
-        face = b_face
-    else:
-        # the halves at y = h/2 do not confirm read A: look for the dividing line where the
-        # spots allow one (drawings and small tiles, see _split_faces); still both reads agree
-        split = _split_faces(c, h, allow_diagonal_two, cls == PIP_RED) & set(cand)
-        reads["B"]["split_faces"] = sorted(split)
-        if _is_long_33_missing_one(c, w, h):
-            code = UnreadReason.LONG_33_MISSING
-        elif len(split) == 1:
-            face = split.pop()
-            reads["B"]["layout"] = "split"
-        elif len(split) > 1:
-            code, fields = UnreadReason.SPLIT_EITHER, {"faces": " and ".join(sorted(split))}
-        elif b_face is None:
-            code = UnreadReason.HALVES_NO_FACE
-            fields = {"top": top, "bottom": bottom, "midline": on_mid}
-        elif b_face in cand:
-            code, fields = UnreadReason.HALF_SHAPE, {"face": b_face, "shape": shape_why}
-        else:
-            code = UnreadReason.READS_DISAGREE
-            detail = f"A {'/'.join(cand)} ({red} red, {white} white), B {b_face}"
-    if face is not None and reads["B"].get("layout") != "long":
-        crowd = _crowds_midline(c, h, margin)
-        if crowd is not None:
-            code, fields = UnreadReason.CROWDS_MIDLINE, {"face": face, "half": crowd}
-            face = None
-    if face is not None and redness is not None:
-        is_red, is_white = cls == PIP_RED, cls == PIP_WHITE
-        if is_red.any() and is_white.any():
-            sep = float(redness[is_red].min() - redness[is_white].max())
-            reads["colour_separation"] = round(sep, 1)
-            if sep < COLOUR_SEPARATION_MIN:
-                code, fields = UnreadReason.COLOUR, {"face": face, "sep": sep}
-                face = None
-    reads["reason"] = code.say(detail, **fields) if code is not None else None
-    confidence = float(conf.min()) if face is not None else 0.0
-    return face, confidence, reads, code
+            b["layout"] = "long"
+            return "3-3", None, {}, None
+        return None, UnreadReason.LONG_33_NOT_A, {"faces": "/".join(cand)}, None
+    if b_face in cand and shape_why is None:
+        return b_face, None, {}, None
+    # the halves at y = h/2 do not confirm read A: look for the dividing line where the
+    # spots allow one (drawings and small tiles, see _split_faces); still both reads agree
+    split = _split_faces(c, h, allow_diagonal_two, cls == PIP_RED) & set(cand)
+    b["split_faces"] = sorted(split)
+    if _is_long_33_missing_one(c, w, h):
+        return None, UnreadReason.LONG_33_MISSING, {}, None
+    if len(split) == 1:
+        b["layout"] = "split"
+        return split.pop(), None, {}, None
+    if len(split) > 1:
+        return None, UnreadReason.SPLIT_EITHER, {"faces": " and ".join(sorted(split))}, None
+    if b_face is None:
+        return (None, UnreadReason.HALVES_NO_FACE,
+                {"top": b["top"], "bottom": b["bottom"], "midline": b["midline"]}, None)
+    if b_face in cand:
+        return None, UnreadReason.HALF_SHAPE, {"face": b_face, "shape": shape_why}, None
+    return (None, UnreadReason.READS_DISAGREE, {},
+            f"A {'/'.join(cand)} ({red} red, {white} white), B {b_face}")
 
 
 #: A half of 1-3 spots sits centred in its half or toward the tile's end (real sets move the 1
@@ -648,38 +709,39 @@ def read_from_pips(pips: Detections, polygon, xyxy, tile_confidence: float,
     is read as unknown whatever its spots say. With the ``crop`` (uint8 (CROP_H, CROP_W, 3)
     BGR) and a tile at least COLOUR_CHECK_MIN_WIDTH px wide, a face with spots of both
     colours must also pass the colour check
-    (:data:`COLOUR_SEPARATION_MIN`, recorded as ``reads["colour_separation"]``). ``redness``
+    (:data:`COLOUR_SEPARATION_MIN`, recorded as :attr:`Evidence.colour_separation`). ``redness``
     (float (k,), a* of each spot) may be given instead of the crop: it was measured before
     (:mod:`vision.recognition.spot_colours` decodes again with recalled colours)."""
     centres = (pips.xyxy[:, :2] + pips.xyxy[:, 2:]) / 2 if len(pips) else np.zeros((0, 2))
     if redness is None and (crop is not None and len(pips)
                             and min(side_pairs(polygon)) >= COLOUR_CHECK_MIN_WIDTH):
         redness = spot_redness(crop, pips.xyxy)
-    face, conf, reads, code = _decode_face(centres, pips.class_id, pips.confidence,
-                                           (CROP_W, CROP_H), CROP_MARGIN, MIDLINE_BAND,
-                                           allow_diagonal_two, redness)
+    got = _decode_face(centres, pips.class_id, pips.confidence, (CROP_W, CROP_H), CROP_MARGIN,
+                       MIDLINE_BAND, allow_diagonal_two, redness)
+    face, conf, code, reason = got.face, got.confidence, got.code, got.reason
+    ev = Evidence() if got.separation is None else Evidence().record(
+        colour_separation=got.separation)
     aspect = tile_aspect(polygon)
-    reads["aspect"] = round(aspect, 2)
+    ev = ev.record(reason=reason, aspect=round(aspect, 2))
     if face is not None and not TILE_ASPECT_RANGE[0] <= aspect <= TILE_ASPECT_RANGE[1]:
         code = UnreadReason.ASPECT
-        reads["reason"] = code.say(aspect=aspect, face=face, lo=TILE_ASPECT_RANGE[0],
-                                   hi=TILE_ASPECT_RANGE[1])
+        reason = code.say(aspect=aspect, face=face, lo=TILE_ASPECT_RANGE[0],
+                          hi=TILE_ASPECT_RANGE[1])
         # what the two reads agreed on, and how surely: the face stays unread here
         # (vision.recognition.aspect may take it where the picture's tiles are as long)
-        reads["aspect_face"] = face
-        reads["aspect_confidence"] = round(min(conf, float(tile_confidence)), 4)
+        ev = ev.record(reason=reason, aspect_face=face,
+                       aspect_confidence=round(min(conf, float(tile_confidence)), 4))
         face = None
-    reason = reads.get("reason")
     if face is not None:
         conf = min(conf, float(tile_confidence))
         if conf < min_confidence:
             code = UnreadReason.LOW_CONFIDENCE
             reason = code.say(conf=conf, min=min_confidence, face=face)
-            reads["reason"] = reason
+            ev = ev.record(reason=reason)
             face = None
     state = "face_up" if face is not None else "unknown"
     if face is None:
         conf = float(tile_confidence)
     return TileRead(face, state, float(conf), np.asarray(polygon, np.float32).copy(),
-                    np.asarray(xyxy, np.float32).copy(), pips, reads, reason,
-                    float(tile_confidence), redness, code if face is None else None)
+                    np.asarray(xyxy, np.float32).copy(), pips, got.record, reason,
+                    float(tile_confidence), redness, code if face is None else None, ev)

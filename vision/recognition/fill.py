@@ -150,7 +150,7 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead],
 
     Returns:
         ``reads`` in the same order; a disputed tile is ``as_unknown`` with the reason, and
-        the face it read in ``reads["disputed"]`` (never reported as its face).
+        the face it read in its ``evidence.disputed`` (never reported as its face).
     """
     reads = list(reads)
     other = [r for r in second if r.face is not None]
@@ -177,15 +177,13 @@ def disputed_outlines(reads: Sequence[TileRead], second: Sequence[TileRead],
         if len(hit) and k not in lifted:
             faces = "/".join(sorted({other[m].face for m in hit}))
             was = reads[k].face
+            # disputed: the face this outline read (its halves, with read B's top / bottom):
+            # a flush hand whose two tiles are both disputed is one of two cuts of those four
+            # halves (vision.table.open_tile.block_fills); either_cut: in doubt over the cut
+            # where a flush neighbour is disputed too (vision.recognition.dealt)
             reads[k] = reads[k].as_unknown(UnreadReason.SECOND_MODEL_OTHERWISE,
-                                           faces=faces, face=was)
-            # the face this outline read (its halves, with read B's top / bottom): a flush
-            # hand whose two tiles are both disputed is one of two cuts of those four halves
-            # (vision.table.open_tile.block_fills)
-            reads[k].reads["disputed"] = was
-            # in doubt over the cut where a flush neighbour is disputed too
-            # (vision.recognition.dealt)
-            reads[k].reads["either_cut"] = was
+                                           faces=faces, face=was
+                                           ).with_evidence(disputed=was, either_cut=was)
     return reads
 
 

@@ -233,7 +233,7 @@ def stubby_boxes(reads: Sequence[TileRead],
     across read 5-5, the second model's box too, the other box unread a little apart). An
     identified outline whose aspect (long side / short side) is below :data:`STUBBY` x the
     median aspect of the picture's other outlines (identified tiles and backs, at least
-    :data:`MIN_PEERS`) becomes unknown, the face kept in ``reads["disputed"]`` (never reported
+    :data:`MIN_PEERS`) becomes unknown, the face kept in its ``evidence.disputed`` (never reported
     as its face). Why this cannot settle wrongly: it only ever removes faces.
 
     Args:
@@ -260,8 +260,7 @@ def stubby_boxes(reads: Sequence[TileRead],
         if aspect[k] < STUBBY * peers:
             was = r.face
             reads[k] = r.as_unknown(UnreadReason.STUBBY, aspect=aspect[k], peers=peers,
-                                    face=was)
-            reads[k].reads["disputed"] = was
+                                    face=was).with_evidence(disputed=was)
     return reads
 
 
@@ -279,7 +278,7 @@ def notched_boxes(reads: Sequence[TileRead],
     --n 12``: a flush 3-5 | 1-4 read 4-5 and 1-3, a 1-2 | 1-2 read 1-1, both models alike).
     Only faces whose halves look alike turned a quarter (:func:`crosswise_alike`) are
     checked: a box across reads those; others fail the half shapes. The face is kept in
-    ``reads["disputed"]`` (never reported as its face), as :func:`cut_either_way` does. Why
+    ``evidence.disputed`` (never reported as its face), as :func:`cut_either_way` does. Why
     this cannot settle wrongly: it only ever removes faces.
 
     Args:
@@ -298,8 +297,7 @@ def notched_boxes(reads: Sequence[TileRead],
             continue
         if notched(np.asarray(r.polygon, np.float64)):
             was = r.face
-            out[k] = r.as_unknown(UnreadReason.NOTCHED, face=was)
-            out[k].reads["disputed"] = was
+            out[k] = r.as_unknown(UnreadReason.NOTCHED, face=was).with_evidence(disputed=was)
     return out
 
 
@@ -373,7 +371,7 @@ def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
             :func:`vision.recognition.refine.face_share`); None: every one is decoded.
 
     Returns:
-        unknown :class:`TileRead` s (``reads["seed"]``), one per such outline (possibly
+        unknown :class:`TileRead` s (``evidence.seed``), one per such outline (possibly
         none); ``reads`` are not changed.
     """
     sure = [r for r in reads if r.state == "face_up" and not _suspect(r, lengthwise)]
@@ -395,9 +393,7 @@ def missed_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     out = []
     for q, d in zip(cand, read_outlines(np.stack(cand).astype(np.float32))):
         if unread_spots(d, q, read_there) >= MIN_SPOTS:
-            seed = d.as_unknown(UnreadReason.UNREAD_BESIDE)
-            seed.reads["seed"] = True
-            out.append(seed)
+            out.append(d.as_unknown(UnreadReason.UNREAD_BESIDE).with_evidence(seed=True))
     return out
 
 
@@ -445,15 +441,7 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     known = [k for k, r in enumerate(reads) if r.state == "face_up" and _suspect(r, lengthwise)]
     if not known:
         return reads
-    # what is read there: identified tiles and backs; an unknown outline is unread surface
-    outlines = [np.asarray(r.polygon, np.float64) for r in reads if r.state != "unknown"]
-    own = {k: next(i for i, m in enumerate(m for m, r in enumerate(reads)
-                                             if r.state != "unknown") if m == k)
-           for k in known}
-    cand: list[tuple[int, np.ndarray]] = []
-    for k in known:
-        others = [o for m, o in enumerate(outlines) if m != own[k]]
-        cand.extend((k, q) for q in open_beside(reads[k].polygon, others, image_shape))
+    outlines, cand = _open_beside_known(reads, known, image_shape)
     if not cand:
         return reads
     found = read_outlines(np.stack([q for _, q in cand]).astype(np.float32))
@@ -480,11 +468,29 @@ def flush_beside(reads: Sequence[TileRead], image_shape: tuple[int, ...],
     out = [r.as_unknown(UnreadReason.SPOTS_FLUSH_BESIDE, face=r.face)
            if k in flagged or k in six else r for k, r in enumerate(reads)]
     for k in six - flagged:
-        out[k].reads["spared"] = "a 6 along the outline flush beside it"
+        out[k] = out[k].with_evidence(spared=SPARED_SIX)
     add = [d for k, d in add if k not in flagged and k not in six]
     if not add:
         return out
     return resolve_overlapping_reads(out + add)
+
+
+def _open_beside_known(reads: list[TileRead], known: Sequence[int],
+                       image_shape: tuple[int, ...]
+                       ) -> tuple[list[np.ndarray], list[tuple[int, np.ndarray]]]:
+    """What :func:`flush_beside` looks at: the outlines read (identified tiles and backs,
+    float64 (4, 2) px; an unknown outline is unread surface) and ``(k, outline)`` for each
+    place beside ``reads[k]`` (``k`` in ``known``) where none of them lies
+    (:func:`open_beside`)."""
+    outlines = [np.asarray(r.polygon, np.float64) for r in reads if r.state != "unknown"]
+    own = {k: next(i for i, m in enumerate(m for m, r in enumerate(reads)
+                                             if r.state != "unknown") if m == k)
+           for k in known}
+    cand: list[tuple[int, np.ndarray]] = []
+    for k in known:
+        others = [o for m, o in enumerate(outlines) if m != own[k]]
+        cand.extend((k, q) for q in open_beside(reads[k].polygon, others, image_shape))
+    return outlines, cand
 
 
 def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
@@ -532,7 +538,7 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     spots may not be sure.)
 
     Otherwise both tiles become unknown (a box across a block of long tiles is stubbier than
-    the picture's tiles: :func:`stubby_boxes`); the face each read is kept in ``reads["disputed"]``
+    the picture's tiles: :func:`stubby_boxes`); the face each read is kept in ``evidence.disputed``
     (never reported as its face) so that :func:`vision.table.open_tile.block_fills` can still
     settle the seat where *every* cut of the block gives it the same result. Why this cannot
     settle wrongly: it only ever removes faces; a face is kept only where one of the three
@@ -550,13 +556,39 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     Returns:
         ``reads`` in the same order, such pairs ``as_unknown`` with the reason.
     """
-    from vision.geometry import polygon_iou_matrix
     from vision.recognition.scales import SAME_TILE_IOU
 
     reads = list(reads)
     alike = [k for k, r in enumerate(reads) if r.state == "face_up" and _suspect(r, lengthwise)]
     if not alike:
         return reads
+    beside, flush, confirmed = _flush_level(reads, alike, second)
+    doubt, soft = _beside_unread(reads, alike, beside, seam, lift_six)
+    for i in range(len(alike)):
+        for j in range(i + 1, len(alike)):
+            if max(flush[i, j], flush[j, i]) < SAME_TILE_IOU:
+                continue
+            a, b = reads[alike[i]], reads[alike[j]]
+            if _cut_shown(a, b, confirmed[i] and confirmed[j], seam):
+                continue
+            doubt[alike[i]], doubt[alike[j]] = b.face, a.face
+    return _mark_doubts(reads, doubt, soft)
+
+
+#: :attr:`vision.recognition.evidence.Evidence.spared` of a tile a guard made unknown only so
+#: that it seeds the refit: the outline flush beside it shows a 6 running along it.
+SPARED_SIX = "a 6 along the outline flush beside it"
+
+
+def _flush_level(reads: list[TileRead], alike: list[int], second: Sequence[TileRead]
+                 ) -> tuple[np.ndarray, np.ndarray, list[bool]]:
+    """For :func:`cut_either_way`: the outlines beside each tile ``reads[k]`` (``k`` in
+    ``alike``, n of them; float32 (2n, 4, 2)), how flush each lies beside each other (the
+    best polygon IoU of one's outlines beside with the other, float (n, n)), and whether the
+    second model (``second``) read each outline (IoU >= SAME_TILE_IOU) with the same face."""
+    from vision.geometry import polygon_iou_matrix
+    from vision.recognition.scales import SAME_TILE_IOU
+
     polys = np.stack([np.asarray(reads[k].polygon, np.float32) for k in alike])
     beside = np.concatenate([beside_outlines(p).astype(np.float32) for p in polys])  # (2n, 4, 2)
     flush = polygon_iou_matrix(beside, polys).reshape(len(alike), 2, len(alike)).max(1)
@@ -564,16 +596,42 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     sp = (np.stack([np.asarray(r.polygon, np.float32) for r in seconds]) if seconds
           else np.zeros((0, 4, 2), np.float32))
     same2 = polygon_iou_matrix(polys, sp) >= SAME_TILE_IOU if len(sp) else None
+    confirmed = [same2 is not None and any(seconds[m].face == reads[k].face
+                                           for m in np.flatnonzero(same2[i]))
+                 for i, k in enumerate(alike)]
+    return beside, flush, confirmed
 
-    def confirmed(i: int) -> bool:
-        """The second model read outline ``alike[i]`` with the same face."""
-        if same2 is None:
-            return False
-        return any(seconds[m].face == reads[alike[i]].face for m in np.flatnonzero(same2[i]))
 
-    def same_either_way(fa: str, fb: str) -> bool:
-        mine = sorted((fa, fb))
-        return all(sorted(p) == mine for p in crosswise_pairings(fa, fb))
+def _same_either_way(fa: str, fb: str) -> bool:
+    """Both crosswise pairings of faces ``fa``, ``fb`` give the same two faces."""
+    mine = sorted((fa, fb))
+    return all(sorted(p) == mine for p in crosswise_pairings(fa, fb))
+
+
+def _cut_shown(a: TileRead, b: TileRead, confirmed: bool,
+               seam: Callable[[np.ndarray, np.ndarray], bool] | None) -> bool:
+    """Whether two identified tiles flush and level keep their faces (:func:`cut_either_way`):
+    longer than a box across the set's tiles, the same faces either cut, a cut across one set
+    cannot deal, both ``confirmed`` by the second model, or the seam shows the cut."""
+    if not could_be_cut_across(a.polygon, b.polygon):
+        return True  # longer than a box across the set's tiles: the tiles as laid
+    if _same_either_way(a.face, b.face):
+        return True
+    if cut_across_out_of_set(a.face, b.face):
+        return True  # cut across, the block would be one single tile twice
+    if confirmed:
+        return True
+    return seam is not None and bool(seam(np.asarray(a.polygon), np.asarray(b.polygon)))
+
+
+def _beside_unread(reads: list[TileRead], alike: list[int], beside: np.ndarray,
+                   seam: Callable[[np.ndarray, np.ndarray], bool] | None, lift_six: bool
+                   ) -> tuple[dict[int, str], set[int]]:
+    """:func:`cut_either_way` for an identified tile ``reads[k]`` (``k`` in ``alike``; its
+    outlines beside it ``beside`` float32 (2n, 4, 2)) with an *unknown* outline flush and
+    level beside it: ``({k: "tile not read"}, {k spared: a 6 along that outline})``."""
+    from vision.geometry import polygon_iou_matrix
+    from vision.recognition.scales import SAME_TILE_IOU
 
     doubt: dict[int, str] = {}
     soft: set[int] = set()
@@ -583,52 +641,44 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
     # turtleflyer tables), or a neighbour read nowhere; flush_beside needs sure spots for it,
     # and spots this small may not be sure
     unread = [r for r in reads if r.state == "unknown"]
-    if unread:
-        up = np.stack([np.asarray(r.polygon, np.float32) for r in unread])
-        beside_unread = polygon_iou_matrix(beside, up).reshape(len(alike), 2, len(unread))
-        for i in range(len(alike)):
-            for m in np.flatnonzero(beside_unread[i].max(0) >= SAME_TILE_IOU):
-                if not could_be_cut_across(reads[alike[i]].polygon, unread[m].polygon):
-                    continue  # longer than a box across the set's tiles: the tiles as laid
-                if seam is not None and seam(np.asarray(reads[alike[i]].polygon),
-                                             np.asarray(unread[m].polygon)):
-                    continue
-                if six_along(unread[m]):
-                    # a 6 along the unread outline: the tiles as laid (made unknown all the
-                    # same unless lift_six, marked to give back, as in flush_beside)
-                    if not lift_six:
-                        soft.add(alike[i])
-                    continue
-                doubt[alike[i]] = "tile not read"
-                break
+    if not unread:
+        return doubt, soft
+    up = np.stack([np.asarray(r.polygon, np.float32) for r in unread])
+    beside_unread = polygon_iou_matrix(beside, up).reshape(len(alike), 2, len(unread))
     for i in range(len(alike)):
-        for j in range(i + 1, len(alike)):
-            if max(flush[i, j], flush[j, i]) < SAME_TILE_IOU:
-                continue
-            a, b = reads[alike[i]], reads[alike[j]]
-            if not could_be_cut_across(a.polygon, b.polygon):
+        for m in np.flatnonzero(beside_unread[i].max(0) >= SAME_TILE_IOU):
+            if not could_be_cut_across(reads[alike[i]].polygon, unread[m].polygon):
                 continue  # longer than a box across the set's tiles: the tiles as laid
-            if same_either_way(a.face, b.face):
+            if seam is not None and seam(np.asarray(reads[alike[i]].polygon),
+                                         np.asarray(unread[m].polygon)):
                 continue
-            if cut_across_out_of_set(a.face, b.face):
-                continue  # cut across, the block would be one single tile twice
-            if confirmed(i) and confirmed(j):
+            if six_along(unread[m]):
+                # a 6 along the unread outline: the tiles as laid (made unknown all the
+                # same unless lift_six, marked to give back, as in flush_beside)
+                if not lift_six:
+                    soft.add(alike[i])
                 continue
-            if seam is not None and seam(np.asarray(a.polygon), np.asarray(b.polygon)):
-                continue
-            doubt[alike[i]] = b.face
-            doubt[alike[j]] = a.face
+            doubt[alike[i]] = "tile not read"
+            break
+    return doubt, soft
+
+
+def _mark_doubts(reads: list[TileRead], doubt: dict[int, str], soft: set[int]
+                 ) -> list[TileRead]:
+    """``reads`` with the tiles :func:`cut_either_way` doubts (``doubt``: index -> the face
+    beside, or ``"tile not read"``) and spares (``soft``) made unknown, their evidence
+    recorded (``disputed``, ``either_cut``, ``spared``)."""
     for k in soft - set(doubt):
         was = reads[k].face
         reads[k] = reads[k].as_unknown(UnreadReason.FLUSH_LEVEL, beside="an unread tile",
-                                       face=was)
-        reads[k].reads["spared"] = "a 6 along the outline flush beside it"
+                                       face=was).with_evidence(spared=SPARED_SIX)
     for k, other in doubt.items():
         was = reads[k].face
         beside_what = "an unread tile" if other == "tile not read" else f"a {other}"
-        reads[k] = reads[k].as_unknown(UnreadReason.FLUSH_LEVEL, beside=beside_what, face=was)
-        reads[k].reads["disputed"] = was
+        r = reads[k].as_unknown(UnreadReason.FLUSH_LEVEL, beside=beside_what, face=was)
         if other != "tile not read":
             # in doubt over the block's cut alone (vision.recognition.dealt)
-            reads[k].reads["either_cut"] = was
+            reads[k] = r.with_evidence(disputed=was, either_cut=was)
+        else:
+            reads[k] = r.with_evidence(disputed=was)
     return reads

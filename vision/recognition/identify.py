@@ -69,15 +69,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
     Raises:
         InputError: a path that is missing, not an image, an empty folder; missing models.
     """
-    from vision.io.capture import open_source
-
-    if not paths:
-        raise InputError("no image given")
-    sources = [open_source(str(p)) for p in paths]  # validate every path first
-    for s in sources:
-        if s.kind not in ("image", "images"):
-            s.close()
-            raise InputError(f"not an image, folder or glob of images: {s.spec}")
+    sources = _open_images(paths)
     engine = RecognitionEngine(
         recognition or RecognitionConfig(models_dir, backend, min_confidence,
                                          scales=None if scales is None else tuple(scales)),
@@ -90,19 +82,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
         with s:
             for fr in s:
                 image, border = context_pad(fr.image, pad)
-                if single:
-                    poly = single_tile_outline(image)
-                    dets = Detections.from_polygons(order_polygon(poly)[None], [1.0], [TILE])
-                    reads, _ = engine.decode(image, dets, use_cache=False)
-                else:
-                    got = engine.read(image, ReadMode.STILL)
-                    reads, dets = list(got), got.detections
-                    if closeups:
-                        cand = picture_candidate(image, dets)
-                        if len(cand):
-                            creads, _ = engine.decode(image, cand, use_cache=False)
-                            reads = merge_picture_read(reads, creads[0])
-                    reads = resolve_overlapping_reads(reads)
+                reads = _read_image(engine, image, single, closeups)
                 h, w = fr.image.shape[:2]
                 tiles = []
                 for r in reads:
@@ -112,7 +92,7 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
                                          0, [w, h, w, h]).astype(np.float32)
                     d = r.to_dict()
                     if with_reads:
-                        d["reads"] = r.reads
+                        d["reads"] = r.evidence_dict()
                         d["reason"] = r.reason
                         d["reason_code"] = r.reason_code.value if r.reason_code else None
                     tiles.append(d)
@@ -122,4 +102,48 @@ def identify(paths: Sequence[str | Path], models_dir: str | Path | None = None,
     if bar is not None:
         bar.close()
     return out
+
+
+def _open_images(paths: Sequence[str | Path]) -> list:
+    """Every path opened as an image source (:func:`vision.io.capture.open_source`), all
+    validated before any is read.
+
+    Raises:
+        InputError: no path, or a path that is missing, not an image, folder or glob of
+            images (that source is closed).
+    """
+    from vision.io.capture import open_source
+
+    if not paths:
+        raise InputError("no image given")
+    sources = [open_source(str(p)) for p in paths]  # validate every path first
+    for s in sources:
+        if s.kind not in ("image", "images"):
+            s.close()
+            raise InputError(f"not an image, folder or glob of images: {s.spec}")
+    return sources
+
+
+def _read_image(engine: RecognitionEngine, image: np.ndarray, single: bool,
+                closeups: bool) -> list:
+    """The tile reads of one picture (uint8 (H, W, 3) BGR), as :func:`identify` describes:
+    ``single``: one outline from :func:`single_tile_outline`, decoded; else the engine's still
+    reading, with the close-up's picture outline merged in when ``closeups``, and overlapping
+    outlines resolved (:func:`resolve_overlapping_reads`). A list of
+    :class:`vision.recognition.decode.TileRead`, in image px.
+    """
+    if single:
+        poly = single_tile_outline(image)
+        dets = Detections.from_polygons(order_polygon(poly)[None], [1.0], [TILE])
+        reads, _ = engine.decode(image, dets, use_cache=False)
+    else:
+        got = engine.read(image, ReadMode.STILL)
+        reads, dets = list(got), got.detections
+        if closeups:
+            cand = picture_candidate(image, dets)
+            if len(cand):
+                from_picture, _ = engine.decode(image, cand, use_cache=False)
+                reads = merge_picture_read(reads, from_picture[0])
+        reads = resolve_overlapping_reads(reads)
+    return reads
 

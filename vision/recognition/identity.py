@@ -27,6 +27,7 @@ import numpy as np
 
 from vision.config import CacheConfig
 from vision.recognition.decode import TileRead
+from vision.recognition.evidence import Evidence
 from vision.detections import TILE, Detections
 from vision.geometry import iou_matrix
 from vision.schema import UnreadReason
@@ -121,8 +122,9 @@ class IdentityCache:
         for i in new_tiles[budget:]:
             c = float(dets.confidence[i])
             r = TileRead(None, "unknown", c, dets.polygon[i].copy(), dets.xyxy[i].copy(),
-                         reads={"reason": NOT_DECODED_YET}, reason=NOT_DECODED_YET,
-                         tile_confidence=c, reason_code=UnreadReason.NOT_DECODED_YET)
+                         reason=NOT_DECODED_YET, tile_confidence=c,
+                         reason_code=UnreadReason.NOT_DECODED_YET,
+                         evidence=Evidence().record(reason=NOT_DECODED_YET))
             reads[i] = r
             self._next.append(_Cached(dets.xyxy[i].copy(), r, -1))
         budget -= len(todo)
@@ -156,7 +158,8 @@ class IdentityCache:
         old = c.read
         reads[i] = TileRead(old.face, old.state, old.confidence, dets.polygon[i].copy(),
                             dets.xyxy[i].copy(), old.pips, old.reads, old.reason,
-                            old.tile_confidence, reason_code=old.reason_code)
+                            old.tile_confidence, reason_code=old.reason_code,
+                            evidence=old.evidence)
         self._next.append(_Cached(dets.xyxy[i].copy(), reads[i], c.verified, c.look,
                                   c.look_xyxy))
 

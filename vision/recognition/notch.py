@@ -105,6 +105,36 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
         contrast, else None.
     """
     a, b, centre = (np.asarray(v, np.float64) for v in (a, b, centre))
+    sampled = _sample_normals(image, a, b, centre, width)
+    if sampled is None:
+        return None
+    smp, ts, length = sampled
+    edges = _edges_inward(smp, REACH * width)
+    if edges is None:
+        return None
+    inward, ok = edges
+    off = _offsets_from_base(ts, inward, ok, width)
+    if off is None:
+        return None
+    return _cusp_depth(ts, off, ok, width, length)
+
+
+def _sample_normals(image: np.ndarray, a: np.ndarray, b: np.ndarray, centre: np.ndarray,
+                    width: float) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The picture sampled along the normals of side ``a`` -> ``b`` (module docstring).
+
+    Args:
+        image: uint8 (H, W, 3) BGR (or (H, W) grey).
+        a, b, centre: float64 (2,) px.
+        width: the tile's width, px.
+
+    Returns:
+        ``(samples, ts, length)``: float32 (positions, depths, channels) colours, each
+        position's row running from :data:`REACH` x ``width`` outside to as far inside in
+        :data:`STEP` px; float64 (positions,) the positions as fractions of the side
+        (:data:`END` .. 1 - END); the side's length, px. None where the side or the tile is
+        under 4 px or the samples leave the picture.
+    """
     d = b - a
     length = float(np.linalg.norm(d))
     if length < 4 or width < 4:
@@ -128,7 +158,24 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
     smp = cv2.remap(img, mx, my, cv2.INTER_LINEAR).astype(np.float32)
     if smp.ndim == 2:
         smp = smp[..., None]
-    k = len(depths)
+    return smp, ts, length
+
+
+def _edges_inward(smp: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each position's edge: where the colour stops being the outside colour (module
+    docstring).
+
+    Args:
+        smp: float32 (positions, depths, channels), from :func:`_sample_normals`.
+        reach: how far the normal was sampled each way, px (:data:`REACH` x the width).
+
+    Returns:
+        ``(inward, ok)``: float64 (positions,) px each edge lies inward of the side (negative:
+        outward); bool (positions,) whose outer end is outside-coloured and whose edge was
+        found. None where the inside and outside colours differ by under
+        :data:`MIN_CONTRAST` x the noise.
+    """
+    k = smp.shape[1]
     band = max(2, int(round(0.5 * reach / STEP)))       # outer / inner half of the reach
     outside = np.median(smp[:, :band].reshape(-1, smp.shape[-1]), axis=0)
     inside = np.median(smp[:, k - band:].reshape(-1, smp.shape[-1]), axis=0)
@@ -144,11 +191,27 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
     ok &= first < k
     # the crossing of half the contrast, interpolated between the two samples around it
     i1 = np.clip(first, 1, k - 1)
-    d0 = dist[np.arange(len(ts)), i1 - 1]
-    d1 = dist[np.arange(len(ts)), i1]
+    d0 = dist[np.arange(len(smp)), i1 - 1]
+    d1 = dist[np.arange(len(smp)), i1]
     frac = np.clip((0.5 - d0) / np.maximum(d1 - d0, 1e-6), 0.0, 1.0)
     edge = reach - (i1 - 1 + frac) * STEP              # px along n: + outside, - inside
-    inward = -edge                                     # px inward of the side
+    return -edge, ok                                   # px inward of the side
+
+
+def _offsets_from_base(ts: np.ndarray, inward: np.ndarray, ok: np.ndarray,
+                       width: float) -> np.ndarray | None:
+    """Each position's edge, px inward of the side's base (module docstring).
+
+    Args:
+        ts: float64 (positions,) fractions of the side; inward, ok: from :func:`_edges_inward`.
+        width: the tile's width, px.
+
+    Returns:
+        float64 (positions,) px inward of the base: the straight line through the median edge
+        of the first (..0.3) and the last (0.7..) part. None where under half the positions of
+        an outer part or of the middle (0.35..0.65) have an edge, or the outer parts stray
+        from the base by more than :data:`STRAIGHT` x ``width`` (at least 1 px).
+    """
     left = ok & (ts <= 0.3)
     right = ok & (ts >= 0.7)
     mid = ok & (ts >= 0.35) & (ts <= 0.65)
@@ -162,6 +225,24 @@ def side_dip(image: np.ndarray, a, b, centre, width: float) -> float | None:
     off = inward - (el + (er - el) * (ts - tl) / max(tr - tl, 1e-6))
     if np.abs(off[left | right]).max() > max(STRAIGHT * width, 1.0):
         return None  # the outer parts are not one straight side
+    return off
+
+
+def _cusp_depth(ts: np.ndarray, off: np.ndarray, ok: np.ndarray, width: float,
+                length: float) -> float | None:
+    """The deepest smoothed dip in the middle of the side where it is a cusp (module
+    docstring).
+
+    Args:
+        ts: float64 (positions,) fractions of the side; off: from :func:`_offsets_from_base`;
+            ok: from :func:`_edges_inward`.
+        width: the tile's width, px; length: the side's length, px.
+
+    Returns:
+        The dip, px: the deepest median of ``off`` over :data:`SMOOTH` x ``width`` either way
+        in the middle (0.35..0.65); 0.0 where it is not inward or wider than :data:`NARROW` x
+        ``width`` at half its depth. None where no middle position has a full window.
+    """
     # the median over a window SMOOTH x the width (at least 1 px) each way: a noisy position
     # or a thin line on the tile makes no dip
     h = max(int(round(max(SMOOTH * width, 1.0) / STEP)), 1)

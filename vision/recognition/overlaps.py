@@ -72,7 +72,7 @@ def _no_spot_of_its_own(r: TileRead, known: Sequence[TileRead], touch: np.ndarra
     tiles (at least ATTACHED_UNKNOWN of its area inside them) whose every spot lies inside an
     identified tile's outline: a face-up tile shows at least two spots of its own (1-1), so
     such a box -- over the felt, the gap between two hands, or a tile's edge -- is not a tile.
-    Only outlines the decoder has read count (spots looked for: ``reads["A"]``)."""
+    Only outlines the decoder has read count (spots looked for: ``read_a``)."""
     n = r.spots_counted
     if n is None:
         return False  # not decoded (video: the identity cache's "not decoded yet")
@@ -140,52 +140,16 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     up = [i for i, r in enumerate(reads) if r.state != "face_down"]
     if len(up) < 2:
         return reads
-    inside = inside_fractions(np.stack([reads[i].polygon for i in up]))
-    frac = inside >= DUPLICATE_OVERLAP
-    known = [k for k, i in enumerate(up) if reads[i].state == "face_up"]
-    # two boxes on one tile naming the same face (polygon IoU >= SAME_TILE_IOU, the input-size
-    # fusion's criterion): one tile, the more confident box kept. Only overlapping pairs.
-    same = set()
-    kn = np.asarray(known, int)
-    for a, b in zip(*np.nonzero(np.triu(inside[np.ix_(kn, kn)] > 0, 1))):
-        a, b = int(kn[a]), int(kn[b])
-        if (reads[up[a]].face == reads[up[b]].face
-                and _iou_from_inside(inside[a, b], inside[b, a]) >= SAME_TILE_IOU):
-            same.add(min(a, b, key=lambda k: (reads[up[k]].confidence, -k)))
+    ups = [r for r in reads if r.state != "face_down"]  # ups[k] is the read at up[k]
+    inside = inside_fractions(np.stack([r.polygon for r in ups]))
+    known = [k for k, r in enumerate(ups) if r.state == "face_up"]
+    same = _same_face_boxes(ups, inside, known)
     known = [k for k in known if k not in same]
+    frac = inside >= DUPLICATE_OVERLAP
     over = {k: [m for m in known if frac[k, m]] for k in range(len(up))}
-    drop = {k for k in over if reads[up[k]].state == "unknown"
-            and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN
-                 or _no_spot_of_its_own(reads[up[k]], [reads[up[m]] for m in known],
-                                        inside[k, known]))}
-    drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
-    drop |= same
-    # two unknown outlines with polygon IoU >= SAME_TILE_IOU are two boxes on one tile (two
-    # real tiles share at most an edge): one unread tile, the more confident box kept -- it
-    # names no face either way, and the position no longer looks like five tiles
-    unread = [k for k in range(len(up)) if k not in drop and k not in known
-              and reads[up[k]].state == "unknown"]
-    for a in sorted(unread, key=lambda k: (reads[up[k]].confidence, -k)):
-        if a not in drop and any(
-                m != a and m not in drop
-                and _iou_from_inside(inside[a, m], inside[m, a]) >= SAME_TILE_IOU
-                for m in unread):
-            drop.add(a)
-    # an identified outline lying across two other face-up outlines that stay, unknown ones
-    # too (the straddler of drop_straddlers, formed after detection: input sizes fused, the
-    # second look, the second model), each holding STRADDLE_OVERLAP of it and neither a box
-    # on the same tile (IoU < SAME_TILE_IOU). Two real tiles never overlap, so either it or
-    # both of them are not tiles; which is not known, so its face is not taken (seen: a box
-    # across the halves of a flush 2-5 | 2-4 read "4-5", a face neither tile has)
-    stay = [m for m in range(len(up)) if m not in drop]
-    across = set()
-    for k in known:
-        if k in drop:
-            continue
-        under = [m for m in stay if m != k and inside[k, m] >= STRADDLE_OVERLAP
-                 and _iou_from_inside(inside[k, m], inside[m, k]) < SAME_TILE_IOU]
-        if len(under) >= 2:
-            across.add(k)
+    drop = _inside_identified(ups, inside, known, over) | same
+    drop = _drop_unknown_twins(ups, inside, known, drop)
+    across = _across_two(inside, known, drop)
     conflict = {x for k in known if k not in drop and k not in across
                 for m in over[k] if m not in drop and m not in across for x in (k, m)}
     gone = {up[k] for k in drop}
@@ -195,3 +159,100 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
             else r.as_unknown(UnreadReason.ACROSS_TWO, face=r.face)
             if i in crossing else r
             for i, r in enumerate(reads) if i not in gone]
+
+
+def _same_face_boxes(ups: Sequence[TileRead], inside: np.ndarray,
+                     known: Sequence[int]) -> set[int]:
+    """Two boxes on one tile naming the same face (polygon IoU >= SAME_TILE_IOU, the input-size
+    fusion's criterion): one tile, the more confident box kept. Only overlapping pairs.
+
+    Args:
+        ups: the face-up and unknown reads; inside: float (n, n) :func:`inside_fractions` of
+            their polygons; known: indices into ``ups`` of the identified reads.
+
+    Returns:
+        The indices into ``ups`` of the less confident box of each such pair.
+    """
+    same = set()
+    kn = np.asarray(known, int)
+    for a, b in zip(*np.nonzero(np.triu(inside[np.ix_(kn, kn)] > 0, 1))):
+        a, b = int(kn[a]), int(kn[b])
+        if (ups[a].face == ups[b].face
+                and _iou_from_inside(inside[a, b], inside[b, a]) >= SAME_TILE_IOU):
+            same.add(min(a, b, key=lambda k: (ups[k].confidence, -k)))
+    return same
+
+
+def _inside_identified(ups: Sequence[TileRead], inside: np.ndarray, known: Sequence[int],
+                       over: dict[int, list[int]]) -> set[int]:
+    """The outlines dropped for lying inside identified ones (:func:`resolve_overlapping_reads`):
+    an unknown outline at least DUPLICATE_OVERLAP inside one identified outline, at least
+    COVERED_UNKNOWN inside identified ones together, or with no spot of its own
+    (:func:`_no_spot_of_its_own`); an identified outline DUPLICATE_OVERLAP inside two or more
+    other identified ones (across two identified tiles).
+
+    Args:
+        ups, inside, known: as :func:`_same_face_boxes` (``known`` without the same-face
+            boxes); over: index -> the identified outlines it lies DUPLICATE_OVERLAP inside.
+
+    Returns:
+        Indices into ``ups``.
+    """
+    drop = {k for k in over if ups[k].state == "unknown"
+            and (over[k] or inside[k, known].sum() >= COVERED_UNKNOWN
+                 or _no_spot_of_its_own(ups[k], [ups[m] for m in known], inside[k, known]))}
+    drop |= {k for k in known if len(over[k]) >= 2}  # across two identified tiles
+    return drop
+
+
+def _drop_unknown_twins(ups: Sequence[TileRead], inside: np.ndarray, known: Sequence[int],
+                        drop: set[int]) -> set[int]:
+    """``drop`` with the less confident of two unknown outlines that stay with polygon IoU >=
+    SAME_TILE_IOU: two boxes on one tile (two real tiles share at most an edge): one unread
+    tile, the more confident box kept -- it names no face either way, and the position no
+    longer looks like five tiles.
+
+    Args:
+        ups, inside, known: as :func:`_inside_identified`; drop: the indices dropped so far.
+
+    Returns:
+        A new set of indices into ``ups``.
+    """
+    drop = set(drop)
+    unread = [k for k in range(len(ups)) if k not in drop and k not in known
+              and ups[k].state == "unknown"]
+    for a in sorted(unread, key=lambda k: (ups[k].confidence, -k)):
+        if a not in drop and any(
+                m != a and m not in drop
+                and _iou_from_inside(inside[a, m], inside[m, a]) >= SAME_TILE_IOU
+                for m in unread):
+            drop.add(a)
+    return drop
+
+
+def _across_two(inside: np.ndarray, known: Sequence[int], drop: set[int]) -> set[int]:
+    """The identified outlines lying across two other face-up outlines that stay.
+
+    Unknown ones count too (the straddler of :func:`drop_straddlers`, formed after detection:
+    input sizes fused, the second look, the second model), each holding STRADDLE_OVERLAP of it
+    and neither a box on the same tile (IoU < SAME_TILE_IOU). Two real tiles never overlap, so
+    either it or both of them are not tiles; which is not known, so its face is not taken
+    (seen: a box across the halves of a flush 2-5 | 2-4 read "4-5", a face neither tile has).
+
+    Args:
+        inside: float (n, n) :func:`inside_fractions`; known: indices of the identified
+            outlines; drop: indices of the outlines dropped.
+
+    Returns:
+        Indices (into the rows of ``inside``) of the identified outlines across two others.
+    """
+    stay = [m for m in range(len(inside)) if m not in drop]
+    across = set()
+    for k in known:
+        if k in drop:
+            continue
+        under = [m for m in stay if m != k and inside[k, m] >= STRADDLE_OVERLAP
+                 and _iou_from_inside(inside[k, m], inside[m, k]) < SAME_TILE_IOU]
+        if len(under) >= 2:
+            across.add(k)
+    return across

@@ -52,6 +52,10 @@ class Detectors:
 class Reads:
     """The reads of one picture, column-wise over its tiles (supervision's ``Detections``
     style), with the rows (:class:`vision.recognition.decode.TileRead`) kept for the table.
+    Columns: :attr:`polygons`, :attr:`xyxy`, :attr:`faces`, :attr:`confidences`,
+    :attr:`states`, :attr:`reasons`, :attr:`reason_codes` and the evidence
+    (:class:`vision.recognition.evidence.Evidence`): :attr:`disputed`, :attr:`either_cut`,
+    :attr:`spared`; a mask selects rows (``reads.faces[reads.disputed != None]``).
 
     Attributes:
         tiles: the n :class:`TileRead` (face up, face down or unknown), free of overlapping
@@ -121,6 +125,31 @@ class Reads:
     def reasons(self) -> np.ndarray:
         """object (n,): why a face is unknown, or None."""
         return np.array([r.reason for r in self.tiles] + [None], dtype=object)[:-1]
+
+    @property
+    def reason_codes(self) -> np.ndarray:
+        """object (n,): the :class:`vision.schema.UnreadReason` of each unknown tile (its
+        ``reason_code``), or None (identified, face down, or a hand-made read)."""
+        return np.array([r.reason_code for r in self.tiles] + [None], dtype=object)[:-1]
+
+    @property
+    def disputed(self) -> np.ndarray:
+        """object (n,): the face each tile read before a flush guard made it unknown
+        (:attr:`vision.recognition.evidence.Evidence.disputed`, never reported as its face),
+        or None."""
+        return np.array([r.evidence.disputed for r in self.tiles] + [None], dtype=object)[:-1]
+
+    @property
+    def either_cut(self) -> np.ndarray:
+        """object (n,): the face of each tile in doubt only over its flush block's cut
+        (:attr:`vision.recognition.evidence.Evidence.either_cut`), or None."""
+        return np.array([r.evidence.either_cut for r in self.tiles] + [None], dtype=object)[:-1]
+
+    @property
+    def spared(self) -> np.ndarray:
+        """bool (n,): tiles a guard made unknown only so that they seed the refit
+        (:attr:`vision.recognition.evidence.Evidence.spared`)."""
+        return np.array([r.evidence.spared is not None for r in self.tiles], dtype=bool)
 
 
 def run_tile_detector(detector, image: np.ndarray, imgsz: int | None = None) -> Detections:

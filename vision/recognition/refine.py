@@ -70,7 +70,7 @@ Each candidate outline is decoded by the engine's decoder (every guard of
 
 Where no candidate is taken but a cut of a block reads both its tiles (rule 2 or 3 fails:
 either cut could be the true one), the block's four halves are read all the same: that cut's
-two outlines become unknown tiles, each keeping the face it read (``reads["disputed"]``, as
+two outlines become unknown tiles, each keeping the face it read (``evidence.disputed``, as
 :func:`vision.recognition.fill.disputed_outlines` does), provided rule 4 holds for them. No face
 is claimed; the table stage (:func:`vision.table.open_tile.block_fills`) settles a seat from
 such a hand only where the tiles as read and both crosswise pairings of those halves give the
@@ -368,40 +368,53 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                >= 0 for d in done):
             continue
         length, aspect = local_shape(seed.centre, known + taken)
-        rect = face_rectangle(image, seed.polygon, length)
-        if rect is not None:
-            done.append(rect)
-        verdict = _judge(rect, length, aspect, seed, decode, lengthwise, cut_shown, way)
-        if verdict is None:
-            # the face region gives no tile or block that reads (a tile's sides as dark as
-            # its face, a shadow, a neighbour touching it): the block the seed and a face-up
-            # outline flush beside it cover is cut instead (rule 8)
-            block = outline_block(seed, reads)
-            if block is not None:
-                done.append(block)
-                verdict = _judge(block, length, aspect, seed, decode, lengthwise, cut_shown,
-                                 way, blocks_only=True)
+        verdict = _seed_verdict(seed, reads, image, length, aspect, decode, lengthwise,
+                                cut_shown, way, done)
         if verdict is None:
             continue
         kind, cut = verdict
+        new = _agreeing(cut, known + taken)
         if kind == "either":
             # which way the block is cut is not sure; the cut reading both its tiles gives
             # the block's four halves: two unknown tiles, each keeping the face its outline
-            # read (``reads["disputed"]``: vision.table.open_tile.block_fills)
-            new = _agreeing(cut, known + taken)
+            # read (``evidence.disputed``: vision.table.open_tile.block_fills; ``either_cut``:
+            # vision.recognition.dealt)
             if new is not None and len(new) == 2:  # rule 4, and neither is a known tile
-                for r in new:
-                    u = r.as_unknown(UnreadReason.EITHER_CUT, face=r.face)
-                    u.reads["disputed"] = r.face
-                    u.reads["either_cut"] = r.face  # vision.recognition.dealt
-                    blocks.append(u)
-            continue
-        new = _agreeing(cut, known + taken)
-        if new is not None:
+                blocks.extend(r.as_unknown(UnreadReason.EITHER_CUT, face=r.face)
+                              .with_evidence(disputed=r.face, either_cut=r.face) for r in new)
+        elif new is not None:
             taken.extend(new)
     if not taken and not blocks:
         return reads
-    polys = np.stack([np.asarray(r.polygon, np.float32) for r in taken + blocks])
+    return _uncovered(reads, taken + blocks) + taken + blocks
+
+
+def _seed_verdict(seed, reads, image, length, aspect, decode, lengthwise, cut_shown, way,
+                  done: list[np.ndarray]):
+    """:func:`_judge` on the face region a seed lies in, else on the block the seed and a
+    face-up outline flush beside it cover (rule 8); the rectangles tried are added to
+    ``done``. Arguments as :func:`refine_unknowns` (``length``, ``aspect``: the tiles' shape
+    around the seed, :func:`local_shape`)."""
+    rect = face_rectangle(image, seed.polygon, length)
+    if rect is not None:
+        done.append(rect)
+    verdict = _judge(rect, length, aspect, seed, decode, lengthwise, cut_shown, way)
+    if verdict is None:
+        # the face region gives no tile or block that reads (a tile's sides as dark as
+        # its face, a shadow, a neighbour touching it): the block the seed and a face-up
+        # outline flush beside it cover is cut instead (rule 8)
+        block = outline_block(seed, reads)
+        if block is not None:
+            done.append(block)
+            verdict = _judge(block, length, aspect, seed, decode, lengthwise, cut_shown,
+                             way, blocks_only=True)
+    return verdict
+
+
+def _uncovered(reads: Sequence[TileRead], new: Sequence[TileRead]) -> list[TileRead]:
+    """``reads`` less the unknown outlines the ``new`` reads cover (at least
+    :data:`vision.recognition.overlaps.COVERED_UNKNOWN` of one's area), in order."""
+    polys = np.stack([np.asarray(r.polygon, np.float32) for r in new])
     out = []
     for r in reads:
         if r.state == "unknown":
@@ -409,7 +422,7 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
             if area[0] > 0 and inter.sum() / area[0] >= COVERED_UNKNOWN:
                 continue  # an outline of the refined tiles, off (or across them)
         out.append(r)
-    return out + taken + blocks
+    return out
 
 
 def refine_guarded(reads: Sequence[TileRead],
@@ -431,7 +444,7 @@ def refine_guarded(reads: Sequence[TileRead],
 
     A tile the guards would leave but for a doubt that ``spare`` settles (a mixed tile whose 3
     runs the way the table's set draws it, :func:`vision.recognition.chirality.shows_way`),
-    or that ``guards`` marked so (``reads["spared"]``: a 6 along the unread outline beside it,
+    or that ``guards`` marked so (``evidence.spared``: a 6 along the unread outline beside it,
     :func:`vision.recognition.flush.six_along`), is made unknown by ``guards`` all the same,
     so that it seeds the refit too (its flush neighbour may be a tile the model missed); where
     the refit does not replace its outline, it is given back as it was read, and
@@ -464,7 +477,7 @@ def refine_guarded(reads: Sequence[TileRead],
     given = [r for r in again]
     for i, r in enumerate(again):
         b = before.get(np.asarray(r.polygon, np.float32).tobytes()) if id(r) in made else None
-        if b is not None and ("spared" in (r.reads or {}) or (spare is not None and spare(b))):
+        if b is not None and (r.evidence.spared is not None or (spare is not None and spare(b))):
             given[i] = b
     if len(given) == len(out) and all(a is b for a, b in zip(given, out)):
         return out

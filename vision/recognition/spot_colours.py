@@ -120,7 +120,7 @@ def recolour_unknowns(reads: Sequence[TileRead], min_confidence: float = 0.5,
     """``reads`` (one picture, one reading) with each unknown tile decoded again with its
     spots' colours from the picture's calibration (:func:`calibrate`); a tile whose colours
     do not change, fall between the picture's red and white, or still name no face is kept
-    as it was. A tile identified this way records ``reads["recoloured"]`` (the calibration).
+    as it was. A tile identified this way records ``evidence.recoloured`` (the calibration).
 
     Args:
         reads: the picture's reads (any order; face-down reads pass through).
@@ -148,6 +148,5 @@ def recolour_unknowns(reads: Sequence[TileRead], min_confidence: float = 0.5,
                                r.polygon, r.xyxy, r.tile_confidence, min_confidence,
                                allow_diagonal_two, redness=r.redness)
         if again.state == "face_up":
-            again.reads["recoloured"] = cal.to_dict()
-            out[k] = again
+            out[k] = again.with_evidence(recoloured=cal.to_dict())
     return out

@@ -163,7 +163,7 @@ class StillContext:
             start = self.start if self.start is not None else []
             first = self.doubting(start)
             spared = {np.asarray(r.polygon, np.float32).tobytes() for r in first
-                      if r.state == "unknown" and "spared" in (r.reads or {})}
+                      if r.state == "unknown" and r.evidence.spared is not None}
             self.voted.append(table_hand(
                 [r for r in first if r.state == "face_up"]
                 + [r for r in start if r.state == "face_up"

@@ -257,7 +257,7 @@ def block_fills(a: Any, b: Any) -> list[tuple[str, str]] | None:
     """The faces two disputed tiles of one hand can be, ``[(face of a, face of b), ...]``.
 
     Both outlines were read -- each face is the two halves under its outline
-    (``reads["disputed"]``) -- and the second tile model outlined the place across them
+    (``evidence.disputed``) -- and the second tile model outlined the place across them
     (:func:`vision.recognition.fill.disputed_outlines`): the hand's two tiles touch flush, and the doubt
     is which way they are cut. Two tiles cover those four halves either as the outlines lie
     (``(a's face, b's face)``) or crosswise, each tile one half of ``a`` and one of ``b``.
@@ -269,8 +269,8 @@ def block_fills(a: Any, b: Any) -> list[tuple[str, str]] | None:
     Returns:
         the distinct fillings, or None when either read has no disputed face.
     """
-    fa = (a.reads or {}).get("disputed") if isinstance(a.reads, dict) else None
-    fb = (b.reads or {}).get("disputed") if isinstance(b.reads, dict) else None
+    fa = getattr(getattr(a, "evidence", None), "disputed", None)
+    fb = getattr(getattr(b, "evidence", None), "disputed", None)
     if fa not in TILES_BY_FACE or fb not in TILES_BY_FACE:
         return None
     return list(dict.fromkeys([(fa, fb)] + crosswise_pairings(fa, fb)))
