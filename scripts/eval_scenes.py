@@ -171,8 +171,10 @@ def score_tiles(rec: dict, reported: list[dict]) -> dict:
 
 
 def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
-                scales: str | None = None, backend: str | None = None) -> dict:
-    """Seat outcomes of one scene from ``paigow run SCENE --layout L --json``."""
+                scales: str | None = None, backend: str | None = None,
+                config: str | None = None) -> dict:
+    """Seat outcomes of one scene from ``paigow run SCENE --layout L --json`` (``--config``
+    ``config`` where given)."""
     import yaml
 
     lay = tmp / (Path(rec["image"]).stem + ".yaml")
@@ -185,6 +187,8 @@ def score_seats(rec: dict, folder: Path, models: str | None, tmp: Path,
         cmd += ["--scales", scales]
     if backend:
         cmd += ["--backend", backend]
+    if config:
+        cmd += ["--config", str(config)]
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     events = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
@@ -272,11 +276,13 @@ def _group_order(name: str) -> tuple:
 def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
              models: str | None = None, progress: bool = True, scales: str | None = None,
              video: bool = False, backend: str | None = None, noise: float = 0.0,
-             noise_seed: int = 0, frame_noise: float = 0.0) -> dict:
+             noise_seed: int = 0, frame_noise: float = 0.0, config: str | None = None) -> dict:
     """Per-style tile and seat figures (see module docstring) as a JSON-ready dict; with
     ``noise`` > 0 the pictures are read with that much Gaussian noise added
     (:func:`perturbed_copies`); with ``video`` and ``frame_noise`` > 0 each video frame of the
-    picture has its own noise of that many grey levels (a camera's sensor noise)."""
+    picture has its own noise of that many grey levels (a camera's sensor noise); ``config``:
+    a config file whose ``recognition`` section applies to the still reading
+    (:func:`vision.config.recognition_config`, e.g. ``rules_off: [turned]``)."""
     from tqdm import tqdm
 
     from vision.recognition.identify import identify
@@ -303,8 +309,13 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
                                                                   **backend_kw)]}
                  for k, p in enumerate(tqdm(paths, desc="video", disable=not progress))]
     else:
+        rec = None
+        if config is not None:
+            from vision.config import recognition_config
+
+            rec = recognition_config(config, models_dir=models, backend=backend, scales=sizes)
         reads = identify(paths, models_dir=models, with_reads=True, progress=progress,
-                         scales=sizes, **backend_kw)
+                         scales=sizes, recognition=rec, **backend_kw)
     def fresh() -> dict:
         return {"tiles": Counter(), "fails": Counter(), "seats": Counter(),
                 "seat_reasons": Counter(), "wrong": [], "unsettled": []}
@@ -316,7 +327,7 @@ def evaluate(folder: Path, limit: int | None = None, seats: bool = True,
             st = styles[rec["style"].removeprefix("render_")]
             also = [groups["by " + g] for g in scene_groups(rec)]
             t = score_tiles(rec, rep["tiles"])
-            s = score_seats(rec, folder, models, Path(td), scales, backend) if seats else None
+            s = score_seats(rec, folder, models, Path(td), scales, backend, config) if seats else None
             for acc in [st] + also:
                 acc["tiles"].update(t["counts"])
                 acc["fails"].update(t["fails"])
@@ -397,6 +408,9 @@ def main(argv=None) -> int:
     ap.add_argument("--frame-noise", type=float, default=0.0,
                     help="with --video: each frame has its own Gaussian noise of this many grey "
                          "levels (a camera's sensor noise over a still table)")
+    ap.add_argument("--config", default=None, metavar="FILE",
+                    help="config file: its recognition section applies to the still reading "
+                         "(e.g. rules_off: [turned]; docs/configuration.md)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     from scoring.errors import InputError
@@ -414,7 +428,7 @@ def main(argv=None) -> int:
         res = evaluate(args.folder, args.limit, not args.no_seats, args.models,
                        progress=not args.json, scales=args.scales, video=args.video,
                        backend=args.backend, noise=args.noise, noise_seed=args.noise_seed,
-                       frame_noise=args.frame_noise)
+                       frame_noise=args.frame_noise, config=args.config)
     except InputError as exc:
         if args.json:
             print(json.dumps({"error": str(exc)}))

@@ -105,3 +105,42 @@ def test_rules_named_off_in_the_config_do_not_run(tmp_path, monkeypatch):
     assert sum(r.state == "face_up" for r in reads) >= 16
     with pytest.raises(InputError, match=r"rules_off: unknown rule 'turn' \(rules: scales, "):
         RecognitionConfig(rules_off=("turn",))
+
+
+def test_a_live_feed_reads_without_the_live_profiles_rules(monkeypatch):
+    """``live_rules_off`` (default: ``turned``) leaves rules out of the still reading a live
+    feed makes beside its loop only; an offline reading runs them; ``[]`` runs every rule
+    live too."""
+    import numpy as np
+    from fakes import GroundTruthDetectors
+
+    import vision.recognition.still as still
+    from vision.recognition.engine import Detectors, RecognitionEngine
+    from vision.synth.render import render_table
+
+    ran = []
+    apply = still.Rule.apply
+    monkeypatch.setattr(still.Rule, "apply",
+                        lambda self, ctx, reads: ran.append(self.name) or apply(self, ctx, reads))
+    sc = render_table(1_000_201, size=(960, 540))
+    det = GroundTruthDetectors([sc])
+    image = np.ascontiguousarray(sc.image)
+
+    def rules_run(rec, live):
+        ran.clear()
+        e = RecognitionEngine(rec, detectors=Detectors(det, det))
+        if live:
+            e.set_background(True)
+        try:
+            e._read_still(image)
+        finally:
+            e.close()
+        return list(ran)
+
+    assert RecognitionConfig().live_rules_off == ("turned",)
+    offline = rules_run(RecognitionConfig(), live=False)
+    assert "turned" in offline
+    assert rules_run(RecognitionConfig(), live=True) == [n for n in offline if n != "turned"]
+    assert rules_run(RecognitionConfig(live_rules_off=()), live=True) == offline
+    with pytest.raises(InputError, match=r"^live_rules_off: unknown rule 'turn' "):
+        RecognitionConfig(live_rules_off=("turn",))

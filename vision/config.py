@@ -107,6 +107,13 @@ class RecognitionConfig:
             ``second_model``, ``long_as_peers``, ``refit``, ``guards``, ``missed_beside``,
             ``turned``, ``dealt_blocks``); default none. A rule left out reads fewer tiles,
             never a wrong face (docs/architecture.md, the still reading).
+        live_rules_off: the rules left out, besides ``rules_off``, of the still reading a
+            live feed makes beside its frame loop (a camera, a stream, a file played in real
+            time); default ``("turned",)``: the picture turned by 45 degrees costs a live
+            table seconds of delay on every deal with an unread outline (felt lettering
+            beside a hand) for a tile now and then (docs/pit.md, the live profile); ``[]``:
+            the offline reading live too. Pictures and files read as fast as possible
+            (``identify``, ``run`` on images or a file) are read with every rule.
 
     These strategies are the same whatever detectors the engine runs on
     (:class:`vision.recognition.engine.RecognitionEngine`).
@@ -125,16 +132,19 @@ class RecognitionConfig:
     turn: StrictBool = True
     symmetry: StrictBool = True
     rules_off: tuple[str, ...] = ()
+    live_rules_off: tuple[str, ...] = ("turned",)
 
     def __post_init__(self) -> None:
-        if self.rules_off:
-            from vision.recognition.still import STILL_RULES
+        for key in ("rules_off", "live_rules_off"):
+            off = tuple(getattr(self, key))
+            if off:
+                from vision.recognition.still import STILL_RULES
 
-            names = [r.name for r in STILL_RULES]
-            bad = [n for n in self.rules_off if n not in names]
-            if bad:
-                _check(False, f"rules_off: unknown rule {bad[0]!r} (rules: {', '.join(names)})")
-            object.__setattr__(self, "rules_off", tuple(self.rules_off))
+                names = [r.name for r in STILL_RULES]
+                bad = [n for n in off if n not in names]
+                if bad:
+                    _check(False, f"{key}: unknown rule {bad[0]!r} (rules: {', '.join(names)})")
+            object.__setattr__(self, key, off)
         _check(isinstance(self.zoom, bool), f"zoom must be true or false, got {self.zoom!r}")
         _check(isinstance(self.second_model, bool),
                f"second_model must be true or false, got {self.second_model!r}")

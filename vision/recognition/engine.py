@@ -211,13 +211,16 @@ class RecognitionEngine:
             image: uint8 (H, W, 3) BGR.
             turn: False: without the turned reading (``turned``).
             rules: the rules to run (None: :data:`~vision.recognition.still.STILL_RULES`),
-                less the configuration's ``rules_off``.
+                less the configuration's ``rules_off`` and, for a live feed's reading made
+                beside the loop (:meth:`set_background`), its ``live_rules_off``.
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
             outlines (:func:`vision.recognition.overlaps.resolve_overlapping_reads`).
         """
-        rules = without(STILL_RULES if rules is None else tuple(rules), *self.config.rules_off)
+        off = self.config.rules_off + (self.config.live_rules_off if self.background is not None
+                                       else ())
+        rules = without(STILL_RULES if rules is None else tuple(rules), *off)
         return read_still(self, image, rules if turn else without(rules, "turned"))
 
     # the parts other modules own, as this engine's methods
