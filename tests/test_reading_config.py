@@ -76,9 +76,9 @@ def test_a_bad_option_is_one_line_exit_2(tmp_path, capsys):
     assert "config file not found" in capsys.readouterr().err
 
 
-def test_rules_named_off_in_the_config_do_not_run(tmp_path, monkeypatch):
-    """``recognition.rules_off`` names still-reading rules left out: the engine's still
-    reading runs the rest, in their order; an unknown name is refused, named."""
+def _rules_run(monkeypatch):
+    """A function ``(rec, live) -> (names of the still rules applied, reads)`` reading a rendered
+    table with ground-truth detectors (``live``: the engine reads beside a live feed's loop)."""
     import numpy as np
     from fakes import GroundTruthDetectors
 
@@ -86,9 +86,6 @@ def test_rules_named_off_in_the_config_do_not_run(tmp_path, monkeypatch):
     from vision.recognition.engine import Detectors, RecognitionEngine
     from vision.synth.render import render_table
 
-    f = _config(tmp_path, "recognition:\n  rules_off: [refit, dealt_blocks]\n")
-    rec = recognition_config(f)
-    assert rec.rules_off == ("refit", "dealt_blocks")
     ran = []
     apply = still.Rule.apply
     monkeypatch.setattr(still.Rule, "apply",
@@ -96,11 +93,31 @@ def test_rules_named_off_in_the_config_do_not_run(tmp_path, monkeypatch):
     sc = render_table(1_000_201, size=(960, 540))
     det = GroundTruthDetectors([sc])
     image = np.ascontiguousarray(sc.image)
-    RecognitionEngine(detectors=Detectors(det, det))._read_still(image)
-    everything = list(ran)
+
+    def rules_run(rec=None, live=False):
+        ran.clear()
+        e = RecognitionEngine(rec, detectors=Detectors(det, det))
+        if live:
+            e.set_background(True)
+        try:
+            reads, _ = e._read_still(image)
+        finally:
+            e.close()
+        return list(ran), reads
+
+    return rules_run
+
+
+def test_rules_named_off_in_the_config_do_not_run(tmp_path, monkeypatch):
+    """``recognition.rules_off`` names still-reading rules left out: the engine's still
+    reading runs the rest, in their order; an unknown name is refused, named."""
+    rules_run = _rules_run(monkeypatch)
+    f = _config(tmp_path, "recognition:\n  rules_off: [refit, dealt_blocks]\n")
+    rec = recognition_config(f)
+    assert rec.rules_off == ("refit", "dealt_blocks")
+    everything, _ = rules_run()
     assert {"refit", "dealt_blocks"} <= set(everything)
-    ran.clear()
-    reads, _ = RecognitionEngine(rec, detectors=Detectors(det, det))._read_still(image)
+    ran, reads = rules_run(rec)
     assert ran == [n for n in everything if n not in ("refit", "dealt_blocks")]
     assert sum(r.state == "face_up" for r in reads) >= 16
     with pytest.raises(InputError, match=r"rules_off: unknown rule 'turn' \(rules: scales, "):
@@ -111,36 +128,11 @@ def test_a_live_feed_reads_without_the_live_profiles_rules(monkeypatch):
     """``live_rules_off`` (default: ``turned``) leaves rules out of the still reading a live
     feed makes beside its loop only; an offline reading runs them; ``[]`` runs every rule
     live too."""
-    import numpy as np
-    from fakes import GroundTruthDetectors
-
-    import vision.recognition.still as still
-    from vision.recognition.engine import Detectors, RecognitionEngine
-    from vision.synth.render import render_table
-
-    ran = []
-    apply = still.Rule.apply
-    monkeypatch.setattr(still.Rule, "apply",
-                        lambda self, ctx, reads: ran.append(self.name) or apply(self, ctx, reads))
-    sc = render_table(1_000_201, size=(960, 540))
-    det = GroundTruthDetectors([sc])
-    image = np.ascontiguousarray(sc.image)
-
-    def rules_run(rec, live):
-        ran.clear()
-        e = RecognitionEngine(rec, detectors=Detectors(det, det))
-        if live:
-            e.set_background(True)
-        try:
-            e._read_still(image)
-        finally:
-            e.close()
-        return list(ran)
-
+    rules_run = _rules_run(monkeypatch)
     assert RecognitionConfig().live_rules_off == ("turned",)
-    offline = rules_run(RecognitionConfig(), live=False)
+    offline, _ = rules_run(RecognitionConfig(), live=False)
     assert "turned" in offline
-    assert rules_run(RecognitionConfig(), live=True) == [n for n in offline if n != "turned"]
-    assert rules_run(RecognitionConfig(live_rules_off=()), live=True) == offline
+    assert rules_run(RecognitionConfig(), live=True)[0] == [n for n in offline if n != "turned"]
+    assert rules_run(RecognitionConfig(live_rules_off=()), live=True)[0] == offline
     with pytest.raises(InputError, match=r"^live_rules_off: unknown rule 'turn' "):
         RecognitionConfig(live_rules_off=("turn",))

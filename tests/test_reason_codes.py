@@ -304,16 +304,9 @@ def test_each_guard_codes_the_tiles_it_makes_unknown():
 
 
 def test_a_face_read_on_an_outline_cut_short_is_coded():
-    from vision.recognition.zoom import cut_short_faces
+    from test_zoom import outline_read as read
 
-    def read(face, length, spots=None):
-        poly = np.array([[960, 880], [992, 880], [992, 880 + length], [960, 880 + length]],
-                        np.float32)
-        r = TileRead(face, "face_up" if face else "unknown", 0.9, poly,
-                     np.r_[poly.min(0), poly.max(0)])
-        if spots is not None:
-            r.reads = {"A": {"red": 5, "white": spots - 5, "candidates": []}}
-        return r
+    from vision.recognition.zoom import cut_short_faces
 
     short = read("2-5", 60, 7)
     out = cut_short_faces([short], [[short], [read(None, 93, 11)], [read(None, 95, 10)]])

@@ -34,7 +34,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError,
+                      field_validator)
 from pydantic.json_schema import SkipJsonSchema
 from typing_extensions import TypeAliasType, TypedDict
 
@@ -250,6 +251,12 @@ def _reason_code(code: str | None) -> str | None:
     return None if code is None else _SETTLE_CODES.get(str(code), str(code))
 
 
+#: a position's or a round's ``reason_code``: a :class:`SettleReason` where this version knows
+#: the code (:func:`_reason_code`)
+_ReasonCode = Annotated[_Name, AfterValidator(_reason_code),
+                        Field(description="the reason's code (SettleReason, docs/round-event.md)")]
+
+
 def _need(d: Mapping, key: str, where: str) -> Any:
     if not isinstance(d, Mapping) or key not in d:
         raise InputError(f"{where}: missing {key!r}")
@@ -442,14 +449,7 @@ class PositionOutcome(_Part):
     commission: DecimalText | None = None
     mis_set: bool = False
     reason: str | None = None
-    reason_code: Annotated[_Name, Field(description="the reason's code (SettleReason, "
-                                                    "docs/round-event.md)")
-                           ] | SkipJsonSchema[None] = None
-
-    @field_validator("reason_code")
-    @classmethod
-    def _code(cls, code: str | None) -> str | None:
-        return _reason_code(code)
+    reason_code: _ReasonCode | SkipJsonSchema[None] = None
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema, handler):
@@ -614,19 +614,12 @@ class RoundEvent(_Part):
     banker_position: PositionId
     settled: bool
     reason: str | None
-    reason_code: Annotated[_Name, Field(description="the reason's code (SettleReason, "
-                                                    "docs/round-event.md)")
-                           ] | SkipJsonSchema[None] = None
+    reason_code: _ReasonCode | SkipJsonSchema[None] = None
     positions: dict[PositionId, PositionOutcome]
     alerts: tuple[Alert, ...] = ()
     tiles: tuple[TileRecord, ...] = ()
     bank: BankTotals | SkipJsonSchema[None] = None
     extra: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
-
-    @field_validator("reason_code")
-    @classmethod
-    def _code(cls, code: str | None) -> str | None:
-        return _reason_code(code)
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema, handler):
