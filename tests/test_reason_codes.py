@@ -304,7 +304,7 @@ def test_each_guard_codes_the_tiles_it_makes_unknown():
 
 
 def test_a_face_read_on_an_outline_cut_short_is_coded():
-    from test_zoom import outline_read as read
+    from helpers.outline_reads import outline_read as read
 
     from vision.recognition.zoom import cut_short_faces
 

@@ -102,25 +102,12 @@ def test_second_look_reads_a_tile_the_whole_image_readings_leave_unknown():
     assert set(without) <= set(with_look)
 
 
-def outline_read(face, length, spots=None):
-    """A read of an outline 32 px wide and ``length`` px long (face None: unknown), whose
-    read A counted ``spots`` spots where given (the cut-short tests here and in
-    test_reason_codes)."""
-    poly = np.array([[960, 880], [992, 880], [992, 880 + length], [960, 880 + length]],
-                    np.float32)
-    r = TileRead(face, "face_up" if face else "unknown", 0.9, poly,
-                 np.r_[poly.min(0), poly.max(0)])
-    if spots is not None:
-        r.reads = {"A": {"red": 5, "white": spots - 5, "candidates": []}}
-    return r
-
-
 def test_a_second_look_face_on_an_outline_cut_short_must_show_every_spot_seen():
     """held-out table 1000141: a 3-4 outlined without one spot of its 3 read 2-4 at the
     second look, where the whole-image readings counted seven spots on a longer outline."""
     from vision.recognition.zoom import cut_short_faces
 
-    read = outline_read
+    from helpers.outline_reads import outline_read as read
 
     whole = [[read(None, 95, 7)], [read(None, 93, 6)]]
     cut = read("2-4", 72)                       # 6 spots on 76 % of the tile's length
