@@ -235,9 +235,12 @@ class Session:
                     # a still reading runs beside the loop: the loop takes at most
                     # READING_FPS frames a second meanwhile (the display moves on, the
                     # camera's other frames are skipped by design) and leaves the CPU to it
+                    # (the wait ends as soon as the reading lands: it is taken at once)
                     rest = 1.0 / READING_FPS - (time.perf_counter() - tc)
-                    if rest > 0 and self._stop.wait(rest):
-                        return
+                    if rest > 0:
+                        self.pipeline.wait_reading(rest)
+                        if self._stop.is_set():
+                            return
                 if bar is not None:
                     bar.update(1)
                 if max_frames is not None and self.frames >= max_frames:

@@ -67,6 +67,12 @@ class TableFeed(LiveFeed):
         None before its first report."""
         return self.pit.table_stats(self.table_id)
 
+    #: the worker draws and sends pictures only while someone looks (issue 45)
+    pictures_on_demand = True
+
+    def _on_demand(self) -> None:
+        self.pit.sync_pictures(self.table_id)
+
     def _reset(self) -> dict:
         return {"pending": self.pit.send(self.table_id, "reset")}
 
@@ -89,6 +95,9 @@ class _Worker:
         self.last_exit: dict | None = None
         self.next_start = 0.0
         self.model_version: str | None = None
+        #: what the worker was last told: pictures on (True), off (False), nothing (None;
+        #: a worker starts with them on)
+        self.pictures: bool | None = None
 
 
 class Pit:
@@ -234,6 +243,16 @@ class Pit:
         except (OSError, ValueError):
             return False
 
+    def sync_pictures(self, tid: str) -> None:
+        """Tell table ``tid``'s worker to draw and send its pictures (``"pictures on"``) while
+        its feed's pictures are looked at (:meth:`vision.web.hub.LiveFeed.pictures_wanted`)
+        and to stop (``"pictures off"``) when nobody looks: a table nobody watches costs no
+        drawing or JPEG encoding. Called by the monitor and at once when a look begins."""
+        w = self.workers[tid]
+        want = self.feeds[tid].pictures_wanted()
+        if w.pictures is not want and self.send(tid, "pictures on" if want else "pictures off"):
+            w.pictures = want
+
     # -- workers --------------------------------------------------------------------------
     def _spawn(self, tid: str) -> None:
         w = self.workers[tid]
@@ -250,6 +269,7 @@ class Pit:
         crecv.close()
         with self._lock:
             w.process, w.conn, w.control, w.pid = p, recv, csend, p.pid
+            w.pictures = None  # a new worker starts with its pictures on
             w.state, w.ended, w.error = "starting", False, None
             w.started_at, w.started_iso = time.monotonic(), utc_now_iso()
         threading.Thread(target=self._read, args=(tid, p, recv), daemon=True,
@@ -318,6 +338,7 @@ class Pit:
                 p = w.process
                 if p is None or w.state in ("ended", "stopped"):
                     continue
+                self.sync_pictures(tid)
                 if w.state == "restarting":
                     if time.monotonic() >= w.next_start and not self._stopping.is_set():
                         log.warning("table %s: restarting its worker (restart %d)", tid,

@@ -21,7 +21,9 @@ over a pipe, as plain picklable values:
 * ``("error", text)`` before a failing worker exits (exit code 1);
 * ``("ended", {"frames", "rounds"})`` when the source ended.
 
-A second pipe carries ``"reset"`` (the dealer display's control) and ``"stop"``. The worker
+A second pipe carries ``"reset"`` (the dealer display's control), ``"pictures on"`` /
+``"pictures off"`` (someone looks at the table's pictures, or nobody: none are drawn then)
+and ``"stop"``. The worker
 ignores SIGINT (the supervisor stops it) and stops cleanly on SIGTERM.
 """
 
@@ -52,11 +54,18 @@ class _PipeSink(Sink):
         self.min_interval = 1.0 / max_picture_fps if max_picture_fps > 0 else 0.0
         self._last_picture = 0.0
         self._due: bool | None = None  # what wants_picture() said for the next frame
+        #: pictures are drawn and sent (the supervisor's ``"pictures on"`` / ``"off"``: only
+        #: while someone looks at the table, :meth:`vision.pit.supervisor.Pit.sync_pictures`)
+        self.pictures = True
+
+    def _picture_due(self) -> bool:
+        return self.pictures and time.monotonic() - self._last_picture >= self.min_interval
 
     def wants_picture(self) -> bool:
-        """A picture is sent at most ``max_picture_fps`` a second: only those are drawn; the
-        answer stands for the next :meth:`frame` (which sends a picture exactly then)."""
-        self._due = time.monotonic() - self._last_picture >= self.min_interval
+        """A picture is sent at most ``max_picture_fps`` a second, and only while pictures
+        are on (:attr:`pictures`): only those are drawn; the answer stands for the next
+        :meth:`frame` (which sends a picture exactly then)."""
+        self._due = self._picture_due()
         return self._due
 
     def frame(self, image, frame, result) -> bool:
@@ -66,7 +75,7 @@ class _PipeSink(Sink):
         now = time.monotonic()
         jpeg = None
         picture = image if image is not None else getattr(frame, "image", None)
-        due = self._due if self._due is not None else now - self._last_picture >= self.min_interval
+        due = self._due if self._due is not None else self._picture_due()
         self._due = None
         if picture is not None and due:
             jpeg = encode_jpeg(picture)
@@ -194,6 +203,8 @@ def worker_main(spec: TableSpec, conn, control, detectors: Any = None,
                     msg = "stop"  # the supervisor is gone
                 if msg == "reset":
                     session.request_reset()
+                elif msg in ("pictures on", "pictures off"):
+                    sink.pictures = msg == "pictures on"
                 elif msg == "stop":
                     stop()
                     return

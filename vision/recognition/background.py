@@ -114,6 +114,13 @@ class StillReader:
         with self._cv:
             return self._job is not None or self._running is not None
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for no reading to be queued or running (one landed
+        wakes the waiter at once); True when idle."""
+        with self._cv:
+            return self._cv.wait_for(lambda: self._job is None and self._running is None,
+                                     timeout=max(0.0, timeout))
+
     def take(self) -> tuple[int, Any] | None:
         """The finished reading ``(generation, reads or exception)``, once; else None."""
         with self._cv:
@@ -151,6 +158,7 @@ class StillReader:
                 self.last_s = time.perf_counter() - t0
                 self._running = None
                 self._done = (gen, out)
+                self._cv.notify_all()  # wait_idle
 
 
 class ReadingGate:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -121,6 +121,11 @@ class RecognitionEngine:
         self._first_look: tuple | None = None  # live: the reads standing while it is made
         #: live video: the unread outlines empty still tables show (felt lettering, chips)
         self.felt = Felt()
+        #: live video: ``worth(reads, unknown, (w, h)) -> unknown`` keeps the unknown reads
+        #: whose second look could change a settlement (the pipeline's positions,
+        #: :meth:`vision.pipeline.Pipeline.worth_a_look`); None: every one
+        self.unread_worth: Callable[[Sequence[TileRead], list[TileRead], tuple[int, int]],
+                                    list[TileRead]] | None = None
 
     def set_background(self, on: bool = True) -> None:
         """Live video: the fused still reading (the vet) is made beside the frame loop
@@ -151,6 +156,14 @@ class RecognitionEngine:
     def still_pending(self) -> bool:
         """True while a fused still reading is being made beside the loop."""
         return self.background is not None and self.background.busy()
+
+    def wait_reading(self, timeout: float) -> None:
+        """Live: wait up to ``timeout`` seconds while the fused still reading beside the loop
+        runs, no longer than until it lands (the loop takes the landed reading at once)."""
+        if self.background is not None:
+            self.background.wait_idle(timeout)
+        elif timeout > 0:
+            time.sleep(timeout)
 
     def read(self, image: np.ndarray, mode: ReadMode | str = ReadMode.VIDEO) -> Reads:
         """The reads of one picture.
@@ -230,12 +243,20 @@ class RecognitionEngine:
     _region = region_plan
     _vet = vet  # vision.recognition.video: the fused still reading vets a video frame
 
-    def _unread(self, reads: Sequence[TileRead]) -> list[TileRead]:
+    def _unread(self, reads: Sequence[TileRead], size: tuple[int, int] | None = None
+                ) -> list[TileRead]:
         """The unknown reads worth a second look or a turned reading: all of them, but in
-        live video (:meth:`set_background`) those lying on the empty table's unread outlines
-        (:class:`vision.recognition.background.Felt`)."""
+        live video (:meth:`set_background`) neither those lying on the empty table's unread
+        outlines (:class:`vision.recognition.background.Felt`) nor, given the picture's
+        ``size`` ``(w, h)`` px, those whose reading could change no settlement
+        (:attr:`unread_worth`)."""
         unknown = [r for r in reads if r.state == "unknown"]
-        return unknown if self.background is None else self.felt.worth(unknown)
+        if self.background is None:
+            return unknown
+        unknown = self.felt.worth(unknown)
+        if unknown and size is not None and self.unread_worth is not None:
+            unknown = self.unread_worth(reads, unknown, size)
+        return unknown
 
     def _landed(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[TileRead] | None:
         """Live video: the fused still reading of this still picture once landed, else None

@@ -109,6 +109,11 @@ class StillContext:
         self.lengthwise = lengthwise_by(self.way)
 
     @property
+    def size(self) -> tuple[int, int]:
+        """``(width, height)`` px of the picture."""
+        return int(self.image.shape[1]), int(self.image.shape[0])
+
+    @property
     def refine(self) -> bool:
         """``refine`` is on (and the picture is read at input sizes)."""
         return bool(self.engine.config.refine and self.engine.scales)
@@ -244,7 +249,7 @@ def _scales(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
 
 def _second_look(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
     # the unknown tiles looked at again in magnified windows, fused with the other readings
-    if not ctx.engine._unread(reads):
+    if not ctx.engine._unread(reads, ctx.size):
         return reads
     ctx.looks = ctx.engine._second_look(ctx.image, reads)
     if not any(ctx.looks):
@@ -316,7 +321,7 @@ def _turned(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
     # its reading and the decoder on this picture agree on where this reading identified
     # none; what that gives meets the guards again (vision.recognition.turned)
     eng = ctx.engine
-    if not eng._unread(reads):
+    if not eng._unread(reads, ctx.size):
         return reads
     ctx.begin_guards(reads)
     first_reads = [r for rs in ctx.per_scale + ctx.looks for r in rs]
@@ -376,7 +381,8 @@ def zoom_look(engine: Any, image: np.ndarray, reads: Sequence[TileRead]
         engine.detector_runs += 1
         return engine.detect(window, ZOOM_INPUT)
 
-    return second_look(image, reads, engine._unread(reads), engine.zoom, detect,
+    size = (image.shape[1], image.shape[0])
+    return second_look(image, reads, engine._unread(reads, size), engine.zoom, detect,
                        lambda dets: engine.decode(image, dets, use_cache=False)[0])
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Sequence
 
-__all__ = ["other_deal", "faces_beyond", "OTHER_DEAL_FACES", "OTHER_TABLE_FACES"]
+__all__ = ["other_deal", "faces_beyond", "EmptyRun", "OTHER_DEAL_FACES", "OTHER_TABLE_FACES"]
 
 
 #: Faces a position's new deal shows that its earlier stable reading did not (beyond that
@@ -62,3 +62,24 @@ def faces_beyond(deal: Iterable[tuple], reads: Sequence) -> int:
     now = Counter(r.face for r in reads if r.state == "face_up" and r.face)
     return sum((now - dealt).values()) - slots
 
+
+
+class EmptyRun:
+    """Live: since when (camera time) a table has shown no tile, in the frames a
+    :class:`vision.table.rounds.RoundTracker` is given. A table far behind its camera (under
+    load a fresh picture a second or less) may see a cleared table in fewer frames than a
+    stable run takes; the empty frames it did see, spanning a stable run's time up to the
+    next deal, still end the round (issue 45: every round reported, whatever the load)."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+
+    def step(self, empty: bool, now: float) -> float | None:
+        """One frame at camera time ``now`` (s), showing no tile (``empty``) or some. Returns,
+        on the first frame with tiles after a run of empty ones, the seconds from that run's
+        first frame to this one (the longest the table can have stood empty); else None."""
+        if empty:
+            self.since = now if self.since is None else self.since
+            return None
+        since, self.since = self.since, None
+        return None if since is None else now - since

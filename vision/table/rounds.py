@@ -104,8 +104,8 @@ from vision.table.alerts import duplicate_face_alert
 from vision.table.count import covered_extras
 from vision.table.layout import Layout, check_polygons, load_layout  # re-exported
 from vision.table.open_tile import NOT_SEEN, settle_open
-from vision.table.deals import (OTHER_DEAL_FACES, OTHER_TABLE_FACES, faces_beyond,  # noqa: F401
-                                other_deal)
+from vision.table.deals import (OTHER_DEAL_FACES, OTHER_TABLE_FACES, EmptyRun,  # noqa: F401
+                                faces_beyond, other_deal)
 from vision.table.seats import SEAT_MODEL, SeatGrouping, auto_group, group_seats  # re-exported
 
 __all__ = [
@@ -419,6 +419,7 @@ class RoundTracker:
         self._loose: list[TileRead] = []
         self._placement: str | None = None
         self._loose_clear = 0  # consecutive frames without a tile in no position
+        self._empty = EmptyRun()  # live: since when the table has shown no tile
         self.rounds = 0
 
     # -- state ---------------------------------------------------------------------------
@@ -522,7 +523,8 @@ class RoundTracker:
             since: with ``stable_s``: the camera time since which the picture has not moved,
                 when ``positions`` come from a reading that holds for every frame since then
                 (the fused still reading standing for a still picture): their runs count from
-                there (at least :attr:`min_frames` frames were seen since).
+                there (at least :attr:`min_frames` frames were seen since), and so does the
+                wait for positions that are not final (``settle_wait``).
         """
         if frame is not None:
             self._now = float(frame.timestamp)
@@ -539,25 +541,32 @@ class RoundTracker:
         # not (felt lettering or a chip taken for tiles would hold a round open for ever)
         ids = [r for r in loose if r.state == "face_up"]
         self._loose_clear = 0 if ids else self._loose_clear + 1
+        # live: an empty table seen in too few frames for a stable run, over a stable run's
+        # time up to a deal that is not the open one's (nor the settled one's) ended it
+        gap = self._empty.step(not positions and not ids, self._now)
+        cleared = self.stable_s is not None and gap is not None and gap >= self.stable_s \
+            and not (self._deal and all(self._deal.get(p) == st.signature
+                                        for p, st in positions.items()))
         self._loose, self._placement = loose, placement
         b = self._streak.get(self.banker)
         if self._settled_sig is not None:
-            changed = b is None or (b[1] >= self.n_stable and b[0] != self._settled_sig
-                                    and b[0][0] in ("empty", "set"))
+            changed = b is None or b[0] != self._settled_sig and (
+                cleared or self._held(b) and b[0][0] in ("empty", "set"))
             if changed:
                 self._settled_sig = None  # the table changed: a new round
                 self._banker_final_for, self._banker_final_at = 0, None
                 self._deal = {}
             else:
                 return None
-        elif self._pending is not None and any([self._replaced(positions),  # both record
+        elif self._pending is not None and any([cleared, self._replaced(positions),  # record
                                                 self._table_replaced(positions, ids)]):
             # dealt again before the empty table was seen (a cleared table that passed within
-            # the stability window): the round of the earlier deal is reported, unsettled,
-            # with the last picture that showed that deal
+            # the stability window), or seen too briefly (cleared): the round of the earlier
+            # deal is reported, unsettled, with the last picture that showed that deal
             if self._deal_pending is not None:
                 self._pending = self._deal_pending
-            ended = self._unsettled(SettleReason.DEALT_AGAIN, settle=False)
+            ended = self._unsettled(SettleReason.TABLE_CLEARED if cleared
+                                    else SettleReason.DEALT_AGAIN, settle=False)
             self._deal = {}
             self._replaced(positions)
             self._banker_final_for, self._banker_final_at = 0, None
@@ -599,7 +608,12 @@ class RoundTracker:
             return None
         self._banker_final_for += 1
         if self._banker_final_at is None:
-            self._banker_final_at = self._now
+            # a reading that holds since the picture stopped (``since``): the banker's tiles
+            # have shown it since then, so the wait for the other positions runs from there
+            # (waiting on for a still picture whose reading stands changes nothing)
+            held = (self._streak[self.banker][2] if since is not None
+                    and self.stable_s is not None else self._now)
+            self._banker_final_at = min(self._now, held)
         ready = all(self.is_final(p) for p in positions)
         waited = (self._banker_final_for > self.settle_wait if self.stable_s is None
                   else self._now - self._banker_final_at >= 2 * self.stable_s)
@@ -769,3 +783,4 @@ class RoundTracker:
         self._settled_sig = None
         self._pending = None
         self._loose, self._placement, self._loose_clear = [], None, 0
+        self._empty = EmptyRun()

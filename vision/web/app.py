@@ -227,6 +227,9 @@ async def _parse(request: Request, model: type[BaseModel]) -> BaseModel:
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: Multipart boundary of the MJPEG stream.
 MJPEG_BOUNDARY = "paigowframe"
+#: Seconds ``/snapshot.jpg`` waits for a fresh picture where pictures are made only while
+#: looked at (:attr:`vision.web.hub.LiveFeed.pictures_on_demand`; then the newest it has).
+SNAPSHOT_WAIT_S = 1.0
 _NO_STORE = {"Cache-Control": "no-store"}
 _CSP = ("default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; "
         "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
@@ -344,7 +347,16 @@ def picture_router(feed: LiveFeed, heartbeat_s: float, max_fps: float) -> APIRou
 
     @r.get("/snapshot.jpg")
     async def snapshot() -> Response:
-        jpg = feed.latest_jpeg()
+        was = feed.want_pictures()
+        version, jpg = feed.latest_frame()
+        if not was and feed.pictures_on_demand:
+            # made only while looked at: the newest picture may be old, wait for a fresh one
+            end = time.monotonic() + SNAPSHOT_WAIT_S
+            while (left := end - time.monotonic()) > 0 and not feed.closed:
+                version, new = await feed.next_frame(version, timeout=left)
+                if new is not None and new is not jpg:
+                    jpg = new
+                    break
         if jpg is None:
             raise HTTPException(503, "no picture yet")
         return Response(jpg, media_type="image/jpeg", headers=_NO_STORE)
@@ -372,6 +384,7 @@ async def _mjpeg_parts(feed: LiveFeed, frames: int, heartbeat_s: float, min_inte
     last_sent_at = 0.0
     version = -1
     while True:
+        feed.want_pictures()  # someone watches: the pictures keep coming
         version, jpg = feed.latest_frame()
         now = time.monotonic()
         if jpg is not None and (jpg is not last or now - last_sent_at >= heartbeat_s):

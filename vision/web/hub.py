@@ -41,7 +41,13 @@ from vision.web.control import AuditControl, manual_faces
 from vision.web.dealing import LiveTable
 from vision.web.pubsub import Pictures, RoundHistory, Subscribers, Subscription
 
-__all__ = ["LiveFeed", "Subscription", "encode_jpeg"]
+__all__ = ["LiveFeed", "Subscription", "encode_jpeg", "PICTURE_DEMAND_S"]
+
+#: Seconds one look at a table's pictures (its MJPEG stream, a snapshot, the pit's list of
+#: thumbnails) keeps them coming where they are made only on demand
+#: (:meth:`LiveFeed.want_pictures`; a pit's table workers, :class:`vision.pit.supervisor.
+#: TableFeed`).
+PICTURE_DEMAND_S = 5.0
 
 log = logging.getLogger("vision.web")
 
@@ -81,6 +87,7 @@ class LiveFeed:
         self._subscribers = Subscribers()
         self._status = "idle"
         self._error: str | None = None
+        self._wanted_until = 0.0  # time.monotonic() until which pictures are looked at
         self._thread: threading.Thread | None = None
         self.stopping = threading.Event()
 
@@ -242,6 +249,34 @@ class LiveFeed:
         the feed has none (this base feed; subclasses with a frame loop override it). Read by
         ``GET /api/stats``."""
         return None
+
+    #: the pictures are made only while someone looks (:meth:`want_pictures`); this base
+    #: feed publishes whatever is pushed to it
+    pictures_on_demand = False
+
+    def want_pictures(self) -> bool:
+        """Someone looks at the pictures (the MJPEG stream on each picture, a snapshot, the
+        pit's thumbnails): they are wanted for :data:`PICTURE_DEMAND_S` seconds more. Where
+        they are made only on demand (:attr:`pictures_on_demand`) nobody watching costs no
+        drawing or JPEG encoding (issue 45: about 10 % of a core a table at 10 pictures a
+        second on the 2-core box). Returns True when they were wanted already."""
+        now = time.monotonic()
+        with self._lock:
+            was = self._wanted_until > now
+            self._wanted_until = now + PICTURE_DEMAND_S
+        if not was:
+            self._on_demand()
+        return was
+
+    def pictures_wanted(self) -> bool:
+        """True while someone looked at the pictures in the last :data:`PICTURE_DEMAND_S`
+        seconds (:meth:`want_pictures`)."""
+        with self._lock:
+            return self._wanted_until > time.monotonic()
+
+    def _on_demand(self) -> None:
+        """Hook: pictures are wanted after none were (a feed that makes them only on demand
+        starts now)."""
 
     def picture_age(self) -> float | None:
         """Seconds since the last picture was published (None before the first)."""

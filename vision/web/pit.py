@@ -75,6 +75,8 @@ def create_pit_app(pit, *, token: str | None = None, title: str = "Pai gow pit",
     async def api_pit_tables() -> JSONResponse:  # thumbnails, alerts in words, pace
         from vision.web.pit_view import table_view
 
+        for feed in pit.feeds.values():
+            feed.want_pictures()  # the pit page shows each table's thumbnail
         body = {"tables": [table_view(tid, feed.state(), f"/tables/{tid}/")
                            for tid, feed in pit.feeds.items()], "control": token is not None}
         return JSONResponse(body, headers=_NO_STORE)
