@@ -67,6 +67,19 @@ def test_a_table_that_keeps_up_is_not_slower_in_seconds():
     assert i == j == 9  # ten frames, nine intervals of 1/15 s
 
 
+def first_settled(frames, since):
+    """``(index, round)`` of the first round a live tracker (stable 0.6 s) gives on ``frames``
+    ((timestamp s, reads, provisional)), the confirmed frames' reading holding since camera
+    time ``since`` (None: no such hold)."""
+    tr = RoundTracker(n_stable=10, stable_s=0.6)
+    for i, (ts, reads, prov) in enumerate(frames):
+        r = tr.update(build_positions(assign_positions(reads, LAYOUT)),
+                      FrameHeader(index=i, timestamp=ts), provisional=prov,
+                      since=since if not prov else None)
+        if r is not None:
+            return i, r
+
+
 def test_a_reading_that_holds_since_the_picture_stopped_counts_from_there():
     """A fused reading lands at t = 2.0 s showing what the first look did not (seat 2 had an
     unread tile): the picture has not moved since t = 0.2 s, so the run counts from there and
@@ -76,18 +89,9 @@ def test_a_reading_that_holds_since_the_picture_stopped_counts_from_there():
     frames = ([(0.2 + k / 15, first, True) for k in range(27)] + [(2.0, reads_of(DEAL), False)]
               + [(2.0 + k / 15, reads_of(DEAL), False) for k in range(1, 15)])
 
-    def run(since):
-        tr = RoundTracker(n_stable=10, stable_s=0.6)
-        for i, (ts, reads, prov) in enumerate(frames):
-            r = tr.update(build_positions(assign_positions(reads, LAYOUT)),
-                          FrameHeader(index=i, timestamp=ts), provisional=prov,
-                          since=since if not prov else None)
-            if r is not None:
-                return i, r
-
-    i, rnd = run(0.2)
+    i, rnd = first_settled(frames, 0.2)
     assert i == 27 and rnd.final == ["dealer", "1", "2"]
-    j, _ = run(None)
+    j, _ = first_settled(frames, None)
     assert j == 27 + 9  # 0.6 s of frames at 15 fps after the reading landed
 
 
@@ -102,19 +106,10 @@ def test_the_wait_for_a_position_not_final_counts_from_the_still_picture():
     frames = ([(0.2 + k / 15, odd, True) for k in range(27)]
               + [(2.0 + k / 15, odd, False) for k in range(0, 30)])
 
-    def run(since):
-        tr = RoundTracker(n_stable=10, stable_s=0.6)
-        for i, (ts, reads, prov) in enumerate(frames):
-            r = tr.update(build_positions(assign_positions(reads, LAYOUT)),
-                          FrameHeader(index=i, timestamp=ts), provisional=prov,
-                          since=since if not prov else None)
-            if r is not None:
-                return i, r
-
-    i, rnd = run(0.2)
+    i, rnd = first_settled(frames, 0.2)
     assert i == 27 and rnd.result is not None
     assert rnd.final == ["dealer", "1"] and "2" not in rnd.result.seats
-    j, _ = run(None)
+    j, _ = first_settled(frames, None)
     assert j == 27 + 18  # 1.2 s of frames at 15 fps after the reading landed
 
 
