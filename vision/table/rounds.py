@@ -550,8 +550,11 @@ class RoundTracker:
         self._loose, self._placement = loose, placement
         b = self._streak.get(self.banker)
         if self._settled_sig is not None:
+            # (after a brief clear only another deal opens one: the same deal read again
+            # -- a tile misread or covered -- must never settle twice)
             changed = b is None or b[0] != self._settled_sig and (
-                cleared or self._held(b) and b[0][0] in ("empty", "set"))
+                self._held(b) and b[0][0] in ("empty", "set")
+                or cleared and other_deal(self._settled_sig, b[0]))
             if changed:
                 self._settled_sig = None  # the table changed: a new round
                 self._banker_final_for, self._banker_final_at = 0, None
