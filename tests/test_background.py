@@ -242,3 +242,38 @@ def test_live_second_looks_go_only_to_unknown_tiles_that_could_change_a_settleme
     pipe.set_live(False)
     assert pipe.engine.unread_worth is None and len(pipe.engine._unread(reads, (1920, 1080))) == 3
     pipe.close()
+
+
+def test_a_still_table_whose_reading_stands_rests_until_something_moves():
+    """Live: once the reading of a still deal has landed, the frames it answers are
+    ``resting`` (the loop may take few of them, vision.session.RESTING_FPS); a frame that
+    moves is not, and neither is a table being read. An empty table with nothing on it
+    stands too (its reading is: nothing)."""
+    from fakes import GroundTruthDetectors
+
+    from vision.pipeline import Pipeline
+    from vision.synth.render import render_table
+
+    sc = render_table(1_000_201, size=(960, 540))
+    det = GroundTruthDetectors([sc])
+    pipe = Pipeline(tile_detector=det, pip_detector=det)
+    pipe.set_live(True)
+    rest = []
+    for _ in range(12):
+        pipe.process(sc.image)
+        rest.append(pipe.resting)
+        if pipe.reading:
+            break
+    assert not any(rest) and pipe.reading  # dealt, being read: every frame taken
+    _wait(lambda: not pipe.engine.background.busy())
+    pipe.process(sc.image)  # the landed reading is taken
+    pipe.process(sc.image)
+    assert pipe.resting
+    moved = sc.image.copy()
+    moved[100:300, 100:400] = 255 - moved[100:300, 100:400]
+    pipe.process(moved)
+    assert not pipe.resting
+    blank = np.full_like(sc.image, 40)
+    got = [(pipe.process(blank), pipe.resting)[1] for _ in range(8)]
+    assert got[-1] and not got[0]
+    pipe.close()

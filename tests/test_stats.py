@@ -148,6 +148,21 @@ def test_falling_behind_is_logged_once_per_episode(caplog):
     assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 2
 
 
+def test_a_still_table_resting_by_design_is_not_falling_behind():
+    """A still table whose reading stands takes a third of the camera's frames by design
+    (vision.session.RESTING_FPS): not behind however long, and the figures say it rests;
+    the same rate while not resting is behind."""
+    from types import SimpleNamespace as NS
+
+    for standing, behind in ((True, False), (False, True)):
+        clock, cam = Clock(), Camera()
+        pipe = NS(engine=NS(still_pending=False, standing=standing))
+        stats = LiveStats(table_id="t-still", source=cam, clock=clock, pipeline=pipe)
+        _run(stats, clock, cam, 25.0, 15.0, 3, snap_every=0.5)  # 5 of 15 fps for 25 s
+        s = stats.snapshot()
+        assert (s["behind"], s["resting"]) == (behind, standing)
+
+
 def test_a_frame_loop_that_stops_while_the_camera_delivers(caplog):
     clock, cam = Clock(), Camera()
     stats = LiveStats(table_id="t-hung", source=cam, clock=clock)

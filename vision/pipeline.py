@@ -226,6 +226,13 @@ class Pipeline:
         """True while a live table's still reading runs beside the frame loop."""
         return self.engine.still_pending
 
+    @property
+    def resting(self) -> bool:
+        """True when the last frame was a still table answered by its standing reading
+        (nothing ran, nothing moved): live, the loop may take fewer frames until something
+        moves (:data:`vision.session.RESTING_FPS`)."""
+        return bool(getattr(self.engine, "standing", False))
+
     def wait_reading(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds while a live table's still reading runs beside the
         loop, no longer than until it lands (:meth:`vision.recognition.engine.

@@ -289,7 +289,8 @@ class LiveStats(Sink):
             "queue" (None here; the pit fills in its service's requests not answered),
             "still_pending" (a fused still reading runs beside the loop), "stuck"},
             "latency_s" (seconds, newest round first), "latency_rounds" (their round ids),
-            "behind", "stuck" (bools), "reasons" (why, in words)}``.
+            "behind", "stuck" (bools), "resting" (a still table whose reading stands: the
+            loop takes few frames by design), "reasons" (why, in words)}``.
         """
         now = self.clock()
         with self._lock:
@@ -310,10 +311,13 @@ class LiveStats(Sink):
             pending = None if not client else int(client.get("pending") or 0)
             engine = getattr(_value(self.pipeline), "engine", None)
             still = bool(getattr(engine, "still_pending", False))
+            resting = bool(getattr(engine, "standing", False))
             det_stuck = waiting is not None and waiting > self.stuck_after_s
             delivering = cam_age is not None and cam_age <= self.stale_after_s
             reasons_behind, reasons_stuck = [], []
-            slow = cam > 0 and proc < self.behind_ratio * cam
+            # frames skipped by design (a reading beside the loop, a still table resting:
+            # vision.session READING_FPS, RESTING_FPS) are no sign of falling behind
+            slow = cam > 0 and proc < self.behind_ratio * cam and not (still or resting)
             if not slow:
                 self._slow_since = None
             elif self._slow_since is None:
@@ -345,7 +349,7 @@ class LiveStats(Sink):
                          "queue": None, "still_pending": still, "stuck": det_stuck},
             "latency_s": [_r(s) for _, s, _ in latency],
             "latency_rounds": [rid for rid, _, _ in latency],
-            "behind": behind, "stuck": stuck,
+            "behind": behind, "stuck": stuck, "resting": resting,
             "reasons": reasons_behind + reasons_stuck,
         }
 

@@ -115,6 +115,9 @@ class RecognitionEngine:
         self.region_runs = 0
         #: video frames answered by the standing fused still reading (no decode, no vet)
         self.still_reuses = 0
+        #: video: the last frame was answered by the standing fused reading (a still table
+        #: whose reading is made: nothing ran, nothing changed; live, the loop may rest)
+        self.standing = False
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
         self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
@@ -192,6 +195,7 @@ class RecognitionEngine:
         source or picture."""
         self._vetted, self._vetoed = [], []
         self._still_reading, self._still_frames, self._moved = None, 0, True
+        self.standing = False
         self._generation += 1
         self.stack.reset()
         self.felt.clear()
@@ -273,6 +277,8 @@ class RecognitionEngine:
                                      f"{type(done[1]).__name__}: {done[1]}") if r.face else r
                         for r in reads]
             return list(done[1])
+        if not reads:
+            return []  # nothing on the table: that is its reading (it stands; the loop rests)
         if not any(r.state != "face_down" for r in reads):
             return None
         if not any(r.state == "face_up" for r in reads):

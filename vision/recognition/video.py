@@ -46,6 +46,7 @@ def read_video(engine, image: np.ndarray, t0: float) -> Reads:
     # still runs the detector and drops the reading (vision.recognition.gate)
     engine.gate.holding = (engine._still_reading is not None
                          and engine._still_frames >= VET_AFTER_STILL)
+    engine.standing = False
     dets, ran, stale = engine._detect_gated(image)
     t1 = time.perf_counter()
     if not ran and not stale and not engine._moved and engine._still_reading is not None \
@@ -56,6 +57,7 @@ def read_video(engine, image: np.ndarray, t0: float) -> Reads:
         # first, and then everything runs as before)
         engine._still_frames += 1
         engine.still_reuses += 1
+        engine.standing = True
         return Reads(tuple(engine._still_reading), dets, 0, ran, stale,
                      {"detect": t1 - t0, "decode": time.perf_counter() - t1},
                      still_frames=engine._still_frames, vetted=True)
