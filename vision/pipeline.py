@@ -253,19 +253,24 @@ class Pipeline:
         lettering cost each reading a second look of 0.5-1.3 s (2026-12-05). Where the
         positions cannot be placed (no layout and no fit of the table model) every unknown is
         kept. Pure (called from the reading beside the loop, :meth:`set_live`)."""
-        if self.layout is not None:
-            where = position_of(reads, self.layout)
-        else:
-            g = group_seats(reads, frame_size)
-            if not g.groups:
-                return list(unknown)
-            ids = {id(r): p for p, rs in g.groups.items() for r in rs}
-            where = [ids.get(id(r)) for r in reads]
+        where, g = self._where(reads, frame_size)
+        if g is not None and not g.groups:
+            return list(unknown)
         held = Counter(p for r, p in zip(reads, where) if p is not None
                        and r.state != "face_down")
         at = {id(r): p for r, p in zip(reads, where)}
         return [u for u in unknown if at.get(id(u)) is not None
                 and held[at[id(u)]] >= WORTH_OUTLINES]
+
+    def _where(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
+        """``(position per read or None, the seat grouping or None with a layout)``: the
+        layout's positions or, without one, :func:`vision.table.seats.group_seats`. Pure."""
+        layout = self.layout  # once: the layout editor may replace it meanwhile
+        if layout is not None:
+            return position_of(reads, layout), None
+        g = group_seats(reads, frame_size)
+        ids = {id(r): p for p, rs in g.groups.items() for r in rs}
+        return [ids.get(id(r)) for r in reads], g
 
     def group(self, reads: Sequence[TileRead], frame_size: tuple[int, int]):
         """``(position per read, groups)`` from the layout or, without one, seats named by
@@ -274,13 +279,9 @@ class Pipeline:
         self.seat_problems: dict[str, list[tuple[str, str]]] = {}
         #: why no position could be named in this frame (no layout, no table model fit)
         self.placement: str | None = None
-        if self.layout is not None:
-            where = position_of(reads, self.layout)
-        else:
-            g = group_seats(reads, frame_size)
+        where, g = self._where(reads, frame_size)
+        if g is not None:
             self.seat_problems = {p: list(v) for p, v in g.problems.items()}
-            ids = {id(r): p for p, rs in g.groups.items() for r in rs}
-            where = [ids.get(id(r)) for r in reads]
             if g.reason is not None and any(r.state != "face_down" for r in reads):
                 # not placed another way: seat numbers guessed here could pay the wrong seat
                 # (a layout, checked by the user, pins them: paigow layout propose)
