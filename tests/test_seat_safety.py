@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vision.recognition.decode import TileRead
 from vision.table.rounds import FrameHeader
 from vision.table.rounds import (RoundTracker, auto_group, build_positions, group_seats)
 
@@ -136,6 +137,67 @@ def test_turned_picture_beyond_limit_names_nothing_wrong():
     g, _, _ = settle(reads)
     for p, ts in g.groups.items():
         assert named({p: ts}) == truth({p: DEAL[p]})
+
+
+def _turned(reads, deg, about=None):
+    """The reads' outlines turned ``deg`` degrees about ``about`` (default the frame's centre)."""
+    c = np.array(FRAME, np.float32) / 2 if about is None else np.asarray(about, np.float32)
+    t = np.radians(deg)
+    R = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]], np.float32)
+    for r in reads:
+        r.polygon = ((r.polygon - c) @ R.T + c).astype(np.float32)
+    return reads
+
+
+@pytest.mark.parametrize("deg", [-30, -18, 18, 30])
+def test_camera_turned_on_its_mount_still_names_every_seat(deg):
+    """A camera turned up to 30 degrees: every seat named by its place (before 2026-12-05 the fit
+    tried turns of 12 degrees at most and named nothing past them)."""
+    g, _, rnd = settle(_turned(table(), deg))
+    assert g.reason is None and named(g.groups) == truth(DEAL)
+    assert rnd.final == list(DEAL)
+
+
+def test_dealer_hand_laid_askew_is_still_placed():
+    """The dealer's tiles lie 15 degrees off square (a hand laid askew, as on rendered seed
+    3000008, one of bench_live's tables): no other placement fits about as well, so the seats
+    are named (before: no placement, and the round was never settled)."""
+    reads = table()
+    dealer = [r for r in reads[:4]]
+    _turned(dealer, 15, about=place("dealer"))
+    g, _, rnd = settle(reads)
+    assert g.reason is None and named(g.groups) == truth(DEAL)
+    assert rnd.final == list(DEAL)
+
+
+def _rendered_reads(seed, deal, deg):
+    """Exact tile outlines (face up, read right) of rendered table ``seed`` (style ivory, 1080p),
+    turned ``deg`` degrees about the frame's centre."""
+    from vision.synth.render import render_scene
+
+    scene = render_scene(seed, (1920, 1080), mode="table", style="ivory", deal=deal)
+    reads = []
+    for t in scene.tiles:
+        poly = np.asarray(t.polygon, np.float32).reshape(4, 2)
+        reads.append(TileRead(t.face, "face_up", 0.95, poly, np.r_[poly.min(0), poly.max(0)]))
+    return scene, _turned(reads, deg)
+
+
+def test_turned_table_with_empty_seats_is_never_named_shifted():
+    """Rendered seed 3000008 (seats 3 and 7 empty) turned 14 degrees: before 2026-12-05 the fit,
+    limited to 12 degrees and to a dealer within 12 degrees of square, found only the arc
+    shifted by a seat and named seat 1's tiles seat 2, seat 2's seat 3, ... (every seat settled
+    with another's hand). Now the true placement is within reach and every seat is its own."""
+    deal = {"dealer": ["1-1", "3-4", "1-3", "1-5"], "1": ["5-6", "3-3", "6-6", "2-5"],
+            "2": ["1-6", "4-6", "4-4", "1-1"], "4": ["5-6", "2-6", "2-3", "2-2"],
+            "5": ["4-4", "2-4", "3-6", "5-5"], "6": ["1-2", "4-6", "2-2", "4-5"]}
+    for deg in (14, 0):
+        scene, reads = _rendered_reads(3_000_008, deal, deg)
+        g = group_seats(reads, FRAME)
+        where = {id(r): t.position for r, t in zip(reads, scene.tiles)}
+        assert g.reason is None, (deg, g.reason)
+        assert {p: sorted(where[id(r)] for r in ts) for p, ts in g.groups.items()} == {
+            p: [p] * 4 for p in deal}, deg
 
 
 # ------------------------------------------------------------------ the product, rendered tables

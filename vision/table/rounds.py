@@ -17,14 +17,16 @@ groups (a chip taken for a tile or a hand split in two must not shift every seat
    position whose hands touch);
 2. the table model :data:`SEAT_MODEL` -- the dealer at the top centre, seats "1".."7" evenly
    along an arc facing the dealer, seat 1 at the image right -- is fitted (scale, shift, a
-   turn of at most ``MAX_ROTATION``) to the groups that look like a position (four touching
-   tiles, or two hands of two). The dealer's group and at least ``MIN_FIT - 1`` others must
-   fit, the dealer's tiles must lie square to the fitted table (``DEALER_SQUARE``), no
-   different assignment of those groups to places may fit about as well, and no
-   position-like group may be left over beyond an end seat; otherwise no position is named
-   (the reason is kept). Along the arc the seats fit their own image shifted by one seat
-   after a turn of about 18 degrees; the dealer's square tiles and the left-over end seat are
-   what keep the names from sliding;
+   turn of at most ``MAX_ROTATION``, 40 degrees) to the groups that look like a position (four
+   touching tiles, or two hands of two). The dealer's group and at least ``MIN_FIT - 1``
+   others must fit, the dealer's tiles must lie within ``DEALER_TURN_MAX`` of square to the
+   fitted table, no different assignment of those groups to places may fit about as well
+   (unless its dealer lies askew, ``DEALER_MARGIN`` degrees further from square than the
+   chosen one's, square within ``DEALER_SQUARE``), and no position-like group may be left
+   over beyond an end seat; otherwise no position is named (the reason is kept). Along the
+   arc the seats fit their own image shifted by one seat after a turn of about 18 degrees;
+   the true placement being within reach, the dealer's square tiles and the left-over end
+   seat are what keep the names from sliding;
 3. each group goes to the fitted place nearest its centre; a group further than
    ``STRAY_RADIUS`` seat spacings from every place is left out (a chip, a card, the woodpile);
    a group about as near a second place (``BETWEEN_RATIO``) lies between two positions and

@@ -46,13 +46,24 @@ STRAY_RADIUS = 0.6
 #: the second nearest lies between two positions: neither is settled.
 BETWEEN_RATIO = 0.7
 #: Placements of the seats turned further than this many degrees from upright (the dealer at
-#: the top) are not considered.
-MAX_ROTATION = 12.0
-#: The dealer lays the tiles square to the table's edge: a placement is taken only when the
-#: dealer's tiles lie turned like it, within this many degrees (modulo 90). Along the arc of
+#: the top) are not considered. Wide enough that a camera turned on its mount still finds the
+#: true placement: with too narrow a range, the arc of seats fitted itself shifted by a seat
+#: (turned about 18 degrees less) and, the true placement out of reach, named every seat wrong.
+MAX_ROTATION = 40.0
+#: The dealer lays the tiles square to the table's edge: a placement is "square" when the
+#: dealer's tiles lie turned like it within this many degrees (modulo 90). Along the arc of
 #: seats the arc fits itself shifted by a seat after a turn of about 18 degrees (the seats'
-#: own tiles turn with it); the dealer's tiles do not, which keeps the names from sliding.
+#: own tiles turn with it); the dealer's tiles do not, which tells the two apart: a rival
+#: placement that names the tiles otherwise and fits about as well is set aside only when the
+#: best one is square and the rival is not, by ``DEALER_MARGIN`` degrees more.
 DEALER_SQUARE = 12.0
+#: See ``DEALER_SQUARE``: how much further (degrees) a rival placement's dealer must lie from
+#: square than the best one's for the rival to be set aside.
+DEALER_MARGIN = 8.0
+#: The dealer's tiles lie at most this many degrees (modulo 90) from the placement taken; a
+#: dealer laid squarer than this but not within ``DEALER_SQUARE`` (a hand laid askew) is
+#: still placed when no rival fits about as well.
+DEALER_TURN_MAX = 20.0
 #: A seat whose tiles come closer to another tile than this fraction of the gap between its
 #: two hands might be holding a neighbour's hand: unclear.
 NEAR_RATIO = 0.6
@@ -212,7 +223,10 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
     itself shifted by a seat, with one position left over at an end). The dealer's place must
     fit, by a candidate whose tiles lie turned like the placement (``square``: float (m,)
     degrees, each candidate's tile turn modulo 90, NaN when its tiles disagree; within
-    ``DEALER_SQUARE``).
+    ``DEALER_TURN_MAX``). Of the placements about as good as the best (as many inliers, an
+    rms at most twice the best's or 0.12 seat spacings), the one whose dealer lies squarest is
+    taken; another that names the tiles otherwise makes it a guess unless the taken one's
+    dealer lies within ``DEALER_SQUARE`` and the other's ``DEALER_MARGIN`` degrees further.
     """
     m = len(cands)
     if m < MIN_FIT:
@@ -262,30 +276,37 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
         pairs = _match(places, cands, tiles, FIT_RADIUS * sp)
         if len(pairs) < MIN_FIT or 0 not in pairs.values():  # the dealer is the reference
             continue
+        off = 0.0  # degrees the dealer's tiles lie from square to the placement (NaN: unknown)
         if square is not None:
             dealer = next(c for c, k in pairs.items() if k == 0)
-            turn = float(np.degrees(np.angle(a)))
-            if not abs(_turn_mod90(float(square[dealer]) - turn)) <= DEALER_SQUARE:
+            off = abs(_turn_mod90(float(square[dealer]) - float(np.degrees(np.angle(a)))))
+            if not off <= DEALER_TURN_MAX:
                 continue  # NaN (the dealer's tiles disagree) fails too
         key = tuple(sorted(pairs.items()))
         rms = float(np.sqrt(np.mean([np.sum((places[k] - cands[c]) ** 2)
                                      for c, k in pairs.items()]))) / sp
         if key not in results or rms < results[key][1]:
-            results[key] = (len(pairs), rms, sp)
+            results[key] = (len(pairs), rms, sp, off)
     if not results:
         return None, 0.0, {}, ("no placement of the table's seats fits the dealer's group (its "
                                f"tiles square to the table) and {MIN_FIT - 1} or more others")
     ranked = sorted(results.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
-    best_key, (n_best, rms_best, sp) = ranked[0]
+    n_best, rms_best, sp, _ = ranked[0][1]
+    # the placements about as good as the best; where they name the tiles differently, the one
+    # whose dealer lies square is taken if every other lies askew by DEALER_MARGIN more
+    rivals = [(key, v) for key, v in ranked
+              if v[0] == n_best and v[1] <= max(2.0 * rms_best, 0.12)]
+    rivals.sort(key=lambda kv: kv[1][3])
+    best_key, (_, _, sp, off_best) = rivals[0]
     best = dict(best_key)
     place_tiles = {k: tiles[c] for c, k in best.items()}
-    for key, (n, rms, _) in ranked[1:]:
-        if n < n_best or rms > max(2.0 * rms_best, 0.12):
-            continue
-        for c, k in key:  # a different name for tiles the best placement named
-            if any(kb != k and place_tiles[kb] & tiles[c] for kb in place_tiles):
-                return None, 0.0, {}, ("two placements of the seats fit the groups found "
-                                           "about as well")
+    for key, (_, _, _, off) in rivals[1:]:
+        if not any(any(kb != k and place_tiles[kb] & tiles[c] for kb in place_tiles)
+                   for c, k in key):
+            continue  # the same names for the tiles the best placement named
+        if off_best <= DEALER_SQUARE and off >= off_best + DEALER_MARGIN:
+            continue  # the rival's dealer lies askew where the best's lies square
+        return None, 0.0, {}, "two placements of the seats fit the groups found about as well"
     named = set().union(*(tiles[c] for c in best))
     a, b = _fit_similarity(model[list(best.values())], cands[list(best)])
     ends = [a * complex(*model[k]) + b for k in (1, len(model) - 1)]  # seats 1 and 7
