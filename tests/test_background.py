@@ -277,3 +277,95 @@ def test_a_still_table_whose_reading_stands_rests_until_something_moves():
     got = [(pipe.process(blank), pipe.resting)[1] for _ in range(8)]
     assert got[-1] and not got[0]
     pipe.close()
+
+
+def test_a_reading_that_finds_the_machine_busy_is_made_light(tmp_path):
+    """Every permit of the pit's gate taken by another table's reading: the next reading waits
+    for a permit, then is made with ``light`` (one input size, busy_scales); a reading that
+    finds a permit free is the full one."""
+    gate = ReadingGate(tmp_path, 1)
+    release, done = threading.Event(), []
+
+    def full(tag):
+        def f(image):
+            if tag == "a":
+                release.wait(WAIT_S)
+            done.append(("full", tag))
+            return tag
+        return f
+
+    def light(image):
+        done.append(("light", "b"))
+        return "b"
+
+    ra = StillReader(full("a"), gate, light=lambda image: done.append(("light", "a")))
+    rb = StillReader(full("b"), gate, light=light)
+    ra.submit(1, np.zeros((1, 1, 3), np.uint8))
+    _wait(lambda: ra.making(1) and ra._running == 1)
+    time.sleep(0.1)  # a holds the permit
+    rb.submit(1, np.zeros((1, 1, 3), np.uint8))
+    time.sleep(0.2)
+    assert done == []  # b waits for the permit
+    release.set()
+    _wait(lambda: len(done) == 2)
+    assert done == [("full", "a"), ("light", "b")]
+    assert (ra.light_made, rb.light_made) == (0, 1) and rb.take() == (1, "b")
+    rb.submit(2, np.zeros((1, 1, 3), np.uint8))  # the machine free again: the full reading
+    _wait(lambda: len(done) == 3)
+    assert done[-1] == ("full", "b") and rb.light_made == 1
+    ra.close(), rb.close()
+
+
+def test_the_engine_reads_a_busy_machines_deal_at_busy_scales_only():
+    """RecognitionEngine.set_background hands the reader a light reading at busy_scales; with
+    busy_scales [] it has none."""
+    from vision.config import RecognitionConfig
+    from vision.recognition import engine as E
+
+    seen = []
+
+    class Probe(E.RecognitionEngine):
+        def __init__(self, cfg):  # no models: only what set_background and _read_still use
+            self.config, self.scales, self.background = cfg, (832, 960, 1216), None
+            self.tile_detector = self.pip_detector = self.second_detector = object()
+
+        def _read_still(self, image, turn=True, rules=None, sizes=None):
+            seen.append(sizes)
+            return [], None
+
+    eng = Probe(RecognitionConfig(busy_scales=(1216,)))
+    eng.set_background(True)
+    eng.background._light(None), eng.background._read(None)
+    assert seen == [(1216,), None]
+    eng.close()
+    eng = Probe(RecognitionConfig(busy_scales=()))
+    eng.set_background(True)
+    assert eng.background._light is None
+    eng.close()
+
+
+def test_a_table_behind_its_camera_asks_for_its_reading_after_one_still_frame():
+    """Frames half a second apart on the camera's clock (a table far behind its camera): the
+    still reading is asked for on the first frame that shows the picture unchanged
+    (VET_STILL_S of the camera's clock), not after VET_AFTER_STILL of the table's own slow
+    frames; frames 1/15 s apart, or without a clock, still need VET_AFTER_STILL."""
+    from fakes import GroundTruthDetectors
+
+    from vision.recognition.engine import Detectors, RecognitionEngine
+    from vision.recognition.video import VET_AFTER_STILL
+    from vision.synth.render import render_table
+
+    sc = render_table(1_000_201, size=(960, 540))
+    det = GroundTruthDetectors([sc])
+    asked = {}
+    for step in (0.5, 1 / 15, None):
+        e = RecognitionEngine(detectors=Detectors(det, det))
+        e.set_background(True)
+        for k in range(12):
+            e.read(sc.image, "video", clock=None if step is None else 100.0 + k * step)
+            if e.still_pending:
+                break
+        asked[step] = k
+        e.close()
+    first = asked[None] - VET_AFTER_STILL  # the frames before the first still one
+    assert asked == {0.5: first + 1, 1 / 15: first + VET_AFTER_STILL, None: first + VET_AFTER_STILL}

@@ -65,7 +65,7 @@ class Reads:
     def __init__(self, *frames):
         self.frames = list(frames)
 
-    def __call__(self, image, mode):
+    def __call__(self, image, mode, clock=None):
         return EngineReads(tuple(self.frames.pop(0)))
 
 

@@ -63,7 +63,7 @@ class _Reading:
     """The reading stage: the same hand-made reads for every picture, a little slowly (the
     replayed picture is one round per pass; this paces the rounds)."""
 
-    def __call__(self, image, mode):
+    def __call__(self, image, mode, clock=None):
         time.sleep(0.05)
         return Reads(tuple(_reads()))
 

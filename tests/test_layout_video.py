@@ -94,7 +94,7 @@ class Feed:
     def __init__(self, frames):
         self.frames = list(frames)
 
-    def __call__(self, image, mode):
+    def __call__(self, image, mode, clock=None):
         return Reads(tuple(self.frames.pop(0)))
 
 

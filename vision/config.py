@@ -114,6 +114,14 @@ class RecognitionConfig:
             beside a hand) for a tile now and then (docs/pit.md, the live profile); ``[]``:
             the offline reading live too. Pictures and files read as fast as possible
             (``identify``, ``run`` on images or a file) are read with every rule.
+        busy_scales: the input sizes (px, multiples of 32) of a live table's still reading
+            that finds every permit of the pit's gate taken -- the machine busy with other
+            tables' readings (:class:`vision.recognition.background.StillReader`); default
+            ``(1216,)``: one size reads a deal in about 60 % of the CPU of three, so the
+            readings of tables dealt at once land before their tables clear, for a tile now
+            and then (docs/pit.md, "a busy machine reads with one size"); ``()``: the full
+            reading whatever the load. A lone table, and pictures and files read as fast as
+            possible, never read lighter.
 
     These strategies are the same whatever detectors the engine runs on
     (:class:`vision.recognition.engine.RecognitionEngine`).
@@ -133,6 +141,7 @@ class RecognitionConfig:
     symmetry: StrictBool = True
     rules_off: tuple[str, ...] = ()
     live_rules_off: tuple[str, ...] = ("turned",)
+    busy_scales: tuple[int, ...] = (1216,)
 
     def __post_init__(self) -> None:
         for key in ("rules_off", "live_rules_off"):
@@ -158,6 +167,10 @@ class RecognitionConfig:
             _check(all(v >= 32 and v % 32 == 0 for v in sizes),
                    f"scales must be multiples of 32 px, got {list(sizes)!r}")
             object.__setattr__(self, "scales", sizes)
+        busy = tuple(int(v) for v in self.busy_scales)
+        _check(all(v >= 32 and v % 32 == 0 for v in busy),
+               f"busy_scales must be multiples of 32 px, got {list(busy)!r}")
+        object.__setattr__(self, "busy_scales", busy)
         if self.backend is None:
             object.__setattr__(self, "backend", default_backend())
         _check(is_backend(self.backend),

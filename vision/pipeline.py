@@ -325,7 +325,8 @@ class Pipeline:
             self.layout.check_frame(image.shape[1], image.shape[0])  # InputError: bad layout
             self._checked_size = image.shape[:2]
         t0 = time.perf_counter()
-        got = self.engine.read(image, ReadMode.STILL if self.still_images else ReadMode.VIDEO)
+        got = self.engine.read(image, ReadMode.STILL if self.still_images else ReadMode.VIDEO,
+                               clock=ts)
         reads, n_dec, stale = list(got.tiles), got.decoded, got.stale
         t2 = time.perf_counter()
         t1 = t0 + got.timings.get("detect", t2 - t0)

@@ -65,7 +65,11 @@ class StillReader:
     A pit's tables share the machine: with ``gate`` (a semaphore shared by the pit's workers,
     :class:`vision.pit.supervisor.Pit`: one fused reading at a time per core) a reading starts
     only when the gate lets it, so the readings of tables dealt at the same moment end one
-    after another instead of all at the end. A permit held by a worker that was killed is
+    after another instead of all at the end. With ``light`` too, a reading that finds every
+    permit taken (the machine busy with other tables' readings) is made with ``light``, a
+    cheaper reading (one input size, ``RecognitionConfig.busy_scales``), once a permit comes
+    free: 8 tables dealt at once on 2 cores otherwise queue readings past their tables' clear
+    (docs/pit.md, "a busy machine reads with one size"). A permit held by a worker that was killed is
     never given back by a plain semaphore; :class:`ReadingGate`'s permits are file locks the
     kernel frees when their process dies. After :data:`GATE_WAIT_S` seconds a reading goes
     ahead anyway (a stuck permit costs a delay, never a round).
@@ -74,18 +78,22 @@ class StillReader:
         read: the reading, e.g. ``lambda image: engine._read_still(image)[0]``.
         gate: an object with ``acquire(timeout=)`` / ``release()`` (a multiprocessing
             semaphore), or None.
+        light: the reading made instead of ``read`` when the gate had no permit free at once
+            (same signature), or None (always ``read``).
     """
 
-    def __init__(self, read, gate=None) -> None:
+    def __init__(self, read, gate=None, light=None) -> None:
         self._read = read
+        self._light = light
         self.gate = gate
         self._cv = threading.Condition()
         self._job: tuple[int, np.ndarray] | None = None
         self._done: tuple[int, Any] | None = None
         self._running: int | None = None
         self._closed = False
-        #: readings made; seconds of the last one (wall clock)
+        #: readings made, of them made with ``light``; seconds of the last one (wall clock)
         self.made = 0
+        self.light_made = 0
         self.last_s: float | None = None
         self._thread = threading.Thread(target=self._run, name="still-reading", daemon=True)
         self._thread.start()
@@ -144,10 +152,14 @@ class StillReader:
                 (gen, image), self._job = self._job, None
                 self._running = gen
             gate = self.gate
-            held = gate is not None and gate.acquire(timeout=GATE_WAIT_S)
+            held = gate is not None and gate.acquire(timeout=0)
+            busy = gate is not None and not held
+            if busy:  # every permit taken: the machine is reading other tables
+                held = gate.acquire(timeout=GATE_WAIT_S)
+            read = self._light if busy and self._light is not None else self._read
             t0 = time.perf_counter()
             try:
-                out: Any = self._read(image)
+                out: Any = read(image)
             except Exception as exc:  # noqa: BLE001 -- a reading never ends a feed
                 out = exc
             finally:
@@ -155,6 +167,7 @@ class StillReader:
                     gate.release()
             with self._cv:
                 self.made += 1
+                self.light_made += read is not self._read
                 self.last_s = time.perf_counter() - t0
                 self._running = None
                 self._done = (gen, out)

@@ -14,7 +14,8 @@ with the gate and identity-cache settings), never by what detectors it was given
   while the picture changes, of only the part of the frame that moved (``region_detect``,
   :mod:`vision.recognition.region`) --, the identity cache in front of the pip model
   (:mod:`vision.recognition.identity`), and -- with two or more ``scales`` -- the vet: once
-  the picture has been still for :data:`VET_AFTER_STILL` frames it is read once as a still
+  the picture has been still for :data:`VET_AFTER_STILL` frames (or, from one frame on, for
+  :data:`~vision.recognition.video.VET_STILL_S` of the camera's clock) it is read once as a still
   picture, that reading stands for it until something moves, and faces it contradicts stay
   unknown while their tile stays put.
 
@@ -107,6 +108,8 @@ class RecognitionEngine:
         self._still_frames = 0  # consecutive video frames without motion
         self.stack = FrameStack()  # ... averaged for their still reading (recognition.stack)
         self._moved = True  # the gate saw motion on the last frame
+        self._moved_at: float | None = None  # camera time (s) of the last frame that moved
+        self._still_ok = False  # still long enough to be read as a still (video.read_video)
         #: video: the fused still reading of the picture since it stopped moving (:meth:`_vet`)
         self._still_reading: list[TileRead] | None = None
         self._last_dets: Detections | None = None
@@ -136,7 +139,9 @@ class RecognitionEngine:
         stands, ``provisional`` (:class:`Reads`: shown, never settled on), and the detectors
         are called one at a time (:class:`vision.recognition.background.Locked`). Off (files
         read as fast as possible, tests): made in :meth:`read`, the same frames give the same
-        reads. Nothing changes with one input size (no vet)."""
+        reads. Nothing changes with one input size (no vet). A reading that finds the pit's
+        gate taken by other tables' readings is made at ``busy_scales`` only
+        (:class:`vision.recognition.background.StillReader` ``light``)."""
         if not on:
             if self.background is not None:
                 self.background.close()
@@ -149,7 +154,10 @@ class RecognitionEngine:
         self.pip_detector = Locked(self.pip_detector, lock)
         if self.second_detector is not None:
             self.second_detector = Locked(self.second_detector, lock)
-        self.background = StillReader(lambda image: self._read_still(image)[0])
+        busy = self.config.busy_scales
+        self.background = StillReader(
+            lambda image: self._read_still(image)[0],
+            light=(lambda image: self._read_still(image, sizes=busy)[0]) if busy else None)
 
     def close(self) -> None:
         """Stop the background still reading, if any."""
@@ -168,12 +176,15 @@ class RecognitionEngine:
         elif timeout > 0:
             time.sleep(timeout)
 
-    def read(self, image: np.ndarray, mode: ReadMode | str = ReadMode.VIDEO) -> Reads:
+    def read(self, image: np.ndarray, mode: ReadMode | str = ReadMode.VIDEO,
+             clock: float | None = None) -> Reads:
         """The reads of one picture.
 
         Args:
             image: uint8 (H, W, 3) BGR.
             mode: :class:`ReadMode` (or its value): ``still`` or ``video`` (module docstring).
+            clock: in video, the frame's time on the camera's clock (s; None: frames only
+                count): :func:`vision.recognition.video.read_video`.
 
         Returns:
             :class:`Reads`.
@@ -184,7 +195,7 @@ class RecognitionEngine:
             self.detector_runs += max(len(self.scales), 1)
             return Reads(tuple(reads), first, sum(r.state != "face_down" for r in reads),
                          timings={"detect": time.perf_counter() - t0, "decode": 0.0})
-        return read_video(self, image, t0)
+        return read_video(self, image, t0, clock)
 
     def tick(self) -> None:
         """One frame has been handled (the identity cache's clock)."""
@@ -195,6 +206,7 @@ class RecognitionEngine:
         source or picture."""
         self._vetted, self._vetoed = [], []
         self._still_reading, self._still_frames, self._moved = None, 0, True
+        self._moved_at, self._still_ok = None, False
         self.standing = False
         self._generation += 1
         self.stack.reset()
@@ -216,8 +228,8 @@ class RecognitionEngine:
         d = d[np.isin(d.class_id, (TILE, TILE_BACK))] if len(d) else d
         return drop_straddlers(d)
 
-    def _read_still(self, image: np.ndarray, turn: bool = True, rules=None
-                    ) -> tuple[list[TileRead], Detections]:
+    def _read_still(self, image: np.ndarray, turn: bool = True, rules=None,
+                    sizes: Sequence[int] | None = None) -> tuple[list[TileRead], Detections]:
         """Read an independent still image: the rules of
         :data:`vision.recognition.still.STILL_RULES` in order
         (:func:`vision.recognition.still.read_still`: the input sizes of :attr:`scales` fused,
@@ -230,6 +242,7 @@ class RecognitionEngine:
             rules: the rules to run (None: :data:`~vision.recognition.still.STILL_RULES`),
                 less the configuration's ``rules_off`` and, for a live feed's reading made
                 beside the loop (:meth:`set_background`), its ``live_rules_off``.
+            sizes: the tile model's input sizes px (None: :attr:`scales`).
 
         Returns:
             ``(reads, detections of the first size)``; the reads are free of overlapping
@@ -238,7 +251,7 @@ class RecognitionEngine:
         off = self.config.rules_off + (self.config.live_rules_off if self.background is not None
                                        else ())
         rules = without(STILL_RULES if rules is None else tuple(rules), *off)
-        return read_still(self, image, rules if turn else without(rules, "turned"))
+        return read_still(self, image, rules if turn else without(rules, "turned"), sizes)
 
     # the parts other modules own, as this engine's methods
     _second_look = zoom_look  # vision.recognition.still: the zoom's second look

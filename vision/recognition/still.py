@@ -83,6 +83,7 @@ class StillContext:
             ``guards``, whichever runs first).
         voted: ``[way]`` once voted (:func:`vision.recognition.chirality.table_hand`).
         first_pass: the guards' first pass (every tile doubted), by the reads' ids.
+        only_sizes: the input sizes to read instead of the engine's ``scales`` (None: those).
     """
 
     engine: Any
@@ -96,6 +97,7 @@ class StillContext:
     start: list | None = None
     voted: list = field(default_factory=list)
     first_pass: dict = field(default_factory=dict)
+    only_sizes: tuple | None = None
 
     def __post_init__(self) -> None:
         longer = max(self.image.shape[:2])
@@ -103,7 +105,8 @@ class StillContext:
         self.longer = longer
         #: the input sizes read (sizes above the longer side skipped; (None,): one pass at
         #: the model's own size)
-        self.sizes = tuple(v for v in self.engine.scales if v <= longer) or (None,)
+        self.sizes = tuple(v for v in (self.engine.scales if self.only_sizes is None
+                                       else self.only_sizes) if v <= longer) or (None,)
         #: ``read -> bool``: a mixed tile whose 3 runs the set's way (its outline is no box
         #: across two tiles; :func:`vision.recognition.chirality.lengthwise_by`)
         self.lengthwise = lengthwise_by(self.way)
@@ -391,8 +394,8 @@ def without(rules: Sequence[Rule], *names: str) -> tuple[Rule, ...]:
     return tuple(r for r in rules if r.name not in names)
 
 
-def read_still(engine: Any, image: np.ndarray, rules: Sequence[Rule] = STILL_RULES
-               ) -> tuple[list[TileRead], Detections]:
+def read_still(engine: Any, image: np.ndarray, rules: Sequence[Rule] = STILL_RULES,
+               sizes: Sequence[int] | None = None) -> tuple[list[TileRead], Detections]:
     """Read an independent still picture with ``rules`` in order (the rules on in the
     engine's configuration, :meth:`Rule.on`).
 
@@ -401,12 +404,15 @@ def read_still(engine: Any, image: np.ndarray, rules: Sequence[Rule] = STILL_RUL
             attributes, :class:`StillContext`).
         image: uint8 (H, W, 3) BGR.
         rules: the rules (default :data:`STILL_RULES`).
+        sizes: the tile model's input sizes px (None: the engine's ``scales``), e.g. a live
+            table's lighter reading on a busy machine (``RecognitionConfig.busy_scales``).
 
     Returns:
         ``(reads, detections of the first input size)``: the reads free of overlapping
         outlines where the rules resolve them; the detections empty without ``scales``.
     """
-    ctx = StillContext(engine, image, tuple(rules))
+    ctx = StillContext(engine, image, tuple(rules),
+                       only_sizes=None if sizes is None else tuple(sizes))
     reads: list[TileRead] = []
     for rule in ctx.rules:
         if rule.on(ctx):

@@ -21,14 +21,20 @@ from vision.recognition.reads import Reads
 from vision.recognition.region import RegionPlan, cut, full_pass_grid, merge_region, plan_region
 from vision.schema import UnreadReason
 
-__all__ = ["VET_AFTER_STILL", "read_video", "detect_gated", "region_plan", "vet"]
+__all__ = ["VET_AFTER_STILL", "VET_STILL_S", "read_video", "detect_gated", "region_plan", "vet"]
 
 #: Video: new faces are vetted by the fused still reading after this many consecutive frames
 #: without motion (dealing is over; one fused reading per new set of faces, not one per card).
 VET_AFTER_STILL = 3
+#: ... or once still for this many seconds of the camera's clock, from one frame on: a table
+#: behind its camera (a busy machine takes a frame every half second or so) asks for the
+#: reading as soon as the picture has been seen unchanged that long, as at the camera's own
+#: pace (3 frames at 15 fps), not after 3 of its own slow frames (1-2 s later under load,
+#: issue 45).
+VET_STILL_S = 0.2
 
 
-def read_video(engine, image: np.ndarray, t0: float) -> Reads:
+def read_video(engine, image: np.ndarray, t0: float, clock: float | None = None) -> Reads:
     """``engine.read(image, "video")`` (:meth:`vision.recognition.engine.RecognitionEngine.read`):
     the motion gate in front of the tile model, the identity cache in front of the pip model,
     the vet (:func:`vet`), the standing still reading reused while nothing moves.
@@ -37,6 +43,9 @@ def read_video(engine, image: np.ndarray, t0: float) -> Reads:
         engine: the engine (its video state is read and updated).
         image: uint8 (H, W, 3) BGR.
         t0: ``time.perf_counter()`` when the read began (s).
+        clock: the frame's time on the camera's clock (s), or None: the picture counts as
+            still after :data:`VET_AFTER_STILL` frames without motion, or from one frame on
+            once it has been unchanged for :data:`VET_STILL_S` of this clock.
 
     Returns:
         :class:`vision.recognition.reads.Reads`.
@@ -44,13 +53,12 @@ def read_video(engine, image: np.ndarray, t0: float) -> Reads:
     # a standing fused reading is of the gate's reference picture: no periodic re-detection
     # while it stands (it would not change that reading), motion against that picture
     # still runs the detector and drops the reading (vision.recognition.gate)
-    engine.gate.holding = (engine._still_reading is not None
-                         and engine._still_frames >= VET_AFTER_STILL)
+    engine.gate.holding = engine._still_reading is not None and engine._still_ok
     engine.standing = False
     dets, ran, stale = engine._detect_gated(image)
     t1 = time.perf_counter()
     if not ran and not stale and not engine._moved and engine._still_reading is not None \
-            and engine._still_frames >= VET_AFTER_STILL:
+            and engine._still_ok:
         # a still table whose fused reading is made (once per still picture): it stands
         # for this unchanged frame as for the last -- no single pass decoded and vetted
         # again (the identity cache is left as it was; a tile that changes moves the gate
@@ -73,6 +81,11 @@ def read_video(engine, image: np.ndarray, t0: float) -> Reads:
     reads = resolve_overlapping_reads(reads)
     engine._still_frames = 0 if (engine._moved or stale) else engine._still_frames + 1
     if not engine._still_frames:
+        engine._moved_at = clock
+    engine._still_ok = engine._still_frames >= VET_AFTER_STILL or (
+        engine._still_frames >= 1 and clock is not None and engine._moved_at is not None
+        and clock - engine._moved_at >= VET_STILL_S)
+    if not engine._still_frames:
         engine.stack.reset()
     elif engine._still_reading is None:  # the still frames its reading averages (stack)
         engine.stack.add(image)
@@ -81,13 +94,13 @@ def read_video(engine, image: np.ndarray, t0: float) -> Reads:
             engine._generation += 1  # a reading of the picture before is of no use now
         engine._still_reading = None  # the picture moved: read it again once still
     if not stale:  # new faces are vetted once the picture has been still a moment
-        reads = engine._vet(image, reads, look=engine._still_frames >= VET_AFTER_STILL)
+        reads = engine._vet(image, reads, look=engine._still_ok)
     provisional = (engine.background is not None and engine._still_reading is None
                    and any(r.state != "face_down" for r in reads))
     if provisional and engine.background.pending(engine._generation):
         engine._first_look = tuple(reads)
     vetted = (not stale and engine._still_reading is not None and len(engine.scales) >= 2
-              and engine._still_frames >= VET_AFTER_STILL)
+              and engine._still_ok)
     return Reads(tuple(reads), dets, n_dec, ran, stale,
                  {"detect": t1 - t0, "decode": time.perf_counter() - t1},
                  provisional=provisional, still_frames=engine._still_frames, vetted=vetted)
