@@ -426,6 +426,23 @@ def test_a_round_cleared_while_still_being_read_says_so():
         "Dealer: the hands could not be read in time -- supervisor to check"
 
 
+def test_a_round_cleared_while_read_says_so_whatever_its_first_look_showed():
+    """The provisional first look shows an unread dealer tile (a hand over it, felt lettering):
+    the round cleared before its reading landed says the reading had not landed, the first
+    look's problem beside it -- not "1 tile(s) unknown" alone, as if the deal had been read
+    (bench_live, 8 tables, 2026-12-05: the reading of seed 3,000,013 landed 4 s after its
+    table was cleared)."""
+    reads = reads_of(DEAL)
+    reads[0] = reads[0].as_unknown("read A: no face")
+    frames = ([(k / 15, reads, True) for k in range(15)]
+              + [(1.0 + k / 15, [], False) for k in range(12)])
+    (i, rnd), = feed(RoundTracker(n_stable=3, stable_s=0.2), frames)
+    assert rnd.result is None and rnd.reason.startswith("table cleared")
+    why = rnd.not_settled["dealer"]
+    assert why.startswith("its still reading had not landed (the first look: 1 tile(s) unknown")
+    assert rnd.codes["dealer"].value == "reading_pending"
+
+
 def test_a_deal_replaced_by_tiles_placed_in_no_position_still_yields_both_rounds():
     """The next deal's tiles are read but not placed as positions (no layout, the seat model
     did not fit): the whole table shows far more faces than the open round's deal, stably,

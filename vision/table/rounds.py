@@ -696,10 +696,13 @@ class RoundTracker:
         final = [p for p in positions if settle and self.is_final(p)
                  and positions[p].setting is not None]
         for p in positions:
-            if p not in final:
+            if p not in final and settle and self._provisional:  # the first look's problems
+                why = positions[p].reason  # are not the reason: the reading had not landed
+                mark(p, SettleReason.READING_PENDING, SettleReason.READING_PENDING.say()
+                     + (f" (the first look: {why})" if why else ""))
+            elif p not in final:
                 code = positions[p].reason_code or (
-                    SettleReason.NOT_CONFIRMED if not settle else
-                    SettleReason.READING_PENDING if self._provisional else SettleReason.NOT_STABLE)
+                    SettleReason.NOT_CONFIRMED if not settle else SettleReason.NOT_STABLE)
                 mark(p, code, positions[p].reason or code.say())
         # faces read more often than a set holds: somebody's read is wrong (one check with
         # the round event's alerts, vision.table.alerts.duplicate_faces)
