@@ -21,9 +21,9 @@ groups (a chip taken for a tile or a hand split in two must not shift every seat
    touching tiles, or two hands of two). The dealer's group and at least ``MIN_FIT - 1``
    others must fit, the dealer's tiles must lie within ``DEALER_TURN_MAX`` of square to the
    fitted table, no different assignment of those groups to places may fit about as well
-   (unless its dealer lies askew, ``DEALER_MARGIN`` degrees further from square than the
-   chosen one's, square within ``DEALER_SQUARE``), and no position-like group may be left
-   over beyond an end seat; otherwise no position is named (the reason is kept). Along the
+   (unless it scores ``RIVAL_MARGIN`` worse: its rms and its dealer's turn from square), and
+   no position-like group may be left over beyond an end seat; otherwise no position is
+   named (the reason is kept). Along the
    arc the seats fit their own image shifted by one seat after a turn of about 18 degrees;
    the true placement being within reach, the dealer's square tiles and the left-over end
    seat are what keep the names from sliding;

@@ -50,19 +50,20 @@ BETWEEN_RATIO = 0.7
 #: true placement: with too narrow a range, the arc of seats fitted itself shifted by a seat
 #: (turned about 18 degrees less) and, the true placement out of reach, named every seat wrong.
 MAX_ROTATION = 40.0
-#: The dealer lays the tiles square to the table's edge: a placement is "square" when the
-#: dealer's tiles lie turned like it within this many degrees (modulo 90). Along the arc of
-#: seats the arc fits itself shifted by a seat after a turn of about 18 degrees (the seats'
-#: own tiles turn with it); the dealer's tiles do not, which tells the two apart: a rival
-#: placement that names the tiles otherwise and fits about as well is set aside only when the
-#: best one is square and the rival is not, by ``DEALER_MARGIN`` degrees more.
+#: The dealer lays the tiles square to the table's edge. Along the arc of seats the arc fits
+#: itself shifted by a seat after a turn of about 18 degrees (the seats' own tiles turn with
+#: it); the dealer's tiles do not. Two placements that name the tiles otherwise and fit about
+#: as well are told apart by a score, the fit's rms in units of ``FIT_RMS_UNIT`` seat spacings
+#: plus the dealer's tiles' turn from square to the placement in units of
+#: ``DEALER_TURN_UNIT`` degrees: the lower wins only by ``RIVAL_MARGIN`` or more, else no seat
+#: is named. ``DEALER_SQUARE``: the most a position's four tiles may disagree in their turn
+#: for it to have one (degrees).
 DEALER_SQUARE = 12.0
-#: See ``DEALER_SQUARE``: how much further (degrees) a rival placement's dealer must lie from
-#: square than the best one's for the rival to be set aside.
-DEALER_MARGIN = 8.0
-#: The dealer's tiles lie at most this many degrees (modulo 90) from the placement taken; a
-#: dealer laid squarer than this but not within ``DEALER_SQUARE`` (a hand laid askew) is
-#: still placed when no rival fits about as well.
+FIT_RMS_UNIT, DEALER_TURN_UNIT, RIVAL_MARGIN = 0.03, 4.0, 2.0
+#: The dealer's tiles lie at most this many degrees (modulo 90) from the placement taken, else
+#: no seat is named; a dealer laid squarer than this but not within ``DEALER_SQUARE`` (a hand
+#: laid askew) is still placed when no rival fits about as well. Checked on the placement
+#: taken only: ruling out placements before they are compared could leave a shifted one alone.
 DEALER_TURN_MAX = 20.0
 #: A seat whose tiles come closer to another tile than this fraction of the gap between its
 #: two hands might be holding a neighbour's hand: unclear.
@@ -224,9 +225,9 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
     fit, by a candidate whose tiles lie turned like the placement (``square``: float (m,)
     degrees, each candidate's tile turn modulo 90, NaN when its tiles disagree; within
     ``DEALER_TURN_MAX``). Of the placements about as good as the best (as many inliers, an
-    rms at most twice the best's or 0.12 seat spacings), the one whose dealer lies squarest is
-    taken; another that names the tiles otherwise makes it a guess unless the taken one's
-    dealer lies within ``DEALER_SQUARE`` and the other's ``DEALER_MARGIN`` degrees further.
+    rms at most twice the best's or 0.12 seat spacings), the one of lowest score (rms and the
+    dealer's turn from square, ``FIT_RMS_UNIT``, ``DEALER_TURN_UNIT``) is taken; another that
+    names the tiles otherwise makes it a guess unless its score is ``RIVAL_MARGIN`` higher.
     """
     m = len(cands)
     if m < MIN_FIT:
@@ -254,7 +255,7 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
     order = np.argsort(-counts, kind="stable")
     order = order[counts[order] >= max(3, counts.max() - 2)]
     seen: set[bytes] = set()  # one refinement per set of first inliers
-    results: dict[tuple, tuple[int, float, float]] = {}
+    results: dict[tuple, tuple[int, float, float, float]] = {}  # n, rms, spacing, dealer off
     for h in order:
         first = (inl[h] * (near_c[h] + 1)).tobytes()
         if first in seen:
@@ -276,12 +277,11 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
         pairs = _match(places, cands, tiles, FIT_RADIUS * sp)
         if len(pairs) < MIN_FIT or 0 not in pairs.values():  # the dealer is the reference
             continue
-        off = 0.0  # degrees the dealer's tiles lie from square to the placement (NaN: unknown)
+        off = 0.0  # degrees the dealer's tiles lie from square to the placement
         if square is not None:
             dealer = next(c for c, k in pairs.items() if k == 0)
             off = abs(_turn_mod90(float(square[dealer]) - float(np.degrees(np.angle(a)))))
-            if not off <= DEALER_TURN_MAX:
-                continue  # NaN (the dealer's tiles disagree) fails too
+            off = off if off == off else np.inf  # NaN: the dealer's tiles disagree
         key = tuple(sorted(pairs.items()))
         rms = float(np.sqrt(np.mean([np.sum((places[k] - cands[c]) ** 2)
                                      for c, k in pairs.items()]))) / sp
@@ -293,20 +293,27 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
     ranked = sorted(results.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
     n_best, rms_best, sp, _ = ranked[0][1]
     # the placements about as good as the best; where they name the tiles differently, the one
-    # whose dealer lies square is taken if every other lies askew by DEALER_MARGIN more
-    rivals = [(key, v) for key, v in ranked
-              if v[0] == n_best and v[1] <= max(2.0 * rms_best, 0.12)]
-    rivals.sort(key=lambda kv: kv[1][3])
-    best_key, (_, _, sp, off_best) = rivals[0]
-    best = dict(best_key)
+    # of lowest score is taken if every other scores RIVAL_MARGIN more
+    def score(v: tuple) -> float:
+        return v[1] / FIT_RMS_UNIT + v[3] / DEALER_TURN_UNIT  # inf: the dealer's tiles disagree
+
+    rivals = sorted(((key, v) for key, v in ranked
+                     if v[0] == n_best and v[1] <= max(2.0 * rms_best, 0.12)),
+                    key=lambda kv: score(kv[1]))
+    best_key, best_v = rivals[0]
+    best, sp, off_best = dict(best_key), best_v[2], best_v[3]
     place_tiles = {k: tiles[c] for c, k in best.items()}
-    for key, (_, _, _, off) in rivals[1:]:
+    for key, v in rivals[1:]:
         if not any(any(kb != k and place_tiles[kb] & tiles[c] for kb in place_tiles)
                    for c, k in key):
             continue  # the same names for the tiles the best placement named
-        if off_best <= DEALER_SQUARE and off >= off_best + DEALER_MARGIN:
-            continue  # the rival's dealer lies askew where the best's lies square
+        if score(v) >= score(best_v) + RIVAL_MARGIN:
+            continue  # a worse fit, or a dealer further from square, by the margin
         return None, 0.0, {}, "two placements of the seats fit the groups found about as well"
+    if off_best > DEALER_TURN_MAX:  # a gate on the placement taken, never on its rivals: it
+        # can only leave the seats unnamed, never hand the naming to a shifted placement
+        return None, 0.0, {}, ("no placement of the table's seats fits the dealer's group (its "
+                               f"tiles square to the table) and {MIN_FIT - 1} or more others")
     named = set().union(*(tiles[c] for c in best))
     a, b = _fit_similarity(model[list(best.values())], cands[list(best)])
     ends = [a * complex(*model[k]) + b for k in (1, len(model) - 1)]  # seats 1 and 7
