@@ -200,6 +200,27 @@ def test_turned_table_with_empty_seats_is_never_named_shifted():
             p: [p] * 4 for p in deal}, deg
 
 
+@pytest.mark.parametrize("seed,deal", [
+    (3_000_226, {"dealer": ["3-3", "2-6", "2-2", "4-6"], "2": ["4-4", "5-5", "1-5", "6-6"],
+                 "3": ["2-3", "1-3", "4-5", "1-4"], "4": ["4-6", "3-6", "1-5", "3-4"],
+                 "5": ["5-5", "2-5", "1-6", "1-1"], "6": ["3-5", "5-6", "1-2", "2-2"],
+                 "7": ["6-6", "5-6", "2-4", "4-4"]}),
+    (3_000_174, {"dealer": ["1-4", "2-3", "1-1", "3-3"], "3": ["5-5", "3-5", "6-6", "2-2"],
+                 "5": ["3-3", "1-1", "6-6", "1-5"], "6": ["4-6", "2-2", "1-2", "5-5"],
+                 "7": ["1-3", "2-6", "5-6", "4-4"]})])
+def test_upright_table_named_though_the_arc_fits_shifted_too(seed, deal):
+    """An upright rendered table with seat 1 empty: the arc also fits shifted by a seat, turned
+    18-23 degrees, nearly as well. Its worse fit and its dealer further from square score it
+    out (RIVAL_MARGIN); the dealer's turn alone could not (the first version of the wider turn,
+    f5474a9, named no seat here)."""
+    scene, reads = _rendered_reads(seed, deal, 0)
+    g = group_seats(reads, FRAME)
+    where = {id(r): t.position for r, t in zip(reads, scene.tiles)}
+    assert g.reason is None, g.reason
+    assert {p: sorted(where[id(r)] for r in ts) for p, ts in g.groups.items()} == {
+        p: [p] * 4 for p in deal}
+
+
 # ------------------------------------------------------------------ the product, rendered tables
 
 #: held-out seeds, 1000101 (a chip taken for a tile) and 1000303 (a hand split in two) among them:
