@@ -23,10 +23,10 @@ groups (a chip taken for a tile or a hand split in two must not shift every seat
    fitted table, no different assignment of those groups to places may fit about as well
    (unless it scores ``RIVAL_MARGIN`` worse: its rms and its dealer's turn from square), and
    no position-like group may be left over beyond an end seat; otherwise no position is
-   named (the reason is kept). Along the
-   arc the seats fit their own image shifted by one seat after a turn of about 18 degrees;
-   the true placement being within reach, the dealer's square tiles and the left-over end
-   seat are what keep the names from sliding;
+   named (the reason is kept). Along the arc the seats fit their own image shifted by one
+   seat after a turn of about 18 degrees; the true placement being within reach, the fit's
+   rms, the dealer's square tiles and the left-over end seat are what keep the names from
+   sliding;
 3. each group goes to the fitted place nearest its centre; a group further than
    ``STRAY_RADIUS`` seat spacings from every place is left out (a chip, a card, the woodpile);
    a group about as near a second place (``BETWEEN_RATIO``) lies between two positions and
