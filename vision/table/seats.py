@@ -70,6 +70,9 @@ DEALER_TURN_MAX = 20.0
 NEAR_RATIO = 0.6
 #: Groups (the dealer's among them) that must fit the table model before any position is named.
 MIN_FIT = 4
+#: Why no seat is named when no placement has the dealer's tiles square to it.
+NO_SQUARE_FIT = ("no placement of the table's seats fits the dealer's group (its tiles square to "
+                 f"the table) and {MIN_FIT - 1} or more others")
 #: The two tiles of a hand: outlines at most this many tile widths apart; the two hands of a
 #: position: at most this many tile widths apart.
 HAND_GAP, HANDS_GAP = 0.6, 2.0
@@ -281,15 +284,14 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
         if square is not None:
             dealer = next(c for c, k in pairs.items() if k == 0)
             off = abs(_turn_mod90(float(square[dealer]) - float(np.degrees(np.angle(a)))))
-            off = off if off == off else np.inf  # NaN: the dealer's tiles disagree
+            off = np.inf if np.isnan(off) else off  # NaN: the dealer's tiles disagree
         key = tuple(sorted(pairs.items()))
         rms = float(np.sqrt(np.mean([np.sum((places[k] - cands[c]) ** 2)
                                      for c, k in pairs.items()]))) / sp
         if key not in results or rms < results[key][1]:
             results[key] = (len(pairs), rms, sp, off)
     if not results:
-        return None, 0.0, {}, ("no placement of the table's seats fits the dealer's group (its "
-                               f"tiles square to the table) and {MIN_FIT - 1} or more others")
+        return None, 0.0, {}, NO_SQUARE_FIT
     ranked = sorted(results.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
     n_best, rms_best, sp, _ = ranked[0][1]
     # the placements about as good as the best; where they name the tiles differently, the one
@@ -312,8 +314,7 @@ def _fit_table(cands: np.ndarray, tiles: list[set], model: np.ndarray, spacing0:
         return None, 0.0, {}, "two placements of the seats fit the groups found about as well"
     if off_best > DEALER_TURN_MAX:  # a gate on the placement taken, never on its rivals: it
         # can only leave the seats unnamed, never hand the naming to a shifted placement
-        return None, 0.0, {}, ("no placement of the table's seats fits the dealer's group (its "
-                               f"tiles square to the table) and {MIN_FIT - 1} or more others")
+        return None, 0.0, {}, NO_SQUARE_FIT
     named = set().union(*(tiles[c] for c in best))
     a, b = _fit_similarity(model[list(best.values())], cands[list(best)])
     ends = [a * complex(*model[k]) + b for k in (1, len(model) - 1)]  # seats 1 and 7
