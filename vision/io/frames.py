@@ -47,7 +47,7 @@ class SourceStats:
     """Counters of a :class:`FrameSource` (see :meth:`FrameSource.stats`).
 
     Attributes:
-        frames_read: frames decoded successfully.
+        frames_read: frames read whole (decoded, or an MJPEG stream's whole JPEG packet).
         frames_yielded: frames handed to the consumer.
         skipped_corrupt: frames or image files that failed to decode (or were empty), and
             frames of a damaged video lost between two readable ones, skipped.
