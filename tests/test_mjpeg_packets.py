@@ -226,6 +226,20 @@ def test_a_stream_whose_packets_do_not_decode_alone_is_read_decoded(stream_of, m
     assert src.stats().skipped_corrupt == 0
 
 
+def test_a_stream_whose_packets_carry_padding_is_read_decoded(stream_of):
+    # bytes after the JPEG's end marker: the packet never looks whole, so the stream is read
+    # decoded rather than every frame counted corrupt and the camera reconnected for ever
+    s = stream_of([_jpeg(v) + b"\x00" * 100 for v in GREYS])
+    src = open_source(s.url, policy=POLICY)
+    try:
+        assert not isinstance(src._cap, MjpegPackets)
+        got = _take(src, 3)
+    finally:
+        src.close()
+    assert all(min(abs(float(f.image.mean()) - v) for v in GREYS) < 3 for f in got)
+    assert src.stats().skipped_corrupt == 0 and src.stats().reconnects == 0
+
+
 def test_encoded_frame_whole_needs_both_markers():
     good = _jpeg(120)
     assert EncodedFrame(np.frombuffer(good, np.uint8)).whole()

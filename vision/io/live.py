@@ -187,11 +187,12 @@ class EncodedFrame:
 
     def whole(self) -> bool:
         """The bytes begin with a JPEG's start marker and end with its end marker (a packet
-        cut short by a failing camera or network is not whole); trailing padding allowed."""
+        cut short by a failing camera or network is not whole); up to 62 bytes of padding
+        after the end marker allowed."""
         d = self.data
         if d.size < 4 or d[0] != 0xFF or d[1] != 0xD8:
             return False
-        tail = d[-16:].tobytes()
+        tail = d[-64:].tobytes()
         return b"\xff\xd9" in tail
 
     def decode(self) -> np.ndarray | None:
@@ -414,14 +415,18 @@ def default_opener(policy: ReconnectPolicy) -> Callable[[str], Capture]:
             cap = cv2.VideoCapture(spec, cv2.CAP_FFMPEG, params)
             if not _mjpeg(cap) or not cap.set(cv2.CAP_PROP_FORMAT, -1):
                 return cap
-            # raw packets, if OpenCV decodes this stream's JPEGs on their own (the first
-            # packet is given up to the check); else the stream opened again, decoded
+            # raw packets, if this stream's first packet is a whole JPEG that OpenCV decodes
+            # on its own (the packet is given up to the check); else the stream opened again,
+            # decoded (a camera whose packets never looked whole would otherwise be
+            # reconnected for ever)
             ok, first = cap.read()
-            if ok and first is not None and EncodedFrame(first).decode() is not None:
-                return MjpegPackets(cap)
+            if ok and first is not None and getattr(first, "size", 0) > 0:
+                packet = EncodedFrame(first)
+                if packet.whole() and packet.decode() is not None:
+                    return MjpegPackets(cap)
             cap.release()
-            log.info("stream %s: its MJPEG packets do not decode on their own; read decoded",
-                     redact_text(spec))
+            log.info("stream %s: its MJPEG packets are not whole JPEGs OpenCV decodes; "
+                     "read decoded", redact_text(spec))
             return cv2.VideoCapture(spec, cv2.CAP_FFMPEG, params)
         return cv2.VideoCapture(spec)
     return opener
