@@ -10,7 +10,8 @@ import time
 
 import numpy as np
 
-from vision.recognition.background import Locked, ReadingGate, StillReader
+from vision.recognition.background import (Locked, ReadingGate, StillReader,
+                                          cpu_contended)
 
 WAIT_S = 60.0
 
@@ -298,8 +299,10 @@ def test_a_reading_that_finds_the_machine_busy_is_made_light(tmp_path):
         done.append(("light", "b"))
         return "b"
 
-    ra = StillReader(full("a"), gate, light=lambda image: done.append(("light", "a")))
-    rb = StillReader(full("b"), gate, light=light)
+    quiet = lambda: False  # noqa: E731 -- no other program on the machine
+    ra = StillReader(full("a"), gate, light=lambda image: done.append(("light", "a")),
+                     contended=quiet)
+    rb = StillReader(full("b"), gate, light=light, contended=quiet)
     ra.submit(1, np.zeros((1, 1, 3), np.uint8))
     _wait(lambda: ra.making(1) and ra._running == 1)
     time.sleep(0.1)  # a holds the permit
@@ -314,6 +317,59 @@ def test_a_reading_that_finds_the_machine_busy_is_made_light(tmp_path):
     _wait(lambda: len(done) == 3)
     assert done[-1] == ("full", "b") and rb.light_made == 1
     ra.close(), rb.close()
+
+
+def test_a_reading_that_finds_every_core_held_by_other_work_is_made_light():
+    """No gate (a lone table) or a permit free, but another program's CPU-bound processes
+    hold every core: the reading is the light one; the machine quiet again, the full one."""
+    load = [True]
+    done = []
+    r = StillReader(lambda image: done.append("full"), None,
+                    light=lambda image: done.append("light"), contended=lambda: load[0])
+    r.submit(1, np.zeros((1, 1, 3), np.uint8))
+    _wait(lambda: len(done) == 1)
+    load[0] = False
+    r.submit(2, np.zeros((1, 1, 3), np.uint8))
+    _wait(lambda: len(done) == 2)
+    assert done == ["light", "full"] and (r.made, r.light_made) == (2, 1)
+    r.close()
+
+
+def test_cpu_contended_takes_the_fewest_runnable_tasks_of_its_looks():
+    """The caller counts itself: 3 runnable on 2 cores is two other tasks, every core held;
+    one look of 2 among 3s (a frame loop that ran for a moment, then stopped) is not load;
+    no /proc/loadavg: never contended."""
+    def looks(*values):
+        it = iter(values)
+        return lambda: next(it)
+
+    assert cpu_contended(2, 3, 0, looks(3, 3, 3)) is True
+    assert cpu_contended(2, 3, 0, looks(3, 2, 3)) is False
+    assert cpu_contended(2, 3, 0, looks(4, 5, 3)) is True
+    assert cpu_contended(4, 3, 0, looks(4, 4, 4)) is False
+    assert cpu_contended(2, 3, 0, looks(None, 3, 3)) is False
+
+
+def test_cpu_contended_sees_another_programs_busy_processes():
+    """Fault injected: as many CPU-bound processes of another program as the machine has
+    cores, each in its own session (as bench_live --load starts them); /proc/loadavg must
+    show every core held."""
+    import os
+    import subprocess
+    import sys
+
+    if not os.path.exists("/proc/loadavg"):
+        return
+    cores = os.cpu_count() or 1
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                              start_new_session=True) for _ in range(cores)]
+    try:
+        time.sleep(0.5)
+        assert cpu_contended(cores)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 def test_the_engine_reads_a_busy_machines_deal_at_busy_scales_only():

@@ -116,12 +116,14 @@ class RecognitionConfig:
             (``identify``, ``run`` on images or a file) are read with every rule.
         busy_scales: the input sizes (px, multiples of 32) of a live table's still reading
             that finds every permit of the pit's gate taken -- the machine busy with other
-            tables' readings (:class:`vision.recognition.background.StillReader`); default
-            ``(1216,)``: one size reads a deal in about 60 % of the CPU of three, so the
-            readings of tables dealt at once land before their tables clear, for a tile now
-            and then (docs/pit.md, "a busy machine reads with one size"); ``()``: the full
-            reading whatever the load. A lone table, and pictures and files read as fast as
-            possible, never read lighter.
+            tables' readings -- or every core held by other work, e.g. another program's
+            CPU-bound processes (:class:`vision.recognition.background.StillReader`,
+            :func:`vision.recognition.background.cpu_contended`); default ``(1216,)``: one
+            size reads a deal in about 60 % of the CPU of three, so the readings of tables
+            dealt at once land before their tables clear, for a tile now and then
+            (docs/pit.md, "a busy machine reads with one size"); ``()``: the full reading
+            whatever the load. Pictures and files read as fast as possible never read
+            lighter.
 
     These strategies are the same whatever detectors the engine runs on
     (:class:`vision.recognition.engine.RecognitionEngine`).

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Locked", "StillReader", "ReadingGate", "Felt", "GATE_WAIT_S", "FELT_MAX"]
+__all__ = ["Locked", "StillReader", "ReadingGate", "Felt", "GATE_WAIT_S", "FELT_MAX",
+           "cpu_contended", "LOAD_SAMPLES"]
 
 #: The most unread outlines of empty tables a :class:`Felt` keeps.
 FELT_MAX = 64
@@ -52,6 +53,47 @@ class Locked:
             return self._inner(*args, **kw)
 
 
+#: samples of the kernel's runnable-task count a reading looks at before it starts
+#: (:func:`cpu_contended`), :data:`LOAD_GAP_S` seconds apart
+LOAD_SAMPLES = 5
+LOAD_GAP_S = 0.01
+
+
+def _runnable() -> int | None:
+    """Tasks runnable on the machine now (Linux ``/proc/loadavg``, 4th field
+    ``running/total``); None where there is no such file."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            return int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cpu_contended(cores: int | None = None, samples: int = LOAD_SAMPLES,
+                  gap_s: float = LOAD_GAP_S, runnable=_runnable) -> bool:
+    """True when other work keeps every core busy now: in ``samples`` looks at the kernel's
+    runnable-task count ``gap_s`` seconds apart, the fewest, less the caller itself, is at
+    least ``cores``. Two CPU-bound processes of another program on a 2-core machine read
+    3 in every look (the caller and the two); the quiet machine 1 (measured, session 31). The
+    fewest of several looks, so a frame loop that runs for a moment is not taken for load.
+
+    Args:
+        cores: the machine's cores (None: ``os.cpu_count()``).
+        runnable: ``() -> int | None`` (tests inject one); None from any look: False (not
+            Linux -- only the gate then tells a busy machine).
+    """
+    cores = int(cores or os.cpu_count() or 1)
+    fewest = None
+    for i in range(max(1, int(samples))):
+        if i:
+            time.sleep(gap_s)
+        n = runnable()
+        if n is None:
+            return False
+        fewest = n if fewest is None else min(fewest, n)
+    return fewest is not None and fewest - 1 >= cores
+
+
 class StillReader:
     """The fused still reading of a live table, made beside the frame loop (issue 45: nothing
     heavy in the frame loop; the display never stands still while it runs).
@@ -69,7 +111,10 @@ class StillReader:
     permit taken (the machine busy with other tables' readings) is made with ``light``, a
     cheaper reading (one input size, ``RecognitionConfig.busy_scales``), once a permit comes
     free: 8 tables dealt at once on 2 cores otherwise queue readings past their tables' clear
-    (docs/pit.md, "a busy machine reads with one size"). A permit held by a worker that was killed is
+    (docs/pit.md, "a busy machine reads with one size"). So is a reading that finds other work
+    holding every core (:func:`cpu_contended`: another program's CPU-bound processes, which
+    the gate cannot see), with or without a gate: beside two such processes, a table dealt
+    every 7 s otherwise never saw its reading land before the next deal. A permit held by a worker that was killed is
     never given back by a plain semaphore; :class:`ReadingGate`'s permits are file locks the
     kernel frees when their process dies. After :data:`GATE_WAIT_S` seconds a reading goes
     ahead anyway (a stuck permit costs a delay, never a round).
@@ -78,13 +123,17 @@ class StillReader:
         read: the reading, e.g. ``lambda image: engine._read_still(image)[0]``.
         gate: an object with ``acquire(timeout=)`` / ``release()`` (a multiprocessing
             semaphore), or None.
-        light: the reading made instead of ``read`` when the gate had no permit free at once
-            (same signature), or None (always ``read``).
+        light: the reading made instead of ``read`` when the gate had no permit free at once,
+            or the machine's cores were all held by other work (same signature), or None
+            (always ``read``).
+        contended: ``() -> bool``, the machine's cores all held by other work now (default
+            :func:`cpu_contended`; tests inject one).
     """
 
-    def __init__(self, read, gate=None, light=None) -> None:
+    def __init__(self, read, gate=None, light=None, contended=None) -> None:
         self._read = read
         self._light = light
+        self._contended = cpu_contended if contended is None else contended
         self.gate = gate
         self._cv = threading.Condition()
         self._job: tuple[int, np.ndarray] | None = None
@@ -156,6 +205,8 @@ class StillReader:
             busy = gate is not None and not held
             if busy:  # every permit taken: the machine is reading other tables
                 held = gate.acquire(timeout=GATE_WAIT_S)
+            elif self._light is not None and self._contended():
+                busy = True  # other work holds every core: another program, or other tables
             read = self._light if busy and self._light is not None else self._read
             t0 = time.perf_counter()
             try:

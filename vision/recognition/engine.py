@@ -140,8 +140,8 @@ class RecognitionEngine:
         are called one at a time (:class:`vision.recognition.background.Locked`). Off (files
         read as fast as possible, tests): made in :meth:`read`, the same frames give the same
         reads. Nothing changes with one input size (no vet). A reading that finds the pit's
-        gate taken by other tables' readings is made at ``busy_scales`` only
-        (:class:`vision.recognition.background.StillReader` ``light``)."""
+        gate taken by other tables' readings, or every core held by other work, is made at
+        ``busy_scales`` only (:class:`vision.recognition.background.StillReader` ``light``)."""
         if not on:
             if self.background is not None:
                 self.background.close()
