@@ -288,6 +288,9 @@ class LiveStats(Sink):
             detector in flight; None without it), "waiting_s" (the oldest one's wait, s),
             "queue" (None here; the pit fills in its service's requests not answered),
             "still_pending" (a fused still reading runs beside the loop), "stuck"},
+            "readings": {"made", "light" (of them made at ``busy_scales``: the machine was busy,
+            :class:`vision.recognition.background.StillReader`), "last_s" (seconds the last
+            one took)} (None without readings beside the loop),
             "latency_s" (seconds, newest round first), "latency_rounds" (their round ids),
             "behind", "stuck" (bools), "resting" (a still table whose reading stands: the
             loop takes few frames by design), "reasons" (why, in words)}``.
@@ -311,6 +314,11 @@ class LiveStats(Sink):
             pending = None if not client else int(client.get("pending") or 0)
             engine = getattr(_value(self.pipeline), "engine", None)
             still = bool(getattr(engine, "still_pending", False))
+            reader = getattr(engine, "background", None)
+            readings = None if reader is None else {
+                "made": int(getattr(reader, "made", 0)),
+                "light": int(getattr(reader, "light_made", 0)),
+                "last_s": _r(getattr(reader, "last_s", None))}
             resting = bool(getattr(engine, "standing", False))
             det_stuck = waiting is not None and waiting > self.stuck_after_s
             delivering = cam_age is not None and cam_age <= self.stale_after_s
@@ -347,6 +355,7 @@ class LiveStats(Sink):
             "detector": {"infer_ms_mean": _r(det_mean, 1), "infer_ms_last": _r(det_last, 1),
                          "frames": len(recent), "pending": pending, "waiting_s": _r(waiting),
                          "queue": None, "still_pending": still, "stuck": det_stuck},
+            "readings": readings,
             "latency_s": [_r(s) for _, s, _ in latency],
             "latency_rounds": [rid for rid, _, _ in latency],
             "behind": behind, "stuck": stuck, "resting": resting,
