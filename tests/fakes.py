@@ -10,6 +10,7 @@ module ``fakes`` (tests/ is on sys.path: see conftest.py); a child process that 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -363,3 +364,40 @@ def empty_table(scene) -> np.ndarray:
     for t in scene.tiles:
         cv2.fillConvexPoly(mask, np.round(expand_polygon(t.polygon, 0.25)).astype(np.int32), 255)
     return cv2.inpaint(scene.image, mask, 5, cv2.INPAINT_TELEA)
+
+
+class FakeCap:
+    """A scripted capture (the part of ``cv2.VideoCapture`` a live source uses): items are
+    arrays (frames), bytes (an MJPEG packet as :class:`vision.io.live.MjpegPackets` gives it,
+    an :class:`vision.io.live.EncodedFrame`), "empty" (ok, empty array), "drop" (read fails),
+    or a threading.Event to wait on (then continue); ``on_blocked`` is set on each wait."""
+
+    def __init__(self, script, on_blocked=None):
+        self.script = list(script)
+        self.released = False
+        self.on_blocked = on_blocked
+
+    def isOpened(self):  # noqa: N802
+        return True
+
+    def read(self):
+        from vision.io.live import EncodedFrame
+
+        while self.script:
+            item = self.script.pop(0)
+            if isinstance(item, threading.Event):
+                if self.on_blocked is not None:
+                    self.on_blocked.set()
+                item.wait(10)
+                continue
+            if isinstance(item, str) and item == "empty":
+                return True, np.zeros((0, 0, 3), np.uint8)
+            if isinstance(item, str) and item == "drop":
+                return False, None
+            if isinstance(item, bytes):
+                return True, EncodedFrame(np.frombuffer(item, np.uint8))
+            return True, item
+        return False, None
+
+    def release(self):
+        self.released = True

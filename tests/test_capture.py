@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from scoring.errors import InputError
+from fakes import FakeCap
 from vision.io.capture import Frame, ReconnectPolicy, open_source, read_image, to_bgr
 
 pytestmark = pytest.mark.timeout(60)
@@ -160,37 +161,6 @@ def test_video_replayed_live_ends_at_eof(video_path):
 
 
 # ----------------------------------------------------------------------------- fake live
-
-class FakeCap:
-    """A scripted capture: items are arrays (frames), "empty" (ok, empty array), "drop"
-    (read fails), or a threading.Event to wait on (then continue)."""
-
-    def __init__(self, script, on_blocked=None):
-        self.script = list(script)
-        self.released = False
-        self.on_blocked = on_blocked
-
-    def isOpened(self):  # noqa: N802
-        return True
-
-    def read(self):
-        while self.script:
-            item = self.script.pop(0)
-            if isinstance(item, threading.Event):
-                if self.on_blocked is not None:
-                    self.on_blocked.set()
-                item.wait(10)
-                continue
-            if isinstance(item, str) and item == "empty":
-                return True, np.zeros((0, 0, 3), np.uint8)
-            if isinstance(item, str) and item == "drop":
-                return False, None
-            return True, item
-        return False, None
-
-    def release(self):
-        self.released = True
-
 
 def test_live_keeps_only_newest_frame():
     burst_done, go_on = threading.Event(), threading.Event()

@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
+from fakes import FakeCap
 from scoring.errors import InputError
 from vision.io import live
 from vision.io.capture import ReconnectPolicy, open_source
@@ -138,45 +139,15 @@ def test_a_packet_cut_short_is_a_corrupt_frame_and_the_feed_goes_on(stream_of):
                for f in got)
 
 
-class _PacketCap:
-    """A scripted raw capture: each item is bytes (a packet), "drop", or a threading.Event
-    to wait on (then go on)."""
-
-    def __init__(self, script):
-        self.script = list(script)
-
-    def isOpened(self):  # noqa: N802
-        return True
-
-    def read(self):
-        while self.script:
-            item = self.script.pop(0)
-            if isinstance(item, threading.Event):
-                item.wait(10)
-                continue
-            if item == "drop":
-                return False, None
-            return True, EncodedFrame(np.frombuffer(item, np.uint8))
-        return False, None
-
-    def release(self):
-        pass
-
-
 # whole by its markers, but no picture inside
 NOT_A_PICTURE = b"\xff\xd8" + b"\x00" * 64 + b"\xff\xd9"
 
 
 def test_a_whole_packet_that_does_not_decode_is_skipped_when_taken():
     gate = threading.Event()
-    cap = _PacketCap([NOT_A_PICTURE, gate, _jpeg(120), "drop"])
-    calls = []
-
-    def opener(spec):
-        calls.append(spec)
-        return cap if len(calls) == 1 else None
-
-    src = open_source("rtsp://fake/cam", opener=opener,
+    caps = [FakeCap([NOT_A_PICTURE, gate, _jpeg(120), "drop"])]
+    # one connection: the drop at the end cannot reconnect
+    src = open_source("rtsp://fake/cam", opener=lambda spec: caps.pop() if caps else None,
                       policy=ReconnectPolicy(initial_delay_s=0.01, max_attempts=1))
 
     def open_gate_once_skipped():   # the good packet comes after the bad one was taken
@@ -200,7 +171,7 @@ def test_a_whole_packet_that_does_not_decode_is_skipped_when_taken():
 
 def test_sequential_live_decodes_each_packet_and_counts_the_broken_ones():
     good = _jpeg(120)
-    cap = _PacketCap([good, good[:40], NOT_A_PICTURE, _jpeg(200)])
+    cap = FakeCap([good, good[:40], NOT_A_PICTURE, _jpeg(200)])
     src = open_source("rtsp://fake/cam", live=False, opener=lambda s: cap,
                       policy=ReconnectPolicy(initial_delay_s=0.01, max_attempts=1))
     values = []
@@ -213,23 +184,17 @@ def test_sequential_live_decodes_each_packet_and_counts_the_broken_ones():
     assert src.stats().skipped_corrupt == 2 and src.stats().frames_read == 2
 
 
-def test_a_stream_whose_packets_do_not_decode_alone_is_read_decoded(stream_of, monkeypatch):
-    s = stream_of([_jpeg(v) for v in GREYS])
-    monkeypatch.setattr(EncodedFrame, "decode", lambda self: None)
-    src = open_source(s.url, policy=POLICY)
-    try:
-        assert not isinstance(src._cap, MjpegPackets)
-        got = _take(src, 3)
-    finally:
-        src.close()
-    assert all(f.image.shape == (48, 64, 3) for f in got)
-    assert src.stats().skipped_corrupt == 0
-
-
-def test_a_stream_whose_packets_carry_padding_is_read_decoded(stream_of):
-    # bytes after the JPEG's end marker: the packet never looks whole, so the stream is read
-    # decoded rather than every frame counted corrupt and the camera reconnected for ever
-    s = stream_of([_jpeg(v) + b"\x00" * 100 for v in GREYS])
+@pytest.mark.parametrize("case", ["do_not_decode_alone", "carry_padding"])
+def test_a_stream_whose_packets_are_not_whole_jpegs_is_read_decoded(case, stream_of,
+                                                                     monkeypatch):
+    """Packets OpenCV cannot decode on their own (an MJPEG without Huffman tables), or that
+    carry bytes after the JPEG's end marker (they never look whole): the stream is read
+    decoded by FFmpeg, rather than every frame counted corrupt and the camera reconnected for
+    ever."""
+    pad = b"\x00" * 100 if case == "carry_padding" else b""
+    s = stream_of([_jpeg(v) + pad for v in GREYS])
+    if case == "do_not_decode_alone":
+        monkeypatch.setattr(EncodedFrame, "decode", lambda self: None)
     src = open_source(s.url, policy=POLICY)
     try:
         assert not isinstance(src._cap, MjpegPackets)
