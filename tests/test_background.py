@@ -336,18 +336,48 @@ def test_a_reading_that_finds_every_core_held_by_other_work_is_made_light():
 
 
 def test_cpu_contended_takes_the_fewest_runnable_tasks_of_its_looks():
-    """The caller counts itself: 3 runnable on 2 cores is two other tasks, every core held;
-    one look of 2 among 3s (a frame loop that ran for a moment, then stopped) is not load;
-    no /proc/loadavg: never contended."""
+    """Other runnable tasks (this process's own threads left out) as many as the cores:
+    every core held; one look with fewer among them (a task that ran for a moment, then
+    stopped) is not load; no /proc/loadavg: never contended."""
     def looks(*values):
         it = iter(values)
         return lambda: next(it)
 
-    assert cpu_contended(2, 3, 0, looks(3, 3, 3)) is True
-    assert cpu_contended(2, 3, 0, looks(3, 2, 3)) is False
-    assert cpu_contended(2, 3, 0, looks(4, 5, 3)) is True
-    assert cpu_contended(4, 3, 0, looks(4, 4, 4)) is False
-    assert cpu_contended(2, 3, 0, looks(None, 3, 3)) is False
+    assert cpu_contended(2, 3, 0, looks(2, 2, 2)) is True
+    assert cpu_contended(2, 3, 0, looks(2, 1, 2)) is False
+    assert cpu_contended(2, 3, 0, looks(3, 4, 2)) is True
+    assert cpu_contended(4, 3, 0, looks(3, 3, 3)) is False
+    assert cpu_contended(2, 3, 0, looks(None, 2, 2)) is False
+
+
+def test_this_process_own_busy_threads_are_not_load():
+    """A lone table's own work (its frame loop, its models' inference threads) never makes
+    its reading light: as many busy threads of this process as the machine has cores are
+    left out of the count."""
+    import os
+
+    if not os.path.exists("/proc/loadavg"):
+        return
+    cores = os.cpu_count() or 1
+    stop = threading.Event()
+
+    def spin():  # hashing releases the GIL: every thread runs at once, as inference does
+        import hashlib
+
+        data = b"x" * 4_000_000
+        while not stop.is_set():
+            hashlib.sha256(data).digest()
+
+    threads = [threading.Thread(target=spin, daemon=True) for _ in range(cores)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(0.2)
+        assert not cpu_contended(cores)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
 
 
 def test_cpu_contended_sees_another_programs_busy_processes():

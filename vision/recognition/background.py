@@ -60,22 +60,41 @@ LOAD_GAP_S = 0.01
 
 
 def _runnable() -> int | None:
-    """Tasks runnable on the machine now (Linux ``/proc/loadavg``, 4th field
-    ``running/total``); None where there is no such file."""
+    """Tasks runnable on the machine now, less this process's own running threads: Linux
+    ``/proc/loadavg`` (4th field ``running/total``) less the threads of ``/proc/self/task``
+    in state ``R`` (the caller, a frame loop, the models' inference threads); None where
+    there is no such file."""
     try:
         with open("/proc/loadavg", "rb") as f:
-            return int(f.read().split()[3].split(b"/")[0])
+            total = int(f.read().split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         return None
+    own = 0
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        tids = []
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        # "pid (comm) S ...": the state follows the last ")" (comm may hold one)
+        own += stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] == b"R"
+    return max(0, total - own)
 
 
 def cpu_contended(cores: int | None = None, samples: int = LOAD_SAMPLES,
                   gap_s: float = LOAD_GAP_S, runnable=_runnable) -> bool:
     """True when other work keeps every core busy now: in ``samples`` looks at the kernel's
-    runnable-task count ``gap_s`` seconds apart, the fewest, less the caller itself, is at
-    least ``cores``. Two CPU-bound processes of another program on a 2-core machine read
-    3 in every look (the caller and the two); the quiet machine 1 (measured, session 31). The
-    fewest of several looks, so a frame loop that runs for a moment is not taken for load.
+    count of runnable tasks that are not this process's own threads, ``gap_s`` seconds
+    apart, the fewest is at least ``cores``. Two CPU-bound processes of another program on a
+    2-core machine count 2 in every look; the quiet machine 0 (measured, session 31). This
+    process's threads are left out (a frame loop, the inference threads of a lone table's
+    models); the pit's other processes (other tables, the detector service) count: they too
+    hold the cores. The fewest of several looks, so a task that runs for a moment is not
+    taken for load.
 
     Args:
         cores: the machine's cores (None: ``os.cpu_count()``).
@@ -91,7 +110,7 @@ def cpu_contended(cores: int | None = None, samples: int = LOAD_SAMPLES,
         if n is None:
             return False
         fewest = n if fewest is None else min(fewest, n)
-    return fewest is not None and fewest - 1 >= cores
+    return fewest is not None and fewest >= cores
 
 
 class StillReader:
