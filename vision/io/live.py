@@ -216,6 +216,7 @@ class MjpegPackets:
         return bool(self._cap.isOpened())
 
     def read(self) -> tuple[bool, EncodedFrame | None]:
+        """``(ok, the next packet)``; ``(ok, None)`` where the read failed or gave nothing."""
         ok, buf = self._cap.read()
         if not ok or buf is None or getattr(buf, "size", 0) == 0:
             return bool(ok), None

@@ -133,9 +133,9 @@ class StillReader:
     (docs/pit.md, "a busy machine reads with one size"). So is a reading that finds other work
     holding every core (:func:`cpu_contended`: another program's CPU-bound processes, which
     the gate cannot see), with or without a gate: beside two such processes, a table dealt
-    every 7 s otherwise never saw its reading land before the next deal. A permit held by a worker that was killed is
-    never given back by a plain semaphore; :class:`ReadingGate`'s permits are file locks the
-    kernel frees when their process dies. After :data:`GATE_WAIT_S` seconds a reading goes
+    every 7 s otherwise never saw its reading land before the next deal. A permit held by a
+    worker that was killed is never given back by a plain semaphore; :class:`ReadingGate`'s
+    permits are file locks the kernel frees when their process dies. After :data:`GATE_WAIT_S` seconds a reading goes
     ahead anyway (a stuck permit costs a delay, never a round).
 
     Args:
