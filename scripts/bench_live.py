@@ -52,6 +52,9 @@ beside it for the whole run.
   exists; else the ``frames`` count of ``GET /api/pit``), skipped = sent - processed; the
   stats routes' JSON (``/api/stats``, ``/tables/<id>/api/stats``) before and after is in the
   ``--json`` output;
+* readings: still readings made beside each table's loop over the run, and of them light
+  (``readings`` of the stats routes: at ``recognition.busy_scales``, the machine busy), per
+  table and summed; null where the product does not say;
 * CPU seconds (user + system) of the product's process tree over the run (psutil, every
   process of the tree sampled each second: the serve process, its workers, the detector
   process); per table, its worker's process and that worker's children.
@@ -800,6 +803,28 @@ def _stats_delta(before: dict, after: dict, tid: str) -> dict:
             if isinstance(b[k], (int, float)) and not isinstance(b[k], bool)}
 
 
+def _sum_readings(rows: list[dict]) -> dict | None:
+    """Every table's ``readings`` summed (None where no table's product says)."""
+    got = [r["readings"] for r in rows if r.get("readings")]
+    if not got:
+        return None
+    return {k: sum(g[k] for g in got) for k in ("made", "light")}
+
+
+def _readings_delta(before: dict, after: dict, tid: str) -> dict | None:
+    """Table ``tid``'s still readings made beside its loop between two :func:`_stats_routes`
+    answers, ``{"made", "light"}`` (``readings`` of ``/api/stats``: light ones at
+    ``busy_scales``, the machine busy); None where the product does not say."""
+    def readings(st):
+        t = (st or {}).get(tid) or ((st or {}).get("pit") or {}).get("tables", {}).get(tid)
+        return (t or {}).get("readings")
+
+    a, b = readings(before) or {}, readings(after)
+    if not b:
+        return None
+    return {k: int(b.get(k) or 0) - int(a.get(k) or 0) for k in ("made", "light")}
+
+
 def _wait_ready(port: int, proc: subprocess.Popen, K: int, fps: float, timeout_s: float,
                 warm_s: float, work: Path, say) -> tuple[dict, bool]:
     """Wait until every table's worker runs and has processed a frame (else RuntimeError
@@ -1071,6 +1096,7 @@ def run_bench(args, say) -> dict:
                               "product_totals_delta": own or None,
                               "preroll_sent": tl.preroll_sent,
                               "connections": tl.connections},
+                   "readings": _readings_delta(stats0, stats1, tid),
                    "worker_restarts": int((e.get("worker") or {}).get("restarts") or 0)
                    - int((b.get("worker") or {}).get("restarts") or 0),
                    "cpu_s": round(cpu_t, 1), "rounds": rows, "unmatched_events": unmatched}
@@ -1088,6 +1114,7 @@ def run_bench(args, say) -> dict:
             "latency_full": latency_stats(lat_full_all),
             "frames": {"sent": totals["sent"], "processed": totals["processed"],
                        "skipped": totals["sent"] - totals["processed"]},
+            "readings": _sum_readings(res["per_table"]),
             "cpu_s": round(cpu.used(), 1),
             "cpu_s_tables": round(cpu_tables, 1),
             "cpu_s_per_processed_frame_ms": round(1000 * cpu.used()
@@ -1215,6 +1242,9 @@ def _line(row: dict, name: str) -> str:
         extra.append(f"{row['by_place']} matched only by where their tiles lie")
     if row.get("after_stop"):
         extra.append(f"{row['after_stop']} written at stop")
+    if row.get("readings"):
+        extra.append(f"{row['readings']['made']} still reading(s), "
+                     f"{row['readings']['light']} light")
     return (f"{name}: rounds dealt {row['dealt']}, reported {row['reported']}, once "
             f"{row['once']} (missed {row['missed']}, more than once {row['more_than_once']}); "
             f"seats right {row['right']}, wrong {row['wrong']}, not settled "
