@@ -790,15 +790,19 @@ def _stats_routes(port: int, tables: list[str]) -> dict:
     return out
 
 
+def _table_figures(st: dict | None, tid: str) -> dict:
+    """Table ``tid``'s figures in a :func:`_stats_routes` answer: a lone table's own route or
+    the pit's ``tables`` ({} where neither has them)."""
+    st = st or {}
+    return st.get(tid) or (st.get("pit") or {}).get("tables", {}).get(tid) or {}
+
+
 def _stats_delta(before: dict, after: dict, tid: str) -> dict:
     """The difference of table ``tid``'s ``totals`` (``delivered``, ``processed``,
     ``skipped``, ``dropped``, frames) between two :func:`_stats_routes` answers ({} when the
     product has no such route)."""
-    def totals(st):
-        t = (st or {}).get(tid) or ((st or {}).get("pit") or {}).get("tables", {}).get(tid)
-        return (t or {}).get("totals") or {}
-
-    a, b = totals(before), totals(after)
+    a = _table_figures(before, tid).get("totals") or {}
+    b = _table_figures(after, tid).get("totals") or {}
     return {k: int(b[k]) - int(a.get(k) or 0) for k in b
             if isinstance(b[k], (int, float)) and not isinstance(b[k], bool)}
 
@@ -815,11 +819,8 @@ def _readings_delta(before: dict, after: dict, tid: str) -> dict | None:
     """Table ``tid``'s still readings made beside its loop between two :func:`_stats_routes`
     answers, ``{"made", "light"}`` (``readings`` of ``/api/stats``: light ones at
     ``busy_scales``, the machine busy); None where the product does not say."""
-    def readings(st):
-        t = (st or {}).get(tid) or ((st or {}).get("pit") or {}).get("tables", {}).get(tid)
-        return (t or {}).get("readings")
-
-    a, b = readings(before) or {}, readings(after)
+    a = _table_figures(before, tid).get("readings") or {}
+    b = _table_figures(after, tid).get("readings")
     if not b:
         return None
     return {k: int(b.get(k) or 0) - int(a.get(k) or 0) for k in ("made", "light")}
