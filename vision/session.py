@@ -44,7 +44,7 @@ from vision.schema import RoundEvent
 from vision.io.sinks import AnnotatedOutput, AuditSink, EventsFile, EventStream, Sink, Window
 from vision.sources import redact_url
 
-__all__ = ["Session", "run", "READING_FPS", "RESTING_FPS"]
+__all__ = ["Session", "run", "READING_FPS", "RESTING_FPS", "UNWATCHED_FPS"]
 
 #: Live: frames a second the loop takes while a still reading runs beside it (the rest of the
 #: CPU is the reading's; the display still moves every 0.2 s; issue 45).
@@ -54,6 +54,13 @@ READING_FPS = 5.0
 #: table costs little (issue 45; the camera's other frames are skipped by design, and the
 #: figures say so: ``/api/stats`` ``resting``).
 RESTING_FPS = 5.0
+#: Live: frames a second the loop takes instead, in both cases, while no sink is watched
+#: (:meth:`vision.io.sinks.Sink.watched`: a pit table whose display nobody looks at, events
+#: only): those frames only watch for motion, and a move is still seen within 0.5 s. At 5 a
+#: second, decoding them was 40 % of a pit table worker's CPU (py-spy, bench_live 8 tables,
+#: session 32); at 2 a second the 8 tables took 1,070 frames instead of 2,276, and 33-37 s of
+#: CPU instead of 46-47 s (docs/pit.md).
+UNWATCHED_FPS = 2.0
 
 
 class Session:
@@ -236,19 +243,24 @@ class Session:
                     self._restart()  # each image is its own table
                 if not self._step(fr):
                     return
+                watched = self._live and any(_watched(s) for s in self.sinks)
                 if self._live and self.pipeline.reading:
                     # a still reading runs beside the loop: the loop takes at most
-                    # READING_FPS frames a second meanwhile (the display moves on, the
-                    # camera's other frames are skipped by design) and leaves the CPU to it
-                    # (the wait ends as soon as the reading lands: it is taken at once)
-                    rest = 1.0 / READING_FPS - (time.perf_counter() - tc)
+                    # READING_FPS frames a second meanwhile (UNWATCHED_FPS while nobody
+                    # looks; the display moves on, the camera's other frames are skipped by
+                    # design) and leaves the CPU to it (the wait ends as soon as the reading
+                    # lands: it is taken at once)
+                    fps = READING_FPS if watched else UNWATCHED_FPS
+                    rest = 1.0 / fps - (time.perf_counter() - tc)
                     if rest > 0:
                         self.pipeline.wait_reading(rest)
                         if self._stop.is_set():
                             return
                 elif self._live and getattr(self.pipeline, "resting", False):
                     # a still table whose reading stands: RESTING_FPS frames a second
-                    rest = 1.0 / RESTING_FPS - (time.perf_counter() - tc)
+                    # (UNWATCHED_FPS while nobody looks)
+                    fps = RESTING_FPS if watched else UNWATCHED_FPS
+                    rest = 1.0 / fps - (time.perf_counter() - tc)
                     if rest > 0 and self._stop.wait(rest):
                         return
                 if bar is not None:
@@ -372,6 +384,13 @@ def _disk_full(exc: BaseException) -> bool:
     """True for "no space left" / "quota exceeded" errors (the audit store turns SQLite's
     "disk is full" into ``ENOSPC``)."""
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _watched(sink) -> bool:
+    """``sink.watched()`` (:meth:`vision.io.sinks.Sink.watched`); True for a sink without the
+    method."""
+    ask = getattr(sink, "watched", None)
+    return True if ask is None else bool(ask())
 
 
 def _wants_picture(sink) -> bool:

@@ -51,6 +51,13 @@ class Sink:
         Default True: a sink that does not say otherwise gets every picture drawn."""
         return True
 
+    def watched(self) -> bool:
+        """Whether someone sees this sink's pictures as they come (a window, a video being
+        recorded, a pit table's display while it is looked at). A live loop with no watched
+        sink takes fewer frames of a still table (:data:`vision.session.UNWATCHED_FPS`).
+        Default True: a sink that does not say otherwise is watched."""
+        return True
+
     def round(self, event: RoundEvent) -> None:
         """One round (settled or not), after it was stored."""
 
@@ -242,6 +249,10 @@ class EventsFile(Sink):
         """Rounds only: no picture."""
         return False
 
+    def watched(self) -> bool:
+        """Rounds only: nobody sees its pictures."""
+        return False
+
     def round(self, event: RoundEvent) -> None:
         try:
             self._writer.write(event)
@@ -262,6 +273,10 @@ class EventStream(Sink):
 
     def wants_picture(self) -> bool:
         """Rounds only: no picture."""
+        return False
+
+    def watched(self) -> bool:
+        """Rounds only: nobody sees its pictures."""
         return False
 
     def round(self, event: RoundEvent) -> None:

@@ -216,6 +216,10 @@ class LiveStats(Sink):
         """No picture needed: the figures only."""
         return False
 
+    def watched(self) -> bool:
+        """The figures only: nobody sees its pictures."""
+        return False
+
     def frame(self, image, frame, result) -> bool:
         """One processed frame: counted, its detect time kept, the round's first sight noted."""
         now = self.clock()

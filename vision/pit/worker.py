@@ -61,6 +61,10 @@ class _PipeSink(Sink):
     def _picture_due(self) -> bool:
         return self.pictures and time.monotonic() - self._last_picture >= self.min_interval
 
+    def watched(self) -> bool:
+        """Someone looks at the table's pictures (:attr:`pictures`)."""
+        return bool(self.pictures)
+
     def wants_picture(self) -> bool:
         """A picture is sent at most ``max_picture_fps`` a second, and only while pictures
         are on (:attr:`pictures`): only those are drawn; the answer stands for the next

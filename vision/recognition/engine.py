@@ -123,6 +123,12 @@ class RecognitionEngine:
         self.standing = False
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
+        self._ran_at: float | None = None  # camera time (s) the detector last ran
+        self._spared_at: float | None = None  # ... of the frame before, when it was spared
+        self._rest_from: float | None = None  # ... the picture this frame settled on showed
+        self._shown: tuple[TileRead, ...] | None = None  # live: the reads of the last frame
+        #: live video: moving frames not detected (vision.recognition.video.detect_gated)
+        self.motion_spared = 0
         self._generation = 0  # bumped whenever the picture moves (a reading of before is old)
         self._first_look: tuple | None = None  # live: the reads standing while it is made
         #: live video: the unread outlines empty still tables show (felt lettering, chips)
@@ -141,7 +147,10 @@ class RecognitionEngine:
         read as fast as possible, tests): made in :meth:`read`, the same frames give the same
         reads. Nothing changes with one input size (no vet). A reading that finds the pit's
         gate taken by other tables' readings, or every core held by other work, is made at
-        ``busy_scales`` only (:class:`vision.recognition.background.StillReader` ``light``)."""
+        ``busy_scales`` only (:class:`vision.recognition.background.StillReader` ``light``).
+        Frames still moving run the detector at most every
+        :data:`vision.recognition.video.MOTION_LIVE_S` seconds of the camera's clock
+        (:func:`vision.recognition.video.detect_gated`)."""
         if not on:
             if self.background is not None:
                 self.background.close()
@@ -207,6 +216,7 @@ class RecognitionEngine:
         self._vetted, self._vetoed = [], []
         self._still_reading, self._still_frames, self._moved = None, 0, True
         self._moved_at, self._still_ok = None, False
+        self._ran_at = self._spared_at = self._rest_from = self._shown = None
         self.standing = False
         self._generation += 1
         self.stack.reset()

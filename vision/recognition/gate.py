@@ -6,14 +6,17 @@ thumbnail of the frame the detector last ran on. When no block's mean absolute d
 ``motion_threshold`` (8 grey levels) the previous detections are reused; a hand, a moved or
 swapped tile or a camera move changes blocks and the detector runs. It runs at least every
 ``redetect_every`` frames anyway -- except while the caller *holds* a reading of the reference
-picture (:attr:`MotionGate.holding`: the engine's fused still reading,
-:mod:`vision.recognition.engine`): then a still picture is never re-detected, because a
-re-detection could not change that reading; and the reference is not renewed, so a slow change
-that never moves a block by the threshold between two frames still adds up against the picture
-the reading was made of, and moves the gate once it does. While the picture keeps changing it runs on every
-``motion_detect_every``-th frame; the frames in between are *stale*: drawn with the previous
-detections but not counted by the round tracker, so stability (and settlement) rests only on
-frames the detector saw or that did not change.
+picture (:attr:`MotionGate.holding`: the engine's fused still reading, standing or, live,
+being made beside the loop, :mod:`vision.recognition.engine`): then a still picture is never
+re-detected, because a re-detection could not change that reading; and the reference is not
+renewed, so a slow change that never moves a block by the threshold between two frames still
+adds up against the picture the reading was made of, and moves the gate once it does. While
+the picture keeps changing it runs on every ``motion_detect_every``-th frame; the frames in
+between are *stale*: drawn with the previous detections but not counted by the round tracker,
+so stability (and settlement) rests only on frames the detector saw or that did not change.
+Each decision also says whether the frame shows what the frame before it showed
+(:attr:`GateDecision.settled`): a live table spares the detector a picture still changing
+from frame to frame (:func:`vision.recognition.video.detect_gated`).
 
 The decision names the blocks that moved (:attr:`GateDecision.blocks`, :meth:`MotionGate.changed_box`)
 so the engine can re-detect only that part of the frame (:mod:`vision.recognition.region`,
@@ -55,12 +58,18 @@ class GateDecision:
         blocks: bool (rows, columns) of :attr:`vision.config.GateConfig.blocks`: the blocks
             whose mean difference from the reference exceeds ``motion_threshold``; None when
             nothing was compared (first frame, gate off, after :meth:`MotionGate.reset`).
+        settled: no block differs by ``motion_threshold`` from the frame decided just before
+            (not the reference): a picture that moved has come to rest, or never moved; False
+            while it changes from frame to frame, and when there was no frame before. A
+            caller that spares a busy machine the detector on a moving picture still runs it
+            on the frame that settles (:func:`vision.recognition.video.detect_gated`).
     """
 
     detect: bool
     stale: bool = False
     moved: bool = True
     blocks: np.ndarray | None = None
+    settled: bool = False
 
 
 class MotionGate:
@@ -77,6 +86,7 @@ class MotionGate:
         self._frame = 0
         self._current = 0
         self._thumb: np.ndarray | None = None
+        self._prev_thumb: np.ndarray | None = None  # the frame decided before this one
         self._shape: tuple[int, int] = (0, 0)  # (H, W) of the frame just decided
         #: the caller holds a reading of the reference picture (module docstring): no periodic
         #: re-detection of a still picture while True; motion still moves the gate
@@ -92,18 +102,25 @@ class MotionGate:
         if cfg.motion_threshold <= 0:
             return GateDecision(True)
         thumb = self._thumb = thumbnail(image, cfg.thumb_size)
+        prev, self._prev_thumb = self._prev_thumb, thumb
+        settled = prev is not None and prev.shape == thumb.shape and not bool(
+            (self._block_diff(thumb, prev) > cfg.motion_threshold).any())
         if self._last_thumb is not None and self._last_thumb.shape == thumb.shape:
             since = frame - self._last_frame
-            (w, h), (bx, by) = cfg.thumb_size, cfg.blocks
-            diff = np.abs(thumb - self._last_thumb).reshape(by, h // by, bx, w // bx)
-            fired = diff.mean((1, 3)) > cfg.motion_threshold
+            fired = self._block_diff(thumb, self._last_thumb) > cfg.motion_threshold
             moved = bool(fired.any())
             if not moved and (since < cfg.redetect_every or self.holding):
-                return GateDecision(False, moved=False, blocks=fired)
+                return GateDecision(False, moved=False, blocks=fired, settled=settled)
             if moved and since < cfg.motion_detect_every:
-                return GateDecision(False, stale=True, blocks=fired)
-            return GateDecision(True, moved=moved, blocks=fired)
-        return GateDecision(True)
+                return GateDecision(False, stale=True, blocks=fired, settled=settled)
+            return GateDecision(True, moved=moved, blocks=fired, settled=settled)
+        return GateDecision(True, settled=settled)
+
+    def _block_diff(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """float (rows, columns) of :attr:`vision.config.GateConfig.blocks`: the mean absolute
+        difference of two thumbnails (int16 (h, w)) in each block, grey levels."""
+        (w, h), (bx, by) = self.config.thumb_size, self.config.blocks
+        return np.abs(a - b).reshape(by, h // by, bx, w // bx).mean((1, 3))
 
     def changed_box(self, blocks: np.ndarray) -> tuple[float, float, float, float] | None:
         """The bounding box ``(x0, y0, x1, y1)`` (frame px of the frame just decided, float) of
@@ -143,5 +160,6 @@ class MotionGate:
     def reset(self) -> None:
         """Forget the reference frame (the next frame is always detected)."""
         self._last_thumb = None
+        self._prev_thumb = None
         self._last_frame = -1
         self.holding = False

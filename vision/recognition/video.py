@@ -21,7 +21,8 @@ from vision.recognition.reads import Reads
 from vision.recognition.region import RegionPlan, cut, full_pass_grid, merge_region, plan_region
 from vision.schema import UnreadReason
 
-__all__ = ["VET_AFTER_STILL", "VET_STILL_S", "read_video", "detect_gated", "region_plan", "vet"]
+__all__ = ["VET_AFTER_STILL", "VET_STILL_S", "MOTION_LIVE_S", "read_video", "detect_gated",
+           "region_plan", "vet"]
 
 #: Video: new faces are vetted by the fused still reading after this many consecutive frames
 #: without motion (dealing is over; one fused reading per new set of faces, not one per card).
@@ -32,6 +33,14 @@ VET_AFTER_STILL = 3
 #: pace (3 frames at 15 fps), not after 3 of its own slow frames (1-2 s later under load,
 #: issue 45).
 VET_STILL_S = 0.2
+#: Live (the still reading beside the loop): a picture that keeps changing from frame to frame
+#: (a hand dealing, clearing) runs the detector at most once in this many seconds of the
+#: camera's clock; the frame it comes to rest on runs it at once. The frames between are
+#: stale (drawn with the detections before, not counted by the round tracker), as the gate's
+#: own ``motion_detect_every`` makes them. A dealing's moving frames are shown, never settled
+#: on: 8 tables dealt at once spent about as much CPU on them as on their still readings
+#: (bench_live, session 32, docs/pit.md).
+MOTION_LIVE_S = 0.5
 
 
 def read_video(engine, image: np.ndarray, t0: float, clock: float | None = None) -> Reads:
@@ -50,12 +59,9 @@ def read_video(engine, image: np.ndarray, t0: float, clock: float | None = None)
     Returns:
         :class:`vision.recognition.reads.Reads`.
     """
-    # a standing fused reading is of the gate's reference picture: no periodic re-detection
-    # while it stands (it would not change that reading), motion against that picture
-    # still runs the detector and drops the reading (vision.recognition.gate)
-    engine.gate.holding = engine._still_reading is not None and engine._still_ok
+    engine.gate.holding = _holding(engine)
     engine.standing = False
-    dets, ran, stale = engine._detect_gated(image)
+    dets, ran, stale = engine._detect_gated(image, clock)
     t1 = time.perf_counter()
     if not ran and not stale and not engine._moved and engine._still_reading is not None \
             and engine._still_ok:
@@ -66,6 +72,7 @@ def read_video(engine, image: np.ndarray, t0: float, clock: float | None = None)
         engine._still_frames += 1
         engine.still_reuses += 1
         engine.standing = True
+        engine._shown = tuple(engine._still_reading)
         return Reads(tuple(engine._still_reading), dets, 0, ran, stale,
                      {"detect": t1 - t0, "decode": time.perf_counter() - t1},
                      still_frames=engine._still_frames, vetted=True)
@@ -73,15 +80,16 @@ def read_video(engine, image: np.ndarray, t0: float, clock: float | None = None)
             and engine.background.making(engine._generation):  # (live) its reading is made:
         # the first look stands for this unchanged picture, not decoded again
         engine._still_frames += 1
+        engine._shown = engine._first_look
         return Reads(engine._first_look, dets, 0, ran, stale,
                      {"detect": t1 - t0, "decode": time.perf_counter() - t1},
                      provisional=True, still_frames=engine._still_frames)
     engine._first_look = None
-    reads, n_dec = engine.decode(image, dets, use_cache=True)
-    reads = resolve_overlapping_reads(reads)
+    reads, n_dec = _frame_reads(engine, image, dets, stale)
     engine._still_frames = 0 if (engine._moved or stale) else engine._still_frames + 1
     if not engine._still_frames:
-        engine._moved_at = clock
+        # a frame that settled on the picture of a spared frame before it: still since then
+        engine._moved_at = clock if engine._rest_from is None else engine._rest_from
     engine._still_ok = engine._still_frames >= VET_AFTER_STILL or (
         engine._still_frames >= 1 and clock is not None and engine._moved_at is not None
         and clock - engine._moved_at >= VET_STILL_S)
@@ -101,21 +109,72 @@ def read_video(engine, image: np.ndarray, t0: float, clock: float | None = None)
         engine._first_look = tuple(reads)
     vetted = (not stale and engine._still_reading is not None and len(engine.scales) >= 2
               and engine._still_ok)
+    engine._shown = tuple(reads)
     return Reads(tuple(reads), dets, n_dec, ran, stale,
                  {"detect": t1 - t0, "decode": time.perf_counter() - t1},
                  provisional=provisional, still_frames=engine._still_frames, vetted=vetted)
 
 
-def detect_gated(engine, image: np.ndarray) -> tuple[Detections, bool, bool]:
+def _holding(engine) -> bool:
+    """The gate holds its reference picture (:attr:`vision.recognition.gate.MotionGate.holding`:
+    no periodic re-detection): while a standing fused reading is of that picture (a
+    re-detection would not change it; motion against that picture still runs the detector
+    and drops the reading), and, live, while the fused reading of this still picture is being
+    made beside the loop (a re-detection would change neither that reading nor the first look
+    standing meanwhile)."""
+    return (engine._still_reading is not None and engine._still_ok) or (
+        engine._first_look is not None and engine.background is not None
+        and engine.background.making(engine._generation))
+
+
+def _frame_reads(engine, image: np.ndarray, dets: Detections, stale: bool
+                 ) -> tuple[list[TileRead], int]:
+    """``(reads, tiles decoded)`` of a frame: its detections decoded through the identity
+    cache; live, a stale frame (the picture moving, the detector not run: it counts for
+    nothing) shows the reads of the frame before, nothing decoded again."""
+    if stale and engine.background is not None and engine._shown is not None:
+        return list(engine._shown), 0
+    reads, n_dec = engine.decode(image, dets, use_cache=True)
+    return resolve_overlapping_reads(reads), n_dec
+
+
+def detect_gated(engine, image: np.ndarray, clock: float | None = None
+                 ) -> tuple[Detections, bool, bool]:
     """Detections of this frame through the motion gate (:mod:`vision.recognition.gate`).
+
+    Live (the still reading beside the loop, :meth:`set_background`, and ``clock`` given), a
+    frame of a picture that keeps changing (it moved on the frame before too, and changed
+    since) is stale while the detector ran less than
+    :data:`MOTION_LIVE_S` seconds ago on the camera's clock; the frame the picture settles on
+    runs it (and, when the frame before it was spared, the picture counts as still from that
+    frame's time: ``engine._rest_from``).
+
+    Args:
+        engine: the engine (its gate and detections are read and updated).
+        image: uint8 (H, W, 3) BGR.
+        clock: the frame's time on the camera's clock (s), or None (never spared).
 
     Returns:
         ``(detections, detector_ran, stale)``.
     """
     decision = engine.gate.decide(image)
-    engine._moved = decision.moved
+    moving, engine._moved = engine._moved, decision.moved  # moving: the frame before moved
+    engine._rest_from = None
+    spared_before, engine._spared_at = engine._spared_at, None
     if not decision.detect and engine._last_dets is not None:
+        if decision.stale:
+            engine._spared_at = clock
         return engine._last_dets, False, decision.stale
+    if (engine.background is not None and clock is not None and decision.moved and moving
+            and not decision.settled and decision.blocks is not None
+            and engine._last_dets is not None and engine._ran_at is not None
+            and 0 <= clock - engine._ran_at < MOTION_LIVE_S):
+        engine.motion_spared += 1
+        engine._spared_at = clock
+        return engine._last_dets, False, True
+    if engine.background is not None and decision.settled and spared_before is not None:
+        engine._rest_from = spared_before  # this picture was already the frame before's
+    engine._ran_at = clock
     plan = engine._region(image, decision)
     if plan is None:
         engine._last_dets = engine.detect(image)
