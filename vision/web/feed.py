@@ -45,6 +45,11 @@ class _HubSink(Sink):
                                 reading=bool(getattr(result, "provisional", False)))
         return True
 
+    def watched(self) -> bool:
+        """Someone looked at the feed's pictures lately
+        (:meth:`vision.web.hub.LiveFeed.pictures_wanted`)."""
+        return self.feed.pictures_wanted()
+
     def round(self, event: RoundEvent) -> None:
         self.feed.publish_event(event)
 
