@@ -42,8 +42,8 @@ def _engine(det, live: bool):
 
 
 def test_the_gate_says_when_a_picture_has_settled():
-    """GateDecision.settled: the frame shows what the frame before showed (not the
-    reference the detector last ran on); never on the first frame or after a reset."""
+    """GateDecision.settled: a frame that moved shows what the frame before showed (not
+    the reference the detector last ran on); never on the first frame or after a reset."""
     g = MotionGate(GateConfig())
     a = np.full((108, 192, 3), 100, np.uint8)
     b = a.copy()
@@ -119,6 +119,25 @@ def test_a_picture_that_settles_after_a_spared_frame_is_still_from_that_frame():
     assert not r.stale and not asked()
     e.read(sc.image, "video", clock=101.375)
     assert asked()
+    e.close()
+
+
+def test_a_table_behind_its_camera_asks_for_the_reading_on_the_frame_it_settles_on():
+    """Live frames 1/4 s apart (a table behind its camera): the hand leaves on a frame the
+    gate leaves stale (101.5); the next frame (101.75) shows the same picture and runs the
+    detector: it is that picture's second still frame, 0.25 s after the first (VET_STILL_S),
+    so the still reading is asked for on it, not a frame (0.25 s) later."""
+    sc, det = _scene()
+    e = _engine(det, True)
+    for t in (100.0, 100.25, 100.5):
+        e.read(sc.image, "video", clock=t)
+    for k, t in enumerate((100.75, 101.0, 101.25)):
+        e.read(_hand(sc.image, k + 1), "video", clock=t)
+    asked = lambda: e.background.pending(e._generation)  # this picture's reading asked for
+    r = e.read(sc.image, "video", clock=101.5)  # the hand gone: the gate's stale frame
+    assert r.stale and not asked()
+    r = e.read(sc.image, "video", clock=101.75)
+    assert not r.stale and r.still_frames == 1 and asked()
     e.close()
 
 

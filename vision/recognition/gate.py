@@ -58,11 +58,12 @@ class GateDecision:
         blocks: bool (rows, columns) of :attr:`vision.config.GateConfig.blocks`: the blocks
             whose mean difference from the reference exceeds ``motion_threshold``; None when
             nothing was compared (first frame, gate off, after :meth:`MotionGate.reset`).
-        settled: no block differs by ``motion_threshold`` from the frame decided just before
-            (not the reference): a picture that moved has come to rest, or never moved; False
-            while it changes from frame to frame, and when there was no frame before. A
-            caller that spares a busy machine the detector on a moving picture still runs it
-            on the frame that settles (:func:`vision.recognition.video.detect_gated`).
+        settled: on a frame to detect because it moved, no block differs by
+            ``motion_threshold`` from the frame decided just before (not the reference): the
+            picture has come to rest; False while it changes from frame to frame, when there
+            was no frame before, and on every other decision (not compared). A live caller
+            that spares the detector a moving picture still runs it on the frame that settles
+            (:func:`vision.recognition.video.detect_gated`).
     """
 
     detect: bool
@@ -103,18 +104,18 @@ class MotionGate:
             return GateDecision(True)
         thumb = self._thumb = thumbnail(image, cfg.thumb_size)
         prev, self._prev_thumb = self._prev_thumb, thumb
-        settled = prev is not None and prev.shape == thumb.shape and not bool(
-            (self._block_diff(thumb, prev) > cfg.motion_threshold).any())
         if self._last_thumb is not None and self._last_thumb.shape == thumb.shape:
             since = frame - self._last_frame
             fired = self._block_diff(thumb, self._last_thumb) > cfg.motion_threshold
             moved = bool(fired.any())
             if not moved and (since < cfg.redetect_every or self.holding):
-                return GateDecision(False, moved=False, blocks=fired, settled=settled)
+                return GateDecision(False, moved=False, blocks=fired)
             if moved and since < cfg.motion_detect_every:
-                return GateDecision(False, stale=True, blocks=fired, settled=settled)
+                return GateDecision(False, stale=True, blocks=fired)
+            settled = moved and prev is not None and prev.shape == thumb.shape and not bool(
+                (self._block_diff(thumb, prev) > cfg.motion_threshold).any())
             return GateDecision(True, moved=moved, blocks=fired, settled=settled)
-        return GateDecision(True, settled=settled)
+        return GateDecision(True)
 
     def _block_diff(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """float (rows, columns) of :attr:`vision.config.GateConfig.blocks`: the mean absolute

@@ -86,10 +86,13 @@ def read_video(engine, image: np.ndarray, t0: float, clock: float | None = None)
                      provisional=True, still_frames=engine._still_frames)
     engine._first_look = None
     reads, n_dec = _frame_reads(engine, image, dets, stale)
-    engine._still_frames = 0 if (engine._moved or stale) else engine._still_frames + 1
-    if not engine._still_frames:
-        # a frame that settled on the picture of a spared frame before it: still since then
-        engine._moved_at = clock if engine._rest_from is None else engine._rest_from
+    if stale or (engine._moved and engine._rest_from is None):
+        engine._still_frames = 0
+        engine._moved_at = clock
+    elif engine._moved:  # settled on the picture of the spared frame before: its second
+        engine._still_frames = 1  # frame (that one reset the stack and set _moved_at)
+    else:
+        engine._still_frames += 1
     engine._still_ok = engine._still_frames >= VET_AFTER_STILL or (
         engine._still_frames >= 1 and clock is not None and engine._moved_at is not None
         and clock - engine._moved_at >= VET_STILL_S)
@@ -146,8 +149,8 @@ def detect_gated(engine, image: np.ndarray, clock: float | None = None
     frame of a picture that keeps changing (it moved on the frame before too, and changed
     since) is stale while the detector ran less than
     :data:`MOTION_LIVE_S` seconds ago on the camera's clock; the frame the picture settles on
-    runs it (and, when the frame before it was spared, the picture counts as still from that
-    frame's time: ``engine._rest_from``).
+    runs it (and, when the frame before it was spared, it is that picture's second still
+    frame, still since that frame's time: ``engine._rest_from``).
 
     Args:
         engine: the engine (its gate and detections are read and updated).
