@@ -243,14 +243,13 @@ class Session:
                     self._restart()  # each image is its own table
                 if not self._step(fr):
                     return
-                watched = self._live and any(_watched(s) for s in self.sinks)
                 if self._live and self.pipeline.reading:
                     # a still reading runs beside the loop: the loop takes at most
                     # READING_FPS frames a second meanwhile (UNWATCHED_FPS while nobody
                     # looks; the display moves on, the camera's other frames are skipped by
                     # design) and leaves the CPU to it (the wait ends as soon as the reading
                     # lands: it is taken at once)
-                    fps = READING_FPS if watched else UNWATCHED_FPS
+                    fps = READING_FPS if self._watched() else UNWATCHED_FPS
                     rest = 1.0 / fps - (time.perf_counter() - tc)
                     if rest > 0:
                         self.pipeline.wait_reading(rest)
@@ -259,7 +258,7 @@ class Session:
                 elif self._live and getattr(self.pipeline, "resting", False):
                     # a still table whose reading stands: RESTING_FPS frames a second
                     # (UNWATCHED_FPS while nobody looks)
-                    fps = RESTING_FPS if watched else UNWATCHED_FPS
+                    fps = RESTING_FPS if self._watched() else UNWATCHED_FPS
                     rest = 1.0 / fps - (time.perf_counter() - tc)
                     if rest > 0 and self._stop.wait(rest):
                         return
@@ -276,6 +275,11 @@ class Session:
             self._restart()
             self._pass += 1
 
+    def _watched(self) -> bool:
+        """A sink shows this session's pictures to someone (:meth:`vision.io.sinks.Sink.watched`);
+        asked only where the live loop may rest."""
+        return any(_sink_says(s, "watched") for s in self.sinks)
+
     def _restart(self) -> None:
         """Flush the open round (it is accounted for), then forget the table state."""
         self._flush()
@@ -285,7 +289,7 @@ class Session:
 
     def _step(self, fr) -> bool:
         if self._frames is None and isinstance(self.pipeline, Pipeline) and \
-                not any([_wants_picture(s) for s in self.sinks]):
+                not any([_sink_says(s, "wants_picture") for s in self.sinks]):
             # no sink looks at this frame's picture: drawn only if a round keeps it
             # (Pipeline.process, draw=False; a capture's frames are new arrays)
             annotated, res = self.pipeline.process(fr, draw=False)
@@ -386,17 +390,10 @@ def _disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
-def _watched(sink) -> bool:
-    """``sink.watched()`` (:meth:`vision.io.sinks.Sink.watched`); True for a sink without the
-    method."""
-    ask = getattr(sink, "watched", None)
-    return True if ask is None else bool(ask())
-
-
-def _wants_picture(sink) -> bool:
-    """``sink.wants_picture()`` (:meth:`vision.io.sinks.Sink.wants_picture`); True for a sink
-    without the method."""
-    ask = getattr(sink, "wants_picture", None)
+def _sink_says(sink, question: str) -> bool:
+    """``sink.<question>()`` -- ``wants_picture`` or ``watched`` (:class:`vision.io.sinks.Sink`);
+    True for a sink without the method."""
+    ask = getattr(sink, question, None)
     return True if ask is None else bool(ask())
 
 
