@@ -826,13 +826,21 @@ def _readings_delta(before: dict, after: dict, tid: str) -> dict | None:
     return {k: int(b.get(k) or 0) - int(a.get(k) or 0) for k in ("made", "light")}
 
 
+def _not_behind(row: dict) -> bool:
+    """A ``/api/pit`` table row whose live figures see its camera and say it keeps up."""
+    st = row.get("stats") or {}
+    return float(st.get("camera_fps") or 0) > 0 and st.get("behind") is False
+
+
 def _wait_ready(port: int, proc: subprocess.Popen, K: int, fps: float, timeout_s: float,
                 warm_s: float, work: Path, say) -> tuple[dict, bool]:
     """Wait until every table's worker runs and has processed a frame (else RuntimeError
     after ``timeout_s``), then until each keeps up with the camera's still empty table: at
-    least ``min(5, fps / 3)`` frames a second processed over the last 2 s (at most ``warm_s``
-    more seconds; a product that never gets there is measured anyway). Returns the last
-    ``/api/pit`` answer and whether the tables were warm."""
+    least ``min(5, fps / 3)`` frames a second processed over the last 2 s, or its live
+    figures (``/api/pit`` ``stats``) see its camera and say it is not behind (a still table
+    nobody watches takes 2 frames a second by design, ``vision.session.UNWATCHED_FPS``; at
+    most ``warm_s`` more seconds; a product that never gets there is measured anyway).
+    Returns the last ``/api/pit`` answer and whether the tables were warm."""
     t0 = time.monotonic()
     hist: list[tuple[float, dict]] = []
     up_at = None
@@ -860,7 +868,8 @@ def _wait_ready(port: int, proc: subprocess.Popen, K: int, fps: float, timeout_s
             old = [h for h in hist if now - h[0] >= 2.0]
             if old:
                 ref = old[-1][1]
-                if all(frames[t] - ref.get(t, 0) >= need for t in frames):
+                if all(frames[r["table_id"]] - ref.get(r["table_id"], 0) >= need
+                       or _not_behind(r) for r in rows):
                     return pit, True
             if now - up_at > warm_s:
                 say(f"the tables did not keep up with the empty table within {warm_s:.0f} s: "

@@ -208,6 +208,16 @@ def test_latency_figures():
     assert B.latency_stats([])["median_s"] is None
 
 
+def test_a_resting_table_that_keeps_up_is_warm_though_it_takes_few_frames():
+    """A still table nobody watches takes 2 frames a second by design: its live figures
+    (not behind, its camera seen) say it keeps up; a table behind, or whose camera is not
+    seen yet, or a product from before the figures, does not."""
+    assert B._not_behind({"stats": {"camera_fps": 15.0, "behind": False}})
+    assert not B._not_behind({"stats": {"camera_fps": 15.0, "behind": True}})
+    assert not B._not_behind({"stats": {"camera_fps": 0.0, "behind": False}})
+    assert not B._not_behind({"stats": None}) and not B._not_behind({})
+
+
 def test_light_readings_counted_per_table_over_the_run():
     """The stats routes' ``readings`` before and after the run (a pit's ``/api/stats``, a
     lone table's own route): the run's share per table, summed; None where the product does

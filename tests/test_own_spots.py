@@ -14,7 +14,9 @@ import pytest
 from vision.detections import Detections
 from vision.geometry import crop_corners, expand_polygon, order_polygon, polygon_iou_matrix
 from vision.recognition.decode import TileRead
-from vision.recognition.fill import borrowed_spots, fill_from_second_model, stubbier_than_peers
+from vision.recognition.fill import fill_from_second_model, stubbier_than_peers
+from vision.recognition.overlaps import borrowed_spots, shared_spots
+from vision.schema import UnreadReason
 
 FLUSH_CAM = Path(__file__).resolve().parents[1].parent / "shared" / "scenes_flush_cam"
 
@@ -80,6 +82,20 @@ def test_an_added_box_stubbier_than_the_tiles_around_it_is_not_added():
     assert not stubbier_than_peers(tile, first)
     # with fewer than MIN_PEERS identified tiles around it, no shape is taken from them
     assert not stubbier_than_peers(box, first[:2])
+
+
+def test_two_identified_tiles_counting_one_spot_are_both_unknown():
+    # the still reading's last rule (own_spots): whichever outline reaches onto the other's
+    # face, neither face is named; a third tile apart stays as read
+    six = _read("1-6", _box(100, 0, 40, 80), SIX_SPOTS)
+    long = _read("1-5", _box(40, 10, 75, 40), [(60, 20), (70, 40), (80, 60), (110.5, 20.5)])
+    apart = _read("2-2", _box(300, 0, 40, 80), [(310, 20), (330, 20), (310, 60), (330, 60)])
+    out = shared_spots([six, long, apart])
+    assert [(r.state, r.face) for r in out] == [("unknown", None), ("unknown", None),
+                                                ("face_up", "2-2")]
+    assert [r.reason_code for r in out[:2]] == [UnreadReason.SHARED_SPOTS] * 2
+    assert [r.evidence.disputed for r in out[:2]] == ["1-6", "1-5"]
+    assert shared_spots([six, apart]) == [six, apart]  # nothing shared: the same reads
 
 
 def _noisy_frames(image, seed, n=6, sigma=5.0):

@@ -69,6 +69,9 @@ SAYS = [
      "flush may be cut across"),
     (U.OVERLAPPING, None, {"face": "2-6"}, "overlapping outlines (read 2-6)"),
     (U.ACROSS_TWO, None, {"face": "2-6"}, "outline across two other tile outlines (read 2-6)"),
+    (U.SHARED_SPOTS, None, {"face": "1-5"},
+     "a spot it counts is another tile's too (read 1-5): an outline reaching onto a "
+     "neighbour's face"),
     (U.SHORT_OUTLINE, None,
      {"who": "one input size", "face": "2-4", "long": 61.4, "seen": 9, "length": 88.6},
      "one input size reads 2-4 on an outline 61 px long, where other readings saw 9 spots on "

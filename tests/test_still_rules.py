@@ -18,7 +18,7 @@ from vision.recognition.scales import STILL_SCALES
 from vision.recognition.still import STILL_RULES, StillContext, without
 
 NAMES = ("scales", "second_look", "second_model", "long_as_peers", "refit", "guards",
-         "missed_beside", "turned", "dealt_blocks")
+         "missed_beside", "turned", "dealt_blocks", "own_spots")
 RULE = {r.name: r for r in STILL_RULES}
 SCENE = Path(__file__).resolve().parents[2] / "shared" / "scenes" / "scene_00.jpg"
 MODELS = Path(__file__).resolve().parents[1] / "models"
@@ -63,16 +63,18 @@ def test_the_rules_are_one_ordered_list_each_switched_by_the_configuration():
     ctx, _ = make(zoom=False, second_model=False, refine=False, turn=False,
                   second=OneTile())
     assert [r.name for r in STILL_RULES if r.on(ctx)] == ["scales", "long_as_peers", "guards",
-                                                          "dealt_blocks"]
-    assert [r.name for r in without(STILL_RULES, "turned", "nothing")] == list(NAMES[:-2]) + [
-        "dealt_blocks"]
+                                                          "dealt_blocks", "own_spots"]
+    assert [r.name for r in without(STILL_RULES, "turned", "nothing")] == list(NAMES[:-3]) + [
+        "dealt_blocks", "own_spots"]
 
 
 def test_scales_reads_at_every_input_size_up_to_the_picture_s_side():
     ctx, det = make()
     got = RULE["scales"].apply(ctx, [])
     sizes = [s for s in STILL_SCALES if s <= 1920]
-    assert det.sizes == sizes and len(ctx.per_scale) == len(sizes)
+    # the light reading's size (busy_scales, 1216) first, the reads kept in the sizes' order
+    assert det.sizes == [1216] + [s for s in sizes if s != 1216]
+    assert ctx.sizes == tuple(sizes) and len(ctx.per_scale) == len(sizes)
     assert [r.state for r in got] == ["unknown"] and ctx.first is not None and len(ctx.first) == 1
     small, det = make((200, 400))
     RULE["scales"].apply(small, [])

@@ -172,6 +172,9 @@ class UnreadReason(StrEnum):
     OVERLAPPING = "overlapping outlines"
     #: an outline lies across two other tile outlines (vision.recognition.overlaps; field face)
     ACROSS_TWO = "outline across two other tile outlines"
+    #: a spot it counts is counted by another identified tile too (vision.recognition.overlaps;
+    #: field face)
+    SHARED_SPOTS = "a spot it counts is another tile's too"
     #: a short outline reads a face where longer ones saw more spots (vision.recognition.zoom;
     #: fields who, face, long, seen, length)
     SHORT_OUTLINE = "where other readings saw more spots"
@@ -236,6 +239,8 @@ _UNREAD_TEMPLATES: dict[UnreadReason, str] = {
                               "{face} here): two tiles touching flush may be cut across"),
     UnreadReason.OVERLAPPING: "overlapping outlines (read {face})",
     UnreadReason.ACROSS_TWO: "outline across two other tile outlines (read {face})",
+    UnreadReason.SHARED_SPOTS: ("a spot it counts is another tile's too (read {face}): an "
+                                "outline reaching onto a neighbour's face"),
     UnreadReason.SHORT_OUTLINE: ("{who} reads {face} on an outline {long:.0f} px long, where "
                                  "other readings saw {seen} spots on {length:.0f} px"),
     UnreadReason.VETOED: "read {face} once, the reading at every input size says {other}",

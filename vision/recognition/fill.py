@@ -20,8 +20,8 @@ agree, spot shapes, the colour check), and:
   longer outline of that tile (:func:`vision.recognition.zoom.cut_short_faces`, the rule the second look
   follows);
 * none of the spots it counts is counted by a tile the reading identified as well
-  (:func:`borrowed_spots`): a spot is one tile's, so an outline reaching onto a flush
-  neighbour's face would read a face of spots that are not all its own (seen: a 1-2 whose
+  (:func:`vision.recognition.overlaps.borrowed_spots`): a spot is one tile's, so an outline
+  reaching onto a flush neighbour's face would read a face of spots that are not all its own (seen: a 1-2 whose
   outline reached a third of the way onto a touching 1-6 read 1-5 under a camera's noise,
   ../shared/scenes_flush_cam imilako scene_14, ``scripts/eval_scenes.py --video
   --frame-noise 5``; found by issue 40, the threshold not fitted there: one spot is enough);
@@ -49,8 +49,8 @@ unknown. Video reads one size per frame with the first model only; a still pictu
 read by the still reading of :class:`vision.recognition.engine.RecognitionEngine`, so both get the second model.
 
 Public API: :data:`SECOND_MODEL_SIZE`, :func:`fill_from_second_model`,
-:func:`disputed_outlines`, :func:`borrowed_spots`, :func:`stubbier_than_peers`, :data:`IN_BLOCK`,
-:data:`SAME_SPOT`.
+:func:`disputed_outlines`, :func:`stubbier_than_peers`, :data:`IN_BLOCK` (and, from
+:mod:`vision.recognition.overlaps`, :func:`borrowed_spots`, :data:`SAME_SPOT`).
 """
 
 from __future__ import annotations
@@ -59,12 +59,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from vision.recognition.decode import TileRead, counted_spots_px
+from vision.recognition.decode import TileRead
 from vision.recognition.flush import MIN_PEERS, STUBBY, _sides, beside_outlines
 from vision.recognition.seam import block_of
 from vision.schema import UnreadReason
 from vision.geometry import inside_fractions, polygon_intersections, polygon_iou_matrix
-from vision.recognition.overlaps import DUPLICATE_OVERLAP, resolve_overlapping_reads
+from vision.recognition.overlaps import (DUPLICATE_OVERLAP, SAME_SPOT, borrowed_spots,
+                                         resolve_overlapping_reads)
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.zoom import cut_short_faces, local_shape
 
@@ -74,37 +75,6 @@ __all__ = ["SECOND_MODEL_SIZE", "fill_from_second_model", "disputed_outlines",
 #: The second tile model's input size (longer side, px): the middle one of
 #: :data:`vision.recognition.scales.STILL_SCALES`. One pass: each pass costs a tile-model run.
 SECOND_MODEL_SIZE: int = 960
-#: Two tiles' spots are one spot when their centres lie less than this x the narrower tile's
-#: width apart (:func:`borrowed_spots`): a spot is about 0.15-0.2 of a tile's width across,
-#: and the nearest two spots of one face (a 6's rows) about 0.3 apart.
-SAME_SPOT: float = 0.12
-
-
-def borrowed_spots(read: TileRead, owners: Sequence[TileRead]) -> int:
-    """How many of the spots ``read`` counts are counted by one of ``owners`` too (identified
-    tiles, ``read`` itself left out): an int, 0 for none. Two spots are one where their
-    centres (:func:`vision.recognition.decode.counted_spots_px`, image px) lie less than
-    :data:`SAME_SPOT` x the narrower tile's width apart.
-
-    A spot belongs to one tile, so spots counted on an outline that an identified neighbour
-    counts as well are the neighbour's: the face read from them is not the tile's own. A
-    spot that merely lies inside a neighbour's outline (an outline a little off, reaching
-    onto this tile) but that the neighbour does not count is left alone."""
-    pts = counted_spots_px(read)
-    if not len(pts):
-        return 0
-    width = _sides(read.polygon)[0]
-    shared = np.zeros(len(pts), bool)
-    for o in owners:
-        if o is read:
-            continue
-        theirs = counted_spots_px(o)
-        if not len(theirs):
-            continue
-        near = SAME_SPOT * min(width, _sides(o.polygon)[0])
-        d = np.linalg.norm(pts[:, None, :] - theirs[None, :, :], axis=2)
-        shared |= (d < near).any(1)
-    return int(np.count_nonzero(shared))
 
 
 def stubbier_than_peers(read: TileRead, known: Sequence[TileRead]) -> bool:

@@ -5,6 +5,11 @@ two touching tiles of a hand, or a second box on one tile; these functions remov
 them before the table stage, so that a position never looks like five tiles and no face is read
 from the halves of two tiles. Overlap is measured with
 :func:`vision.geometry.inside_fractions` (exact convex polygon intersection).
+
+A spot belongs to one tile: two identified tiles that count the same spot
+(:func:`borrowed_spots`) cannot both be read from their own spots, whatever their outlines
+overlap, so :func:`shared_spots` names neither (issue 40, a face whose spots are not all its
+own).
 """
 
 from __future__ import annotations
@@ -13,14 +18,75 @@ from typing import Sequence
 
 import numpy as np
 
-from vision.recognition.decode import TileRead
+from vision.recognition.decode import TileRead, counted_spots_px
 from vision.detections import Detections
-from vision.geometry import crop_to_image, inside_fractions
+from vision.geometry import crop_to_image, inside_fractions, side_pairs
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.schema import UnreadReason
 
 __all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "ATTACHED_UNKNOWN",
-           "drop_straddlers", "resolve_overlapping_reads"]
+           "SAME_SPOT", "drop_straddlers", "resolve_overlapping_reads", "borrowed_spots",
+           "shared_spots"]
+
+#: Two tiles' spots are one spot when their centres lie less than this x the narrower tile's
+#: width apart (:func:`borrowed_spots`): a spot is about 0.15-0.2 of a tile's width across,
+#: and the nearest two spots of one face (a 6's rows) about 0.3 apart.
+SAME_SPOT: float = 0.12
+
+
+def borrowed_spots(read: TileRead, owners: Sequence[TileRead]) -> int:
+    """How many of the spots ``read`` counts are counted by one of ``owners`` too (identified
+    tiles, ``read`` itself left out): an int, 0 for none. Two spots are one where their
+    centres (:func:`vision.recognition.decode.counted_spots_px`, image px) lie less than
+    :data:`SAME_SPOT` x the narrower tile's width apart.
+
+    A spot belongs to one tile, so spots counted on an outline that an identified neighbour
+    counts as well are the neighbour's, or the neighbour's face is not its own. A spot that
+    merely lies inside a neighbour's outline (an outline a little off, reaching onto this
+    tile) but that the neighbour does not count is left alone."""
+    pts = counted_spots_px(read)
+    if not len(pts):
+        return 0
+    width = min(side_pairs(read.polygon))
+    shared = np.zeros(len(pts), bool)
+    for o in owners:
+        if o is read:
+            continue
+        theirs = counted_spots_px(o)
+        if not len(theirs):
+            continue
+        near = SAME_SPOT * min(width, min(side_pairs(o.polygon)))
+        d = np.linalg.norm(pts[:, None, :] - theirs[None, :, :], axis=2)
+        shared |= (d < near).any(1)
+    return int(np.count_nonzero(shared))
+
+
+def shared_spots(reads: Sequence[TileRead]) -> list[TileRead]:
+    """Identified tiles that count a spot another identified tile counts too
+    (:func:`borrowed_spots`) made unknown, both of them
+    (:attr:`vision.schema.UnreadReason.SHARED_SPOTS`, the face kept in
+    ``evidence.disputed``): which of the two the spot belongs to is not known, and a face
+    read from a neighbour's spot is wrong. Why it cannot settle wrongly: it only ever removes
+    faces. On ../shared's four scene folders (still, and the still frames' mean under a
+    camera's noise) it unread no tile (models/MODEL_CARD.md, session 33): the readings' other
+    rules leave no such pair there; it closes the class for the pictures they do not.
+
+    Args:
+        reads: a still reading (image px polygons, float (4, 2); spots in crop px).
+
+    Returns:
+        ``reads`` in the same order, such tiles ``as_unknown``.
+    """
+    out = list(reads)
+    known = [r for r in out if r.face is not None]
+    if len(known) < 2:
+        return out
+    for k, r in enumerate(out):
+        if r.face is None or not borrowed_spots(r, known):
+            continue
+        was = r.face
+        out[k] = r.as_unknown(UnreadReason.SHARED_SPOTS, face=was).with_evidence(disputed=was)
+    return out
 
 #: A tile outline that has at least this fraction of its area inside each of two other tile
 #: outlines is a straddler: the tile model's box across two touching tiles of a hand.

@@ -27,6 +27,8 @@ name                      what it does                                        of
                           list minus ``turned`` (:mod:`.turned`)
 ``dealt_blocks``          two flush tiles one set cannot deal cut across      --
                           (:mod:`vision.recognition.dealt`)
+``own_spots``             two identified tiles that count one spot both made  --
+                          unknown (:func:`.overlaps.shared_spots`)
 ========================  ==================================================  =============
 
 A rule's switch is the :class:`vision.config.RecognitionConfig` field that turns it off (as
@@ -52,7 +54,7 @@ from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_f
 from vision.recognition.flush import (cut_either_way, flush_beside, missed_beside, notched_boxes,
                                       stubby_boxes)
 from vision.recognition.notch import notch_cut, notched
-from vision.recognition.overlaps import resolve_overlapping_reads
+from vision.recognition.overlaps import resolve_overlapping_reads, shared_spots
 from vision.recognition.refine import ON_FACE, face_share, refine_guarded, refine_unknowns
 from vision.recognition.scales import fuse_scale_reads
 from vision.recognition.seam import block_of, seam_cut
@@ -365,6 +367,12 @@ def _dealt_blocks(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
     return dealt_blocks(reads, ctx.second, ctx.read_outlines, ctx.image.shape)
 
 
+def _own_spots(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
+    # a spot is one tile's: two identified tiles counting one spot name neither face
+    # (vision.recognition.overlaps.shared_spots)
+    return shared_spots(reads)
+
+
 #: The still reading, in order (module docstring): every rule's ``apply(ctx, reads)``.
 STILL_RULES: tuple[Rule, ...] = (
     Rule("scales", _scales),
@@ -376,6 +384,7 @@ STILL_RULES: tuple[Rule, ...] = (
     Rule("missed_beside", _missed_beside, lambda e: bool(e.config.refine and e.scales)),
     Rule("turned", _turned, lambda e: bool(e.turn)),
     Rule("dealt_blocks", _dealt_blocks),
+    Rule("own_spots", _own_spots),
 )
 
 
