@@ -136,10 +136,7 @@ class StillReader:
     every 7 s otherwise never saw its reading land before the next deal. A permit held by a
     worker that was killed is never given back by a plain semaphore; :class:`ReadingGate`'s
     permits are file locks the kernel frees when their process dies. After :data:`GATE_WAIT_S` seconds a reading goes
-    ahead anyway (a stuck permit costs a delay, never a round). A full reading that finds
-    another waiting once it has read ``light``'s input sizes ends as the light reading
-    (:meth:`yield_now`): the first tables of a burst found the gate free, and their full
-    readings kept the others waiting (session 33).
+    ahead anyway (a stuck permit costs a delay, never a round).
 
     Args:
         read: the reading, e.g. ``lambda image: engine._read_still(image)[0]``.
@@ -162,27 +159,12 @@ class StillReader:
         self._done: tuple[int, Any] | None = None
         self._running: int | None = None
         self._closed = False
-        #: readings made, of them made with ``light`` or ended as it (:meth:`yield_now`);
-        #: seconds of the last one (wall clock)
+        #: readings made, of them made with ``light``; seconds of the last one (wall clock)
         self.made = 0
         self.light_made = 0
         self.last_s: float | None = None
         self._thread = threading.Thread(target=self._run, name="still-reading", daemon=True)
         self._thread.start()
-
-    def yield_now(self) -> bool:
-        """Asked by the full reading between its input sizes, once it has read ``light``'s
-        (:func:`vision.recognition.still.read_still`, ``RecognitionEngine.still_yield``):
-        True when another table's reading waits for the gate (:meth:`ReadingGate.waiting`),
-        so the reading ends as the light one would (a table dealt at the same moment as
-        others is read as if it had found the gate taken; the readings of a burst end one
-        light reading apart instead of behind full ones). Counted as a light reading."""
-        waiting = getattr(self.gate, "waiting", None)
-        if self._light is None or waiting is None or not waiting():
-            return False
-        with self._cv:
-            self.light_made += 1
-        return True
 
     def submit(self, generation: int, image: np.ndarray) -> None:
         """Read ``image`` (uint8 (H, W, 3) BGR, not changed afterwards) next."""
@@ -277,58 +259,34 @@ class ReadingGate:
 
     def __init__(self, folder: str | os.PathLike, permits: int, poll_s: float = 0.02) -> None:
         self.paths = [str(Path(folder) / f"reading-{k}.lock") for k in range(max(1, int(permits)))]
-        #: the file the readings waiting for a permit hold shared (:meth:`waiting`)
-        self.waiting_path = str(Path(folder) / "waiting.lock")
-        for p in self.paths + [self.waiting_path]:
+        for p in self.paths:
             Path(p).touch()
         self.poll_s = float(poll_s)
         self._held = threading.local()
 
     def __getstate__(self) -> dict:
-        return {"paths": self.paths, "waiting_path": self.waiting_path, "poll_s": self.poll_s}
+        return {"paths": self.paths, "poll_s": self.poll_s}
 
     def __setstate__(self, state: dict) -> None:
         self.paths, self.poll_s = state["paths"], state["poll_s"]
-        self.waiting_path = state["waiting_path"]
         self._held = threading.local()
 
     def acquire(self, timeout: float | None = None) -> bool:
-        """Take a permit; False when none came free within ``timeout`` seconds (None: wait).
-        While it waits, the caller is seen waiting (:meth:`waiting`)."""
+        """Take a permit; False when none came free within ``timeout`` seconds (None: wait)."""
         end = None if timeout is None else time.monotonic() + timeout
-        wait_fd = None
-        try:
-            while True:
-                for p in self.paths:
-                    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except OSError:
-                        os.close(fd)
-                        continue
-                    self._held.fd = fd
-                    return True
-                if end is not None and time.monotonic() >= end:
-                    return False
-                if wait_fd is None:  # seen waiting from here on (a shared lock on one file)
-                    wait_fd = os.open(self.waiting_path, os.O_RDWR | os.O_CREAT, 0o600)
-                    fcntl.flock(wait_fd, fcntl.LOCK_SH)
-                time.sleep(self.poll_s)
-        finally:
-            if wait_fd is not None:
-                os.close(wait_fd)
-
-    def waiting(self) -> bool:
-        """True while a reading of this machine waits for a permit (:meth:`acquire` found
-        none free): a holder that reads more than it must delays it."""
-        fd = os.open(self.waiting_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return True  # a waiter holds it shared
-        finally:
-            os.close(fd)  # closing frees a lock taken
-        return False
+        while True:
+            for p in self.paths:
+                fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(fd)
+                    continue
+                self._held.fd = fd
+                return True
+            if end is not None and time.monotonic() >= end:
+                return False
+            time.sleep(self.poll_s)
 
     def release(self) -> None:
         """Give back the permit this thread holds (closing its descriptor frees the lock)."""

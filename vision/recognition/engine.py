@@ -123,10 +123,6 @@ class RecognitionEngine:
         self.standing = False
         #: live video: the fused still reading runs beside the frame loop (set_background)
         self.background: StillReader | None = None
-        #: live video: ``() -> bool``, asked by a full still reading once it has read the
-        #: light reading's input sizes: True ends it there, read as the light one
-        #: (:meth:`vision.recognition.background.StillReader.yield_now`); None: never
-        self.still_yield: Callable[[], bool] | None = None
         self._ran_at: float | None = None  # camera time (s) the detector last ran
         self._spared_at: float | None = None  # ... of the frame before, when it was spared
         self._rest_from: float | None = None  # ... the picture this frame settled on showed
@@ -151,9 +147,7 @@ class RecognitionEngine:
         read as fast as possible, tests): made in :meth:`read`, the same frames give the same
         reads. Nothing changes with one input size (no vet). A reading that finds the pit's
         gate taken by other tables' readings, or every core held by other work, is made at
-        ``busy_scales`` only (:class:`vision.recognition.background.StillReader` ``light``),
-        and a full reading that finds another table's reading waiting for the gate once it
-        has read those sizes ends as that light reading (:attr:`still_yield`).
+        ``busy_scales`` only (:class:`vision.recognition.background.StillReader` ``light``).
         Frames still moving run the detector at most every
         :data:`vision.recognition.video.MOTION_LIVE_S` seconds of the camera's clock
         (:func:`vision.recognition.video.detect_gated`)."""
@@ -161,7 +155,6 @@ class RecognitionEngine:
             if self.background is not None:
                 self.background.close()
             self.background = None
-            self.still_yield = None
             return
         if self.background is not None or len(self.scales) < 2:
             return
@@ -174,7 +167,6 @@ class RecognitionEngine:
         self.background = StillReader(
             lambda image: self._read_still(image)[0],
             light=(lambda image: self._read_still(image, sizes=busy)[0]) if busy else None)
-        self.still_yield = self.background.yield_now if busy else None
 
     def close(self) -> None:
         """Stop the background still reading, if any."""

@@ -239,22 +239,13 @@ class Rule:
 
 def _scales(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
     # the tile model at every input size, the reads fused (one size: a single pass); the
-    # reads before (none at first) are given up for the picture's. The light reading's sizes
-    # (busy_scales) are read first: live, a full reading that then finds another table's
-    # reading waiting (engine.still_yield) stops there and reads as the light one would
+    # reads before (none at first) are given up for the picture's
     eng = ctx.engine
-    light = tuple(v for v in getattr(eng.config, "busy_scales", ()) or () if v in ctx.sizes)
-    ask = getattr(eng, "still_yield", None)
-    got: dict = {}
-    for size in light + tuple(v for v in ctx.sizes if v not in light):
-        if light and ask is not None and len(got) == len(light) and ask():
-            ctx.sizes = light
-            break
+    for size in ctx.sizes:
         dets = eng.detect(ctx.image, size)
-        found, _ = eng.decode(ctx.image, dets, use_cache=False)
-        got[size] = (dets, resolve_overlapping_reads(found))
-    ctx.first = got[ctx.sizes[0]][0]
-    ctx.per_scale = [got[v][1] for v in ctx.sizes]
+        ctx.first = dets if ctx.first is None else ctx.first
+        got, _ = eng.decode(ctx.image, dets, use_cache=False)
+        ctx.per_scale.append(resolve_overlapping_reads(got))
     if len(ctx.per_scale) == 1:
         return resolve_overlapping_reads(ctx.per_scale[0])
     return resolve_overlapping_reads(
