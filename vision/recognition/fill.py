@@ -21,12 +21,13 @@ agree, spot shapes, the colour check), and:
   follows);
 * none of the spots it counts is counted by a tile the reading identified as well
   (:func:`vision.recognition.overlaps.borrowed_spots`): a spot is one tile's, so an outline
-  reaching onto a flush neighbour's face would read a face of spots that are not all its own (seen: a 1-2 whose
-  outline reached a third of the way onto a touching 1-6 read 1-5 under a camera's noise,
-  ../shared/scenes_flush_cam imilako scene_14, ``scripts/eval_scenes.py --video
-  --frame-noise 5``; found by issue 40, the threshold not fitted there: one spot is enough);
-* its outline is not stubbier than the identified tiles around it by :data:`vision.recognition.flush.STUBBY`
-  (:func:`stubbier_than_peers`), whatever its face: the rule
+  reaching onto a flush neighbour's face would read a face of spots that are not all its own
+  (seen: a 1-2 whose outline reached a third of the way onto a touching 1-6 read 1-5 under a
+  camera's noise, ../shared/scenes_flush_cam imilako scene_14, ``scripts/eval_scenes.py
+  --video --frame-noise 5``; found by issue 40, the threshold not fitted there: one spot is
+  enough);
+* its outline is not stubbier than the identified tiles around it by
+  :data:`vision.recognition.flush.STUBBY` (:func:`stubbier_than_peers`), whatever its face: the rule
   :func:`vision.recognition.flush.stubby_boxes` applies to every identified tile whose halves
   look alike turned a quarter, and to an added tile -- weaker evidence, where the reading
   itself identified nothing -- for every face (seen: a box over the top halves of a flush
@@ -82,7 +83,8 @@ def stubbier_than_peers(read: TileRead, known: Sequence[TileRead]) -> bool:
     :data:`vision.recognition.flush.STUBBY` x the median aspect of the identified tiles nearest
     to it (:func:`vision.recognition.zoom.local_shape` over ``known``, ``read`` left out; False
     with fewer than :data:`vision.recognition.flush.MIN_PEERS` of them): not the shape of one
-    of the set's tiles there (a box across a flush block, :func:`vision.recognition.flush.stubby_boxes`)."""
+    of the set's tiles there (a box across a flush block,
+    :func:`vision.recognition.flush.stubby_boxes`)."""
     peers = [k for k in known if k is not read and k.face is not None]
     if len(peers) < MIN_PEERS:
         return False

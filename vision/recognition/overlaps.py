@@ -88,6 +88,7 @@ def shared_spots(reads: Sequence[TileRead]) -> list[TileRead]:
         out[k] = r.as_unknown(UnreadReason.SHARED_SPOTS, face=was).with_evidence(disputed=was)
     return out
 
+
 #: A tile outline that has at least this fraction of its area inside each of two other tile
 #: outlines is a straddler: the tile model's box across two touching tiles of a hand.
 STRADDLE_OVERLAP: float = 0.25
