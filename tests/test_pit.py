@@ -215,7 +215,7 @@ def test_two_tables_pit_view_and_a_killed_worker_restarted(two_tables, monkeypat
                 # the link opens the table's dealer display, which shows that table's round
                 page.click('#pit-body tr[data-table="t-east"] a.table-link')
                 page.wait_for_function(
-                    "() => /^r\\d+/.test(document.getElementById('round-id').textContent)",
+                    "() => /^r\\d+/.test((document.getElementById('round-id') || {}).textContent)",
                     timeout=WAIT_S * 1000)
                 assert page.locator("#table-id").inner_text() == "t-east"
                 page.goto(base + "/")
@@ -245,8 +245,9 @@ def test_two_tables_pit_view_and_a_killed_worker_restarted(two_tables, monkeypat
                     " && document.querySelector(sel + ' .restart-note').textContent"
                     ".includes('restarted 1x')", arg=row, timeout=WAIT_S * 1000)
                 assert "SIGKILL" in page.locator(f"{row} .restart-note").inner_text()
+                # the pit page redraws its rows: between two draws the row may not be there
                 page.wait_for_function(
-                    "sel => document.querySelector(sel + ' .feed-status').textContent"
+                    "sel => (document.querySelector(sel + ' .feed-status') || {}).textContent"
                     " === 'running'", arg=row, timeout=WAIT_S * 1000)
                 page.screenshot(path="/tmp/paigow_pit_restarted.png")
     finally:
