@@ -61,12 +61,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from vision.recognition.decode import TileRead
-from vision.recognition.flush import MIN_PEERS, STUBBY, _sides, beside_outlines
+from vision.recognition.flush import MIN_PEERS, STUBBY, beside_outlines
 from vision.recognition.seam import block_of
 from vision.schema import UnreadReason
-from vision.geometry import inside_fractions, polygon_intersections, polygon_iou_matrix
+from vision.geometry import (inside_fractions, polygon_intersections, polygon_iou_matrix,
+                             side_pairs)
 from vision.recognition.overlaps import (DUPLICATE_OVERLAP, SAME_SPOT, borrowed_spots,
-                                         resolve_overlapping_reads)
+                                         resolve_overlapping_reads, tile_spots)
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.zoom import cut_short_faces, local_shape
 
@@ -88,7 +89,7 @@ def stubbier_than_peers(read: TileRead, known: Sequence[TileRead]) -> bool:
     peers = [k for k in known if k is not read and k.face is not None]
     if len(peers) < MIN_PEERS:
         return False
-    width, length = _sides(read.polygon)
+    width, length = sorted(side_pairs(read.polygon))
     if width <= 0:
         return True
     return length / width < STUBBY * local_shape(read.centre, peers)[1]
@@ -117,6 +118,7 @@ def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead]
     up = [r for r in reads if r.state != "face_down"]
     named = [r for r in first if r.face is not None]
     known = [r for r in reads if r.face is not None]
+    known_spots: list | None = None  # the identified tiles' spots, mapped once when needed
     add: list[TileRead] = []
     for r in cand:
         poly = np.asarray(r.polygon, np.float32).reshape(1, 4, 2)
@@ -141,7 +143,9 @@ def fill_from_second_model(reads: Sequence[TileRead], second: Sequence[TileRead]
                                                      for n in named]))[0]
             if any(v >= SAME_TILE_IOU and n.face != r.face for v, n in zip(iou, named)):
                 continue  # a size of the first model named another face here
-        if borrowed_spots(r, known) or stubbier_than_peers(r, known):
+        if known_spots is None:
+            known_spots = [tile_spots(k) for k in known]
+        if borrowed_spots(r, known, known_spots) or stubbier_than_peers(r, known):
             continue  # spots of an identified neighbour, or not a tile's shape there
         add.append(r)
     if add:  # spots do not vanish: a face one spot short on a cut outline is not added

@@ -26,7 +26,7 @@ from vision.schema import UnreadReason
 
 __all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "ATTACHED_UNKNOWN",
            "SAME_SPOT", "drop_straddlers", "resolve_overlapping_reads", "borrowed_spots",
-           "shared_spots"]
+           "shared_spots", "tile_spots"]
 
 #: Two tiles' spots are one spot when their centres lie less than this x the narrower tile's
 #: width apart (:func:`borrowed_spots`): a spot is about 0.15-0.2 of a tile's width across,
@@ -34,30 +34,42 @@ __all__ = ["STRADDLE_OVERLAP", "DUPLICATE_OVERLAP", "COVERED_UNKNOWN", "ATTACHED
 SAME_SPOT: float = 0.12
 
 
-def borrowed_spots(read: TileRead, owners: Sequence[TileRead]) -> int:
+def tile_spots(read: TileRead) -> tuple[np.ndarray, float]:
+    """The spots ``read`` counts (float64 (k, 2) image px) and its width px."""
+    return counted_spots_px(read), float(min(side_pairs(read.polygon)))
+
+
+def _shared(mine: tuple[np.ndarray, float], theirs: tuple[np.ndarray, float]) -> np.ndarray:
+    """bool (k,): which of ``mine``'s spots lie under :data:`SAME_SPOT` x the narrower width
+    from one of ``theirs`` (both :func:`tile_spots`)."""
+    (pts, width), (other, other_width) = mine, theirs
+    if not len(pts) or not len(other):
+        return np.zeros(len(pts), bool)
+    d = np.linalg.norm(pts[:, None, :] - other[None, :, :], axis=2)
+    return (d < SAME_SPOT * min(width, other_width)).any(1)
+
+
+def borrowed_spots(read: TileRead, owners: Sequence[TileRead],
+                   owner_spots: Sequence[tuple[np.ndarray, float]] | None = None) -> int:
     """How many of the spots ``read`` counts are counted by one of ``owners`` too (identified
     tiles, ``read`` itself left out): an int, 0 for none. Two spots are one where their
     centres (:func:`vision.recognition.decode.counted_spots_px`, image px) lie less than
-    :data:`SAME_SPOT` x the narrower tile's width apart.
+    :data:`SAME_SPOT` x the narrower tile's width apart. ``owner_spots``: the owners' spots
+    and widths, one per owner in order, when the caller has them (a loop over candidates
+    maps each owner's spots to the image once).
 
     A spot belongs to one tile, so spots counted on an outline that an identified neighbour
     counts as well are the neighbour's, or the neighbour's face is not its own. A spot that
     merely lies inside a neighbour's outline (an outline a little off, reaching onto this
     tile) but that the neighbour does not count is left alone."""
-    pts = counted_spots_px(read)
-    if not len(pts):
+    mine = tile_spots(read)
+    if not len(mine[0]):
         return 0
-    width = min(side_pairs(read.polygon))
-    shared = np.zeros(len(pts), bool)
-    for o in owners:
-        if o is read:
-            continue
-        theirs = counted_spots_px(o)
-        if not len(theirs):
-            continue
-        near = SAME_SPOT * min(width, min(side_pairs(o.polygon)))
-        d = np.linalg.norm(pts[:, None, :] - theirs[None, :, :], axis=2)
-        shared |= (d < near).any(1)
+    theirs = owner_spots if owner_spots is not None else [tile_spots(o) for o in owners]
+    shared = np.zeros(len(mine[0]), bool)
+    for o, spots in zip(owners, theirs):
+        if o is not read:
+            shared |= _shared(mine, spots)
     return int(np.count_nonzero(shared))
 
 
@@ -69,7 +81,8 @@ def shared_spots(reads: Sequence[TileRead]) -> list[TileRead]:
     read from a neighbour's spot is wrong. Why it cannot settle wrongly: it only ever removes
     faces. On ../shared's four scene folders (still, and the still frames' mean under a
     camera's noise) it unread no tile (models/MODEL_CARD.md, session 33): the readings' other
-    rules leave no such pair there; it closes the class for the pictures they do not.
+    rules leave no such pair there; it closes the class for the pictures they do not. Each
+    tile's spots are mapped to the image once; a pair is compared once.
 
     Args:
         reads: a still reading (image px polygons, float (4, 2); spots in crop px).
@@ -78,14 +91,19 @@ def shared_spots(reads: Sequence[TileRead]) -> list[TileRead]:
         ``reads`` in the same order, such tiles ``as_unknown``.
     """
     out = list(reads)
-    known = [r for r in out if r.face is not None]
+    known = [k for k, r in enumerate(out) if r.face is not None]
     if len(known) < 2:
         return out
-    for k, r in enumerate(out):
-        if r.face is None or not borrowed_spots(r, known):
-            continue
-        was = r.face
-        out[k] = r.as_unknown(UnreadReason.SHARED_SPOTS, face=was).with_evidence(disputed=was)
+    spots = {k: tile_spots(out[k]) for k in known}
+    hit: set[int] = set()
+    for i, a in enumerate(known):
+        for b in known[i + 1:]:
+            if _shared(spots[a], spots[b]).any():
+                hit |= {a, b}
+    for k in sorted(hit):
+        was = out[k].face
+        out[k] = out[k].as_unknown(UnreadReason.SHARED_SPOTS, face=was).with_evidence(
+            disputed=was)
     return out
 
 
