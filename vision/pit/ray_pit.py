@@ -12,6 +12,12 @@ An actor that dies (its process killed, its node lost) is re-placed by Ray
 (``max_restarts=-1``) on any node with a free CPU; its session starts again and continues the
 table's round numbering from the audit store, which holds every round once (a round the store
 already holds is not stored again). The pit view counts the restart and its reason.
+
+The re-placed actor is built again from its creation arguments. Ray keeps an argument that is
+large (over 100 KiB: detectors that carry pictures) in its object store and may free it once the
+first actor is built, after which a restart cannot start (ray-project/ray#53727, #47043: the
+actor stays "restarting" for good). So the pit puts each actor's arguments in the store itself
+(``ray.put``) and holds the reference until it stops.
 """
 
 from __future__ import annotations
@@ -140,6 +146,7 @@ class RayPit(Pit):
         self.address = address
         self.worker_threads = int(threads)
         self.actors: dict[str, Any] = {}
+        self._creation_args: dict[str, Any] = {}  # ObjectRefs held for restarts (module doc)
         self.ray = None
 
     def start(self) -> "RayPit":
@@ -149,8 +156,10 @@ class RayPit(Pit):
                               max_concurrency=4)(_TableActor)
         for tid, feed in self.feeds.items():
             feed.start()
-            actor = cls.remote(self.specs[tid], self.detectors.get(tid), self.max_picture_fps,
-                               self.worker_threads)
+            args = self._creation_args[tid] = [
+                self.ray.put(a) for a in (self.specs[tid], self.detectors.get(tid),
+                                          self.max_picture_fps, self.worker_threads)]
+            actor = cls.remote(*args)  # top-level ObjectRefs reach __init__ as their values
             self.actors[tid] = actor
             w = self.workers[tid]
             w.state, w.started_at, w.started_iso = "starting", time.monotonic(), utc_now_iso()
@@ -176,6 +185,7 @@ class RayPit(Pit):
                 w.state = "stopped"
         for feed in self.feeds.values():
             feed.stop()
+        self._creation_args.clear()
 
     def send(self, table_id: str, message: str) -> bool:
         """A control message to the table's actor; False when it has none."""
