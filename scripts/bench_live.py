@@ -65,7 +65,7 @@ Usage::
 
     .venv/bin/python scripts/bench_live.py [--tables 1] [--deal 15] [--clear 10] [--rounds 3]
         [--fps 15] [--size 1920x1080] [--seed 3000001] [--load N] [--spread] [--models DIR]
-        [--grace 8] [--start-timeout 300] [--warm-timeout 60] [--video] [--keep DIR] [--json]
+        [--backend NAME] [--grace 8] [--start-timeout 300] [--warm-timeout 60] [--video] [--keep DIR] [--json]
         [--no-progress]
 
 ``--keep DIR`` keeps the tables file, each table's folder (``events.jsonl``, the annotated
@@ -900,7 +900,8 @@ def run_bench(args, say) -> dict:
                               "size": list(args.size), "seed": args.seed, "load": args.load,
                               "spread": args.spread, "grace_s": args.grace,
                               "video": bool(args.video),
-                              "models": str(args.models) if args.models else None},
+                              "models": str(args.models) if args.models else None,
+                              "backend": args.backend},
                  "code": _code_version(), "cpus": os.cpu_count(),
                  "render_s": round(render_s, 1),
                  "timeline_s": round(timeline_s, 1)}
@@ -918,6 +919,8 @@ def run_bench(args, say) -> dict:
                 entry["video"] = False
             if args.models:
                 entry["models"] = str(Path(args.models).resolve())
+            if args.backend:
+                entry["backend"] = args.backend
             spec["tables"].append(entry)
         import yaml
 
@@ -1185,6 +1188,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--spread", action="store_true",
                     help="offset table k's deals by k/K of a cycle (default: all at once)")
     ap.add_argument("--models", default=None, help="models folder (default: the product's)")
+    ap.add_argument("--backend", default=None,
+                    help="the tables' inference backend (the tables file's backend; default: "
+                         "the product's)")
     ap.add_argument("--grace", type=float, default=8.0,
                     help="seconds the product is left after the last round's clear (8)")
     ap.add_argument("--start-timeout", type=float, default=300.0,

@@ -38,6 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from vision.config import backend_choices  # noqa: E402  (after the path above)
+
 
 def _stats(ms: list[float]) -> dict:
     if not ms:
@@ -95,7 +97,7 @@ def main(argv=None) -> int:
     ap.add_argument("--deal", type=int, default=60, help="changing frames (dealing), default 60")
     ap.add_argument("--still", type=int, default=60, help="still frames after the deal, default 60")
     ap.add_argument("--seed", type=int, default=1_000_901, help="render seed (held out: >= 1e6)")
-    ap.add_argument("--backend", default=None, choices=("onnx", "openvino", "ultralytics"),
+    ap.add_argument("--backend", default=None, choices=backend_choices(),
                     help="inference backend (default: the product's)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)

@@ -26,7 +26,7 @@ seat outcomes from the real command. The data are read at run time and never cop
 Usage::
 
     .venv/bin/python scripts/eval_scenes.py ../shared/scenes [--limit N] [--json]
-        [--no-seats] [--models DIR] [--video] [--backend onnx|openvino]
+        [--no-seats] [--models DIR] [--video] [--backend onnx|openvino|openvino-bf16]
         [--noise SIGMA [--noise-seed S]] [--video --frame-noise SIGMA]
 
 Exit code 0; 2 for bad input (missing folder or truth file).
@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vision.schema import UnreadReason  # noqa: E402  (after the path above)
+from vision.config import backend_choices  # noqa: E402
 
 FAILURE_CLASSES = ("not_found", "outline_off", "spot_count", "colour", "reads_disagree",
                    "shape", "other")
@@ -395,7 +396,7 @@ def main(argv=None) -> int:
     ap.add_argument("--video", action="store_true",
                     help="tiles as the video frame loop reads each scene (6 frames of the "
                          "still picture) instead of as a still image")
-    ap.add_argument("--backend", default=None, choices=("onnx", "openvino", "ultralytics"),
+    ap.add_argument("--backend", default=None, choices=backend_choices(),
                     help="inference backend for both the tile reads and paigow run (default: "
                          "the product's)")
     ap.add_argument("--noise", type=float, default=0.0,

@@ -295,3 +295,36 @@ def test_openvino_is_the_default_where_installed(monkeypatch):
     assert backends.default_backend() == "openvino"
     monkeypatch.setattr(backends, "_openvino_installed", lambda: False)
     assert backends.default_backend() == "onnx"
+
+
+def test_live_sessions_default_to_bfloat16_where_openvino_is_installed(monkeypatch):
+    monkeypatch.setattr(backends, "_openvino_installed", lambda: True)
+    assert backends.live_backend() == "openvino-bf16"
+    assert "openvino-bf16" in backends.backend_names()
+    monkeypatch.setattr(backends, "_openvino_installed", lambda: False)
+    assert backends.live_backend() == "onnx"
+
+
+@pytest.mark.skipif(not HAVE_MODELS, reason="models/tiles.onnx or pips.onnx absent")
+def test_bfloat16_finds_the_tiles_float32_finds(tmp_path, monkeypatch):
+    """``openvino-bf16`` (the live default) asks OpenVINO for bfloat16 (run as f32 on a CPU
+    without bfloat16 units) and boxes the tiles of a rendered table as the f32 backend does:
+    every tile of one is a tile of the other (polygon IoU >= 0.9), confidences within 0.05."""
+    pytest.importorskip("openvino")
+    from vision.geometry import polygon_iou_matrix
+    from vision.synth.render import render_table
+
+    monkeypatch.setenv("PAIGOW_MODEL_CACHE", str(tmp_path))
+    bf = backends.open_backend("openvino-bf16", MODELS / "tiles.onnx")
+    assert bf.precision == "bf16"
+    assert str(bf.compiled.get_property(backends.INFERENCE_PRECISION)) in (
+        "<Type: 'bfloat16'>", "bf16", "bfloat16", "<Type: 'float32'>", "f32", "float32")
+    img = render_table(1_000_311).image
+    a = TileDetector(MODELS / "tiles.onnx", backend="openvino").detect(img, 1216)
+    b = TileDetector(MODELS / "tiles.onnx", backend="openvino-bf16").detect(img, 1216)
+    assert len(a) >= 10 and len(a) == len(b)
+    iou = polygon_iou_matrix(a.polygon.astype(np.float32), b.polygon.astype(np.float32))
+    assert (iou.max(1) >= 0.9).all() and (iou.max(0) >= 0.9).all()
+    match = iou.argmax(1)
+    assert np.abs(a.confidence - b.confidence[match]).max() < 0.05
+    assert (a.class_id == b.class_id[match]).all()

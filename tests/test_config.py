@@ -64,3 +64,17 @@ def test_build_run_config_merges_option_file_layout_in_that_order(tmp_path):
     conf.write_text("gate:\n  redetect_every: seven\n")
     with pytest.raises(InputError, match="redetect_every must be an integer, got 'seven'"):
         build_run_config(SessionOptions(source="a.mp4", config=str(conf)))
+
+
+def test_a_live_sessions_default_backend_yields_to_the_option_and_the_file(tmp_path):
+    """``default_backend`` (serve and the pit: bfloat16) applies only where neither the option
+    nor the config file names a backend."""
+    def backend(**kw):
+        return build_run_config(SessionOptions(source="a.mp4", **kw)).pipeline.recognition.backend
+
+    assert backend(default_backend="onnx") == "onnx"
+    assert backend(default_backend="onnx", backend="openvino") == "openvino"
+    conf = tmp_path / "conf.yaml"
+    conf.write_text("recognition:\n  backend: openvino\n")
+    assert backend(default_backend="onnx", config=str(conf)) == "openvino"
+    assert backend() != "openvino-bf16"  # offline: the built-in default (f32)

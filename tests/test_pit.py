@@ -65,6 +65,9 @@ tables:
     cfg = t1.run_config()
     assert cfg.pipeline.table.table_id == "t1" and cfg.pipeline.table.banker == "2"
     assert cfg.pipeline.table.n_stable == 4 and str(cfg.output.audit).endswith("pit.db")
+    # a live table reads with the live backend unless the file names one
+    from vision.recognition.backends import live_backend
+    assert cfg.pipeline.recognition.backend == live_backend()
 
 
 @pytest.mark.parametrize("text, error", [

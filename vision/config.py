@@ -467,6 +467,9 @@ class SessionOptions(BaseModel):
         json_events, show, progress, max_frames, video: :class:`OutputConfig` fields.
         stable: :attr:`TableConfig.n_stable`; banker, table_id: :class:`TableConfig` fields.
         min_confidence, models, backend, scales: :class:`RecognitionConfig` fields.
+        default_backend: the backend where neither ``backend`` nor the config file names one
+            (a live session's: :func:`vision.recognition.backends.live_backend`); None: the
+            built-in default.
         reconnect_max_s, wait_at_start: :class:`CaptureConfig` fields.
         out_option: how the output folder is named in an error (``--out``).
 
@@ -493,6 +496,7 @@ class SessionOptions(BaseModel):
     min_confidence: float | None = None
     models: Any = None
     backend: str | None = None
+    default_backend: str | None = None
     scales: tuple[int, ...] | None = None
     reconnect_max_s: float | None = None
     wait_at_start: bool = False
@@ -510,8 +514,8 @@ def build_run_config(opts: SessionOptions) -> RunConfig:
     """The :class:`RunConfig` of one session: the one place a run's configuration is built
     and validated.
 
-    Precedence: an option given (not None in ``opts``), the config file, the layout file, the
-    defaults.
+    Precedence: an option given (not None in ``opts``), the config file, the layout file,
+    ``opts.default_backend`` (the backend only), the defaults.
 
     Raises:
         InputError: a bad value (named); an output folder that is an existing file or cannot
@@ -528,6 +532,8 @@ def build_run_config(opts: SessionOptions) -> RunConfig:
              "min_confidence": opts.min_confidence, "models_dir": opts.models,
              "backend": opts.backend, "scales": opts.scales}
     options.update({k: v for k, v in given.items() if v is not None})
+    if options.get("backend") is None and opts.default_backend is not None:
+        options["backend"] = opts.default_backend
     pcfg = PipelineConfig.build(layout=opts.layout, source=str(opts.source), **options)
     out = dict(file.get("output", {}))
     out.update({k: v for k, v in {"out_dir": opts.out, "audit": opts.audit,

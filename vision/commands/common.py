@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from scoring.errors import InputError
 
+from vision.config import backend_choices
+
 
 def add_model_options(p, scales: bool = True) -> None:
     """``--backend``, ``--models`` (docs/configuration.md: models) and, for commands that read
     still images, ``--scales``."""
-    p.add_argument("--backend", choices=("onnx", "openvino", "ultralytics"), default=None,
+    p.add_argument("--backend", choices=backend_choices(), default=None,
                    help="inference backend (default openvino where installed, else onnx; "
                         "openvino: the ONNX files run by OpenVINO; onnx: onnxruntime on CPU; "
                         "docs/architecture.md, inference backends)")
@@ -138,6 +140,7 @@ def run_config(args, *, progress: bool = False, show: bool = False,
         audit_frames=getattr(args, "audit_frames", None),
         audit_key_file=getattr(args, "audit_key_file", None),
         min_confidence=args.min_confidence, models=args.models, backend=args.backend,
+        default_backend=getattr(args, "default_backend", None),
         scales=parse_scales(args.scales), reconnect_max_s=reconnect,
         wait_at_start=bool(getattr(args, "wait_at_start", False)),
         video=getattr(args, "video", None)))

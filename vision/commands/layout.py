@@ -18,6 +18,8 @@ import numpy as np
 
 from scoring.errors import InputError
 
+from vision.config import backend_choices
+
 
 def register(sub) -> None:
     """Add ``layout`` (sub-command ``propose``) to the argparse sub-parser collection."""
@@ -51,7 +53,7 @@ def register(sub) -> None:
                    help="table id written into the layout (default table-1)")
     q.add_argument("--json", action="store_true",
                    help="print the proposal (layout, positions, tiles left out) as JSON")
-    q.add_argument("--backend", choices=("onnx", "openvino", "ultralytics"), default=None,
+    q.add_argument("--backend", choices=backend_choices(), default=None,
                    help="inference backend (default: as paigow run)")
     q.add_argument("--models", default=None, metavar="DIR",
                    help="folder with the tile and spot models (default: the repository's models/)")

@@ -238,6 +238,11 @@ def _serve(args) -> int:
     # A camera or stream that is down is waited for (the display says so, /healthz 503);
     # a file that does not exist is refused at once.
     args.wait_at_start = True
+    # a live table reads in bfloat16 unless --backend or the config file says otherwise
+    # (vision.recognition.backends.LIVE_BACKEND)
+    from vision.recognition.backends import live_backend
+
+    args.default_backend = live_backend()
     cfg = run_config(args)
     display = serve_config(args)
     if is_live(args.source):

@@ -98,6 +98,7 @@ class TableSpec:
             InputError: a bad setting, layout or config file (named).
         """
         from vision.config import SessionOptions, build_run_config
+        from vision.recognition.backends import live_backend
 
         o = self.options
         try:
@@ -106,7 +107,8 @@ class TableSpec:
                 out=o.get("out"), stable=o.get("stable"), banker=o.get("banker"),
                 table_id=self.table_id, audit=o.get("audit"),
                 audit_frames=o.get("audit_frames"), min_confidence=o.get("min_confidence"),
-                models=o.get("models"), backend=o.get("backend") or None, progress=False,
+                models=o.get("models"), backend=o.get("backend") or None,
+                default_backend=live_backend(), progress=False,
                 wait_at_start=True, video=o.get("video")))
         except InputError as exc:
             raise InputError(f"table {self.table_id!r}: {exc}") from None

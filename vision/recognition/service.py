@@ -416,12 +416,12 @@ def _run(job, replies, blocks, models, opening, streams: int = 1, count=None) ->
 
 def _model(models: dict, backend: str, path: str, opening, streams: int = 1):
     """The service's one copy of a model (opened on first use, ``streams`` at once where the
-    backend takes them: onnx, openvino)."""
+    backend takes them: onnx, openvino, openvino-bf16)."""
     key = (backend, path)
     with opening:
         if key not in models:
             models[key] = (open_backend(backend, path, streams=streams)
-                           if streams > 1 and backend in ("onnx", "openvino")
+                           if streams > 1 and backend in ("onnx", "openvino", "openvino-bf16")
                            else open_backend(backend, path))
         return models[key]
 
