@@ -328,3 +328,20 @@ def test_bfloat16_finds_the_tiles_float32_finds(tmp_path, monkeypatch):
     match = iou.argmax(1)
     assert np.abs(a.confidence - b.confidence[match]).max() < 0.05
     assert (a.class_id == b.class_id[match]).all()
+
+
+@pytest.mark.skipif(not HAVE_MODELS, reason="models/tiles.onnx or pips.onnx absent")
+def test_the_model_version_records_bfloat16(tmp_path, monkeypatch):
+    """A round read in bfloat16 says so in its model version (``...@bf16``): the same models
+    in other arithmetic can read a borderline tile otherwise."""
+    pytest.importorskip("openvino")
+    from vision.config import RecognitionConfig
+    from vision.recognition.engine import RecognitionEngine
+
+    monkeypatch.setenv("PAIGOW_MODEL_CACHE", str(tmp_path))
+    f32 = RecognitionEngine(RecognitionConfig(backend="openvino", second_model=False))
+    bf = RecognitionEngine(RecognitionConfig(backend="openvino-bf16", second_model=False))
+    assert f32.model_version.startswith("tiles-") and "@" not in f32.model_version
+    assert bf.model_version == f32.model_version + "@bf16"
+    assert backends.backend_precision("openvino-bf16") == "bf16"
+    assert backends.backend_precision("onnx") == "f32"

@@ -186,6 +186,8 @@ class OnnxRuntimeBackend:
     """
 
     name = "onnx"
+    #: the arithmetic of the graph's run (recorded with the model version: ``@bf16``)
+    precision = "f32"
 
     def __init__(self, path: Path, providers: Sequence[str] | None = None,
                  streams: int = 1, split_nms: bool = True) -> None:
@@ -474,6 +476,12 @@ DEFAULT_BACKEND = "openvino"
 #: on the four shared folders (docs/pit.md, "bfloat16 for live tables"; models/MODEL_CARD.md,
 #: session 34). Offline commands keep :data:`DEFAULT_BACKEND` (f32, the figures' arithmetic).
 LIVE_BACKEND = "openvino-bf16"
+
+
+def backend_precision(name: str) -> str:
+    """The arithmetic backend ``name`` runs the graphs in: ``"bf16"`` for ``openvino-bf16``,
+    else ``"f32"`` (a registered backend may say otherwise with a ``precision`` attribute)."""
+    return str(getattr(_registry.get(name), "precision", "f32"))
 
 
 def live_backend() -> str:

@@ -89,6 +89,11 @@ class RecognitionEngine:
             self.tile_detector, self.pip_detector = load_detectors(
                 rec.models, rec.backend, rec.tile_conf, rec.pip_conf)
             self.model_version = model_version(rec.models, rec.backend)
+            # the arithmetic when not f32 (a live table's bfloat16): ``...@bf16``
+            precision = getattr(getattr(self.tile_detector, "runtime", None), "precision",
+                                "f32")
+            if precision != "f32":
+                self.model_version += f"@{precision}"
             #: the optional second tile model for a still picture's unread tiles
             self.second_detector = (load_second_tile_detector(rec.models, rec.backend,
                                                               rec.tile_conf)

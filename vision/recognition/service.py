@@ -65,7 +65,8 @@ import numpy as np
 
 from scoring.errors import InputError
 
-from vision.recognition.backends import THREADS_ENV, configure_threads, open_backend, register_backend
+from vision.recognition.backends import (THREADS_ENV, backend_precision, configure_threads,
+                                         open_backend, register_backend)
 from vision.recognition.obb_nms import batches_right
 
 log = logging.getLogger("vision.recognition")
@@ -493,6 +494,8 @@ class SharedDetectorClient:
 
     def __init__(self, path: Path, handle: ServiceHandle, backend: str) -> None:
         self.path, self.handle, self.backend = Path(path), handle, backend
+        #: the arithmetic the service runs the model in (the engine records ``@bf16``)
+        self.precision = backend_precision(backend)
         self._nonce = uuid.uuid4().hex[:12]
         self._seq = 0
         self._lock = threading.Lock()
