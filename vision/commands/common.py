@@ -13,8 +13,9 @@ def add_model_options(p, scales: bool = True) -> None:
     still images, ``--scales``."""
     p.add_argument("--backend", choices=backend_choices(), default=None,
                    help="inference backend (default openvino where installed, else onnx; "
-                        "openvino: the ONNX files run by OpenVINO; onnx: onnxruntime on CPU; "
-                        "docs/architecture.md, inference backends)")
+                        "paigow serve: openvino-bf16; openvino: the ONNX files run by "
+                        "OpenVINO in f32; openvino-bf16: in bfloat16; onnx: onnxruntime on "
+                        "CPU; docs/architecture.md, inference backends)")
     p.add_argument("--models", dest="models", default=None, metavar="DIR",
                    help="folder with tiles.onnx and pips.onnx (default: $PAIGOW_MODELS, else "
                         "the repository's models/)")

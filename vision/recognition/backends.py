@@ -319,7 +319,7 @@ class OpenVINOBackend:
     """
 
     name = "openvino"
-
+    #: the arithmetic asked of OpenVINO (``INFERENCE_PRECISION_HINT``)
     precision = "f32"
 
     def __init__(self, path: Path, streams: int = 1, split_nms: bool = True) -> None:
@@ -401,6 +401,7 @@ def _openvino_metadata(model) -> dict[str, str]:
 
 BackendFactory = Callable[..., DetectorBackend]
 
+
 class OpenVINOBF16Backend(OpenVINOBackend):
     """:class:`OpenVINOBackend` in bfloat16 (``INFERENCE_PRECISION_HINT`` bf16) where the CPU
     has bfloat16 units (AVX-512 BF16, AMX; elsewhere OpenVINO runs f32): about 1.7x faster
@@ -427,7 +428,7 @@ def register_backend(name: str, factory: BackendFactory) -> None:
 
 
 def unregister_backend(name: str) -> None:
-    """Remove a backend added by :func:`register_backend` (the built-in two stay)."""
+    """Remove a backend added by :func:`register_backend` (the built-in three stay)."""
     if name not in ("onnx", "openvino", "openvino-bf16"):
         _registry.pop(name, None)
 
