@@ -59,16 +59,8 @@ LOAD_SAMPLES = 5
 LOAD_GAP_S = 0.01
 
 
-def _runnable() -> int | None:
-    """Tasks runnable on the machine now, less this process's own running threads: Linux
-    ``/proc/loadavg`` (4th field ``running/total``) less the threads of ``/proc/self/task``
-    in state ``R`` (the caller, a frame loop, the models' inference threads); None where
-    there is no such file."""
-    try:
-        with open("/proc/loadavg", "rb") as f:
-            total = int(f.read().split()[3].split(b"/")[0])
-    except (OSError, ValueError, IndexError):
-        return None
+def _own_running() -> int:
+    """This process's threads in state ``R`` (``/proc/self/task/*/stat``; 0 elsewhere)."""
     own = 0
     try:
         tids = os.listdir("/proc/self/task")
@@ -82,7 +74,24 @@ def _runnable() -> int | None:
             continue  # a thread that ended meanwhile
         # "pid (comm) S ...": the state follows the last ")" (comm may hold one)
         own += stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] == b"R"
-    return max(0, total - own)
+    return own
+
+
+def _runnable() -> int | None:
+    """Tasks runnable on the machine now, less this process's own running threads: Linux
+    ``/proc/loadavg`` (4th field ``running/total``) less the threads of ``/proc/self/task``
+    in state ``R`` (the caller, a frame loop, the models' inference threads), counted just
+    before and just after the kernel's figure and the larger taken (a thread of ours that ran
+    when the kernel counted and waits for the GIL a moment later is still ours: CI once took
+    a lone process's own spinning threads for another program's load); None where there is
+    no such file."""
+    before = _own_running()
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            total = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0, total - max(before, _own_running()))
 
 
 def cpu_contended(cores: int | None = None, samples: int = LOAD_SAMPLES,
