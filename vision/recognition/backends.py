@@ -417,6 +417,8 @@ _registry: dict[str, BackendFactory] = {
     "openvino": OpenVINOBackend,
     "openvino-bf16": OpenVINOBF16Backend,
 }
+#: The built-in graph backends: never unregistered; each takes ``streams``.
+BUILTIN_BACKENDS: tuple[str, ...] = tuple(_registry)
 
 
 def register_backend(name: str, factory: BackendFactory) -> None:
@@ -429,7 +431,7 @@ def register_backend(name: str, factory: BackendFactory) -> None:
 
 def unregister_backend(name: str) -> None:
     """Remove a backend added by :func:`register_backend` (the built-in three stay)."""
-    if name not in ("onnx", "openvino", "openvino-bf16"):
+    if name not in BUILTIN_BACKENDS:
         _registry.pop(name, None)
 
 

@@ -65,8 +65,8 @@ import numpy as np
 
 from scoring.errors import InputError
 
-from vision.recognition.backends import (THREADS_ENV, backend_precision, configure_threads,
-                                         open_backend, register_backend)
+from vision.recognition.backends import (BUILTIN_BACKENDS, THREADS_ENV, backend_precision,
+                                         configure_threads, open_backend, register_backend)
 from vision.recognition.obb_nms import batches_right
 
 log = logging.getLogger("vision.recognition")
@@ -417,12 +417,12 @@ def _run(job, replies, blocks, models, opening, streams: int = 1, count=None) ->
 
 def _model(models: dict, backend: str, path: str, opening, streams: int = 1):
     """The service's one copy of a model (opened on first use, ``streams`` at once where the
-    backend takes them: onnx, openvino, openvino-bf16)."""
+    backend takes them: the built-in ones, ``BUILTIN_BACKENDS``)."""
     key = (backend, path)
     with opening:
         if key not in models:
             models[key] = (open_backend(backend, path, streams=streams)
-                           if streams > 1 and backend in ("onnx", "openvino", "openvino-bf16")
+                           if streams > 1 and backend in BUILTIN_BACKENDS
                            else open_backend(backend, path))
         return models[key]
 
