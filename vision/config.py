@@ -105,7 +105,7 @@ class RecognitionConfig:
         rules_off: the rules of the still reading left out, by name
             (:data:`vision.recognition.still.STILL_RULES`: ``scales``, ``second_look``,
             ``second_model``, ``long_as_peers``, ``refit``, ``guards``, ``missed_beside``,
-            ``turned``, ``dealt_blocks``); default none. A rule left out reads fewer tiles,
+            ``turned``, ``dealt_blocks``, ``own_spots``, ``crop_check``); default none. A rule left out reads fewer tiles,
             never a wrong face (docs/architecture.md, the still reading).
         live_rules_off: the rules left out, besides ``rules_off``, of the still reading a
             live feed makes beside its frame loop (a camera, a stream, a file played in real

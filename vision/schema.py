@@ -175,6 +175,9 @@ class UnreadReason(StrEnum):
     #: a spot it counts is counted by another identified tile too (vision.recognition.overlaps;
     #: field face)
     SHARED_SPOTS = "a spot it counts is another tile's too"
+    #: the crop classifier reads the small tile otherwise (vision.recognition.crosscheck;
+    #: fields face, other, p)
+    CROP_DISAGREES = "the crop classifier reads otherwise"
     #: a short outline reads a face where longer ones saw more spots (vision.recognition.zoom;
     #: fields who, face, long, seen, length)
     SHORT_OUTLINE = "where other readings saw more spots"
@@ -241,6 +244,9 @@ _UNREAD_TEMPLATES: dict[UnreadReason, str] = {
     UnreadReason.ACROSS_TWO: "outline across two other tile outlines (read {face})",
     UnreadReason.SHARED_SPOTS: ("a spot it counts is another tile's too (read {face}): an "
                                 "outline reaching onto a neighbour's face"),
+    UnreadReason.CROP_DISAGREES: ("the crop classifier rules out {face} (p {p:.3f}; it reads "
+                                  "{other}), the spots' face: a small tile's spots may be "
+                                  "merged or missed"),
     UnreadReason.SHORT_OUTLINE: ("{who} reads {face} on an outline {long:.0f} px long, where "
                                  "other readings saw {seen} spots on {length:.0f} px"),
     UnreadReason.VETOED: "read {face} once, the reading at every input size says {other}",

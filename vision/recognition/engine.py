@@ -43,6 +43,7 @@ from vision.recognition.stack import FrameStack
 from vision.recognition.gate import MotionGate
 from vision.recognition.identity import IdentityCache
 from vision.recognition.models import load_detectors, load_second_tile_detector, model_version
+from vision.recognition.crosscheck import load_crop_classifier
 from vision.recognition.reads import Detectors, ReadMode, Reads, run_tile_detector
 from vision.recognition.overlaps import drop_straddlers
 from vision.recognition.scales import STILL_SCALES
@@ -98,12 +99,16 @@ class RecognitionEngine:
             self.second_detector = (load_second_tile_detector(rec.models, rec.backend,
                                                               rec.tile_conf)
                                     if self.scales and rec.second_model else None)
+            #: the optional crop classifier, a second opinion on small tiles' faces
+            #: (vision.recognition.crosscheck; None: the models folder has none)
+            self.crop_classifier = load_crop_classifier(rec.models)
         else:
             self.tile_detector, self.pip_detector = detectors.tile, detectors.pip
             self.model_version = detectors.version or getattr(detectors.tile, "version",
                                                               "injected")
             self.second_detector = (detectors.second if self.scales and rec.second_model
                                     else None)
+            self.crop_classifier = detectors.crops
         self.gate = MotionGate(gate or GateConfig())
         self.cache = IdentityCache(cache or CacheConfig())
         #: video: (xyxy, face) already checked against the fused still reading, and those it

@@ -27,8 +27,8 @@ from typing import Iterable, Mapping
 
 from scoring.errors import InputError
 
-__all__ = ["file_sha256", "recorded_sha256", "verify_checksum", "stamp", "check_classes",
-           "MODEL_SUFFIXES", "ROLE_CLASSES"]
+__all__ = ["file_sha256", "recorded_sha256", "verify_checksum", "require_description", "stamp",
+           "check_classes", "MODEL_SUFFIXES", "ROLE_CLASSES"]
 
 log = logging.getLogger("vision.recognition.modelcheck")
 
@@ -109,6 +109,25 @@ def verify_checksum(path: str | os.PathLike) -> bool:
         raise InputError(f"model file {p} does not match its checksum in {_description(p)} "
                          f"(sha256 {got[:12]}..., recorded {want[:12]}...): damaged or replaced")
     return True
+
+
+def require_description(path: str | os.PathLike) -> None:
+    """Refuse a model of the models folder without its description: ``<stem>.json`` beside it
+    recording the file's SHA-256 (:mod:`vision.recognition.modelcheck`). Without it damaged or swapped
+    weights could not be told from the trained ones, so the model is not loaded.
+
+    Raises:
+        InputError: naming the model and the missing (or incomplete) description.
+    """
+    path = Path(path)
+    js = path.with_suffix(".json")
+    if not js.is_file():
+        raise InputError(f"model {path} has no description {js.name} (its SHA-256 and "
+                         f"classes): refused; record it with 'python -m vision.recognition.modelcheck "
+                         f"{path.parent}' only for weights you trust")
+    if recorded_sha256(path) is None:
+        raise InputError(f"model {path}: its description {js} records no SHA-256 for "
+                         f"{path.name}: refused")
 
 
 def stamp(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, str]]:

@@ -19,31 +19,12 @@ from scoring.errors import InputError
 
 from vision.config import backend_choices, default_models_dir, is_backend
 from vision.recognition.backends import default_backend
+from vision.recognition.modelcheck import require_description
 
 __all__ = ["model_version", "load_detectors", "load_second_tile_detector", "model_files",
            "second_model_file", "require_description"]
 
 log = logging.getLogger("vision.recognition.models")
-
-
-def require_description(path: Path) -> None:
-    """Refuse a model of the models folder without its description: ``<stem>.json`` beside it
-    recording the file's SHA-256 (:mod:`vision.recognition.modelcheck`). Without it damaged or swapped
-    weights could not be told from the trained ones, so the model is not loaded.
-
-    Raises:
-        InputError: naming the model and the missing (or incomplete) description.
-    """
-    from vision.recognition.modelcheck import recorded_sha256
-
-    js = path.with_suffix(".json")
-    if not js.is_file():
-        raise InputError(f"model {path} has no description {js.name} (its SHA-256 and "
-                         f"classes): refused; record it with 'python -m vision.recognition.modelcheck "
-                         f"{path.parent}' only for weights you trust")
-    if recorded_sha256(path) is None:
-        raise InputError(f"model {path}: its description {js} records no SHA-256 for "
-                         f"{path.name}: refused")
 
 
 @functools.lru_cache(maxsize=8)
@@ -82,13 +63,17 @@ def second_model_file(models_dir: str | Path | None = None, backend: str | None 
 
 def model_version(models_dir: str | Path | None = None, backend: str | None = None) -> str:
     """``"tiles-<sha8>+pips-<sha8>"`` from the model files' SHA-256 (``"unknown"`` parts for
-    missing files), with ``"+touch-<sha8>"`` when the second tile model is present."""
+    missing files), with ``"+touch-<sha8>"`` when the second tile model is present and
+    ``"+crops-<sha8>"`` when the crop classifier is (:mod:`vision.recognition.crosscheck`)."""
     parts = []
     for name, p in zip(("tiles", "pips"), model_files(models_dir, backend)):
         parts.append(f"{name}-{_file_digest(p)}" if p.is_file() else f"{name}-unknown")
     second = second_model_file(models_dir, backend)
     if second.is_file():
         parts.append(f"touch-{_file_digest(second)}")
+    crops = second.with_name("crops.onnx")  # vision.recognition.crosscheck (any backend)
+    if crops.is_file():
+        parts.append(f"crops-{_file_digest(crops)}")
     return "+".join(parts)
 
 

@@ -40,12 +40,16 @@ class Detectors:
             ``tiles_touch.*`` is not in the models folder).
         version: the model version recorded in round events (None: the tile detector's
             ``version`` attribute, else ``"injected"``).
+        crops: the crop classifier (:class:`vision.recognition.crosscheck.CropClassifier`:
+            ``classify(list of uint8 (S, S, 3)) -> (names, probabilities)``), or None: small
+            tiles are not cross-checked (injected detectors never take the models folder's).
     """
 
     tile: Any
     pip: Any
     second: Any = None
     version: str | None = None
+    crops: Any = None
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ name                      what it does                                        of
                           (:mod:`vision.recognition.dealt`)
 ``own_spots``             two identified tiles that count one spot both made  --
                           unknown (:func:`.overlaps.shared_spots`)
+``crop_check``            small identified tiles the crop classifier reads    no
+                          otherwise made unknown (:mod:`.crosscheck`)         classifier
 ========================  ==================================================  =============
 
 A rule's switch is the :class:`vision.config.RecognitionConfig` field that turns it off (as
@@ -48,6 +50,7 @@ import numpy as np
 from vision.detections import TILE, Detections
 from vision.recognition.aspect import long_as_peers
 from vision.recognition.chirality import lengthwise_by, table_hand
+from vision.recognition.crosscheck import cross_check
 from vision.recognition.dealt import dealt_blocks
 from vision.recognition.decode import TileRead
 from vision.recognition.fill import SECOND_MODEL_SIZE, disputed_outlines, fill_from_second_model
@@ -364,6 +367,12 @@ def _own_spots(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
     return shared_spots(reads)
 
 
+def _crop_check(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
+    # a second opinion on the faces of small tiles, from a classifier that counts no spots
+    # (vision.recognition.crosscheck): only ever removes faces
+    return cross_check(reads, ctx.image, ctx.engine.crop_classifier)
+
+
 #: The still reading, in order (module docstring): every rule's ``apply(ctx, reads)``.
 STILL_RULES: tuple[Rule, ...] = (
     Rule("scales", _scales),
@@ -376,6 +385,7 @@ STILL_RULES: tuple[Rule, ...] = (
     Rule("turned", _turned, lambda e: bool(e.turn)),
     Rule("dealt_blocks", _dealt_blocks),
     Rule("own_spots", _own_spots),
+    Rule("crop_check", _crop_check, lambda e: getattr(e, "crop_classifier", None) is not None),
 )
 
 

@@ -1,4 +1,5 @@
-"""Train the tile (OBB) and pip (detect) models from a config YAML and export them to ONNX.
+"""Train the tile (OBB), pip (detect) and crop classifier (classify) models from a config YAML
+and export them to ONNX.
 
 One entry point, :func:`train`, wraps ``ultralytics.YOLO(model_yaml).train(...)`` (from scratch:
 no pretrained weights can be downloaded), copies ``best.pt`` to ``models/<name>.pt``, exports
@@ -10,9 +11,10 @@ and synthetic-validation metrics.
 Config YAML (see ``datasets/train_tiles.yaml``)::
 
     name: tiles                  # output file stem: models/tiles.pt, .onnx, .json
-    task: obb                    # obb | detect
+    task: obb                    # obb | detect | classify
     model: yolo11n-obb.yaml      # ultralytics model yaml (built-in name or a path), or a .pt to fine-tune
-    data: tiles.yaml             # dataset yaml; relative paths are relative to this config file
+    data: tiles.yaml             # dataset yaml (classify: the folder with train/ and val/);
+                                 # relative paths are relative to this config file
     imgsz: 640                   # square training / export input size, pixels
     epochs: 60                   # upper bound when ``hours`` is set
     hours: null                  # optional wall-clock budget; ultralytics then fits epochs to it
@@ -47,7 +49,7 @@ __all__ = ["train", "finalize", "reexport", "onnx_parity", "export_onnx", "load_
 RUNS_DIR = Path("runs") / "train"
 
 _REQUIRED = ("name", "task", "model", "data", "imgsz")
-_TASKS = ("obb", "detect")
+_TASKS = ("obb", "detect", "classify")
 _DEFAULT_EXPORT = {"nms": True, "conf": 0.05, "iou": 0.5, "opset": 17, "simplify": True,
                    "max_det": 300}
 
@@ -77,7 +79,8 @@ def load_config(config_path: str | Path, need_data: bool = True) -> dict:
 
     Raises:
         InputError: the file is missing or unreadable, a required key is absent, ``task`` is not
-            obb/detect, or (``need_data``) the data YAML does not exist.
+            obb/detect/classify, or (``need_data``) the data YAML (classify: the data folder)
+            does not exist.
     """
     from vision.io.yamlsafe import load_yaml
 
@@ -96,7 +99,10 @@ def load_config(config_path: str | Path, need_data: bool = True) -> dict:
     base = path.resolve().parent
     data = Path(cfg["data"])
     data = data if data.is_absolute() else base / data
-    if need_data and not data.is_file():
+    if need_data and cfg["task"] == "classify" and not (data / "train").is_dir():
+        raise InputError(f"training config {str(config_path)!r}: data folder {str(data)!r} "
+                         "has no train/ (render the crops first: python -m vision.synth.crops)")
+    if need_data and cfg["task"] != "classify" and not data.is_file():
         raise InputError(f"training config {str(config_path)!r}: data YAML {str(data)!r} "
                          "not found (render the datasets first: paigow render)")
     cfg["data"] = str(data)
@@ -122,7 +128,7 @@ def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300,
     """Describe the exported ONNX model's input and output tensors.
 
     Args:
-        task: "obb" or "detect".
+        task: "obb", "detect" or "classify".
         nms: whether NMS is inside the graph (ultralytics ``export(nms=True)``).
         n_classes: number of classes of the model.
         imgsz: input size, pixels: an int (square) or ``[height, width]``.
@@ -144,7 +150,12 @@ def onnx_layout(task: str, nms: bool, n_classes: int, imgsz, max_det: int = 300,
                           "other padded to the next multiple of 32 (640 square: a 16:9 frame "
                           "-> 384 x 640)" if ih == iw else
                           f"; dynamic axes: fed {ih} x {iw} (h x w), any batch")
-    if nms:
+    if task == "classify":
+        inp["format"] = "RGB, values 0..1, the crop resized to the input (no letterbox)"
+        out = {"name": "output0", "shape": [inp["shape"][0], n_classes],
+               "columns": [f"p_{i}" for i in range(n_classes)],
+               "note": "class probabilities (softmax inside the graph)"}
+    elif nms:
         if task == "obb":
             cols = ["cx", "cy", "w", "h", "confidence", "class_id", "angle_rad"]
         else:
@@ -194,9 +205,12 @@ def _attach_log(log_path: Path) -> logging.Handler:
 
 
 def _metrics(results: dict | None) -> dict:
-    """Pick precision / recall / mAP50 / mAP50-95 from an ultralytics results dict."""
+    """Pick precision / recall / mAP50 / mAP50-95 (classify: top-1 / top-5 accuracy) from an
+    ultralytics results dict."""
     out = {}
     for key, value in (results or {}).items():
+        if key in ("metrics/accuracy_top1", "metrics/accuracy_top5"):
+            out[key.split("/")[1]] = round(float(value), 4)
         for name in ("precision", "recall", "mAP50-95", "mAP50"):
             if key.startswith(f"metrics/{name}("):
                 out[name] = round(float(value), 4)
@@ -328,7 +342,8 @@ def train(config_path: str | Path, *, epochs: int | None = None, device: str = "
     try:
         n_epochs = int(epochs if epochs is not None else cfg["epochs"])
         budget = hours if hours is not None else cfg["hours"]
-        data_yaml = _resolved_data_yaml(Path(cfg["data"]), runs, name)
+        data_yaml = (Path(cfg["data"]) if cfg["task"] == "classify"
+                     else _resolved_data_yaml(Path(cfg["data"]), runs, name))
         args = dict(data=str(data_yaml), task=cfg["task"], imgsz=int(cfg["imgsz"]), epochs=n_epochs,
                     batch=int(cfg["batch"]), seed=int(cfg["seed"]), deterministic=True,
                     workers=int(cfg["workers"]), patience=int(cfg["patience"]),
@@ -431,7 +446,8 @@ def finalize(cfg: dict | str | Path, save_dir: str | Path, out_dir: Path = Path(
         best_epoch = int(getattr(trainer.stopper, "best_epoch", 0))  # 1-based
         names = [str(v) for _, v in sorted(dict(trainer.data["names"]).items())]
     else:
-        data_yaml = _resolved_data_yaml(Path(cfg["data"]), save_dir.parent, name)
+        data_yaml = (Path(cfg["data"]) if cfg["task"] == "classify"
+                     else _resolved_data_yaml(Path(cfg["data"]), save_dir.parent, name))
         res = YOLO(str(weights)).val(data=str(data_yaml), imgsz=int(cfg["imgsz"]),
                                      batch=int(cfg["batch"]), device="cpu", plots=False,
                                      workers=0, project=str(save_dir.parent),
