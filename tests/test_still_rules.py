@@ -18,7 +18,7 @@ from vision.recognition.scales import STILL_SCALES
 from vision.recognition.still import STILL_RULES, StillContext, without
 
 NAMES = ("scales", "second_look", "second_model", "long_as_peers", "refit", "guards",
-         "missed_beside", "turned", "dealt_blocks", "own_spots")
+         "missed_beside", "turned", "dealt_blocks", "own_spots", "crop_check")
 RULE = {r.name: r for r in STILL_RULES}
 SCENE = Path(__file__).resolve().parents[2] / "shared" / "scenes" / "scene_00.jpg"
 MODELS = Path(__file__).resolve().parents[1] / "models"
@@ -41,9 +41,10 @@ class OneTile:
         return [Detections.empty() for _ in crops]
 
 
-def make(shape=(1080, 1920), second=None, **cfg):
+def make(shape=(1080, 1920), second=None, crops=None, **cfg):
     det = OneTile()
-    e = RecognitionEngine(RecognitionConfig(**cfg), detectors=Detectors(det, det, second))
+    e = RecognitionEngine(RecognitionConfig(**cfg), detectors=Detectors(det, det, second,
+                                                                        crops=crops))
     return StillContext(e, np.full((*shape, 3), 90, np.uint8), STILL_RULES), det
 
 
@@ -56,16 +57,16 @@ def quiet_guards(monkeypatch):
 
 def test_the_rules_are_one_ordered_list_each_switched_by_the_configuration():
     assert tuple(r.name for r in STILL_RULES) == NAMES
-    ctx, _ = make(second=OneTile())
+    ctx, _ = make(second=OneTile(), crops=object())
     assert all(r.on(ctx) for r in STILL_RULES)
-    ctx, _ = make()  # no second model
-    assert [r.name for r in STILL_RULES if not r.on(ctx)] == ["second_model"]
+    ctx, _ = make()  # no second model, no crop classifier
+    assert [r.name for r in STILL_RULES if not r.on(ctx)] == ["second_model", "crop_check"]
     ctx, _ = make(zoom=False, second_model=False, refine=False, turn=False,
                   second=OneTile())
     assert [r.name for r in STILL_RULES if r.on(ctx)] == ["scales", "long_as_peers", "guards",
                                                           "dealt_blocks", "own_spots"]
-    assert [r.name for r in without(STILL_RULES, "turned", "nothing")] == list(NAMES[:-3]) + [
-        "dealt_blocks", "own_spots"]
+    assert [r.name for r in without(STILL_RULES, "turned", "nothing")] == list(NAMES[:-4]) + [
+        "dealt_blocks", "own_spots", "crop_check"]
 
 
 def test_scales_reads_at_every_input_size_up_to_the_picture_s_side():

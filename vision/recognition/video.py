@@ -226,7 +226,8 @@ def vet(engine, image: np.ndarray, reads: list[TileRead], look: bool = True
     image; until the gate sees motion again that reading is the frame's reads. A face
     the single pass names at a place (a face and an xyxy box) that the fused reading
     contradicts there (another face, or sizes that disagree) is unknown from then on, also
-    in later moving frames, while the tile stays put. A face not yet vetted stands
+    in later moving frames, while the tile stays put; so is a face the fused reading's crop
+    classifier ruled out there (:mod:`vision.recognition.crosscheck`). A face not yet vetted stands
     meanwhile (a round is final only after its positions are stable for several frames,
     by then the picture is still). Nothing happens with one input size (the strategy is
     the configuration's, :attr:`scales`).
@@ -259,7 +260,9 @@ def vet(engine, image: np.ndarray, reads: list[TileRead], look: bool = True
             r = reads[i]
             against = [f for f, v in zip(fused, over[row]) if v >= 0.5 and (
                 (f.face and f.face != r.face)
-                or (f.face is None and f.reason_code is UnreadReason.SIZES_DISAGREE))]
+                or (f.face is None and f.reason_code is UnreadReason.SIZES_DISAGREE)
+                or (f.face is None and f.reason_code is UnreadReason.CROP_DISAGREES
+                    and f.evidence.disputed == r.face))]
             engine._vetted.append((np.asarray(r.xyxy, np.float32).copy(), r.face))
             if against:
                 engine._vetoed.append((np.asarray(r.xyxy, np.float32).copy(), r.face,
