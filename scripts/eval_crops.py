@@ -13,8 +13,14 @@ or a fresh seed's ``train/`` and ``val/``) with ``MODELS/crops.onnx`` and report
   unknown, over all 20 other faces and over the faces one spot away (a spot merged or
   missed: the total differs by one), and ``veto_right``: the share of right faces it would.
 
-Usage: ``python scripts/eval_crops.py FOLDER [--models DIR] [--min-face-p P] [--json]``.
-Never point it at ../shared (those are scenes, not crops; eval_scenes.py reads them).
+With ``--realdata`` FOLDER is ../shared/realdata instead (read at run time, never copied): each
+single Chinese tile picture (the picture is the tile) brought down to a tile ``--long`` px long
+(and through JPEG quality 60), its outline the picture's own, is cross-checked; reported per
+folder and length: how many of the right faces the rule would rule out (``veto_right``) and
+the classifier's top-1 -- the rule's cost on tiles the renderer never drew.
+
+Usage: ``python scripts/eval_crops.py FOLDER [--models DIR] [--min-face-p P] [--json]``, or
+``python scripts/eval_crops.py ../shared/realdata --realdata [--long 40,60,80]``.
 """
 
 from __future__ import annotations
@@ -80,6 +86,50 @@ def evaluate(folder: Path, models: Path, min_face_p: float) -> dict:
     }
 
 
+def evaluate_realdata(folder: Path, models: Path, min_face_p: float, lengths: list[int]) -> dict:
+    """``--realdata``: per folder of single Chinese tiles and tile length, the right faces the
+    rule would rule out and the classifier's top-1 (module docstring)."""
+    import cv2
+
+    from vision.recognition.crosscheck import load_crop_classifier, square_crop
+
+    clf = load_crop_classifier(models)
+    if clf is None:
+        raise SystemExit(f"error: no crops.onnx in {models}")
+    col = {n: j for j, n in enumerate(clf.names)}
+    recs = [json.loads(line) for line in (folder / "labels.jsonl").read_text().splitlines()
+            if line.strip()]
+    out: dict = {}
+    for rec in recs:
+        if rec.get("tile_style") != "chinese" or not rec.get("tiles") or len(rec["tiles"]) != 1:
+            continue
+        face = rec["tiles"][0]
+        img = cv2.imread(str(folder / rec["file"]))
+        if img is None or face not in col:
+            continue
+        h, w = img.shape[:2]
+        for L in lengths:
+            f = L / max(h, w)
+            small = cv2.resize(img, (max(4, round(w * f)), max(4, round(h * f))),
+                               interpolation=cv2.INTER_AREA)
+            ok, buf = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 60])
+            small = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+            sh, sw = small.shape[:2]
+            pad = cv2.copyMakeBorder(small, 20, 20, 20, 20, cv2.BORDER_REPLICATE)
+            poly = np.array([[20, 20], [20 + sw, 20], [20 + sw, 20 + sh], [20, 20 + sh]],
+                            np.float32)
+            p = clf.classify([square_crop(pad, poly)])[0]
+            key = f"{rec['file'].split('/')[0]} {L}px"
+            acc = out.setdefault(key, {"tiles": 0, "top1": 0, "ruled_out": 0, "examples": []})
+            acc["tiles"] += 1
+            acc["top1"] += int(clf.names[int(p.argmax())] == face)
+            if p[col[face]] < min_face_p:
+                acc["ruled_out"] += 1
+                acc["examples"].append(f"{rec['file']}: {face} ruled out, reads "
+                                       f"{clf.names[int(p.argmax())]}")
+    return {"min_face_p": min_face_p, "by_folder_and_length": out}
+
+
 def main(argv: list[str] | None = None) -> int:
     from vision.recognition.crosscheck import MIN_FACE_P
 
@@ -88,10 +138,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", type=Path, default=Path("models"))
     ap.add_argument("--min-face-p", type=float, default=MIN_FACE_P)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--realdata", action="store_true",
+                    help="FOLDER is ../shared/realdata: its single Chinese tiles at low resolution")
+    ap.add_argument("--long", default="40,60,80", help="--realdata: tile lengths, px")
     a = ap.parse_args(argv)
     if not a.folder.is_dir():
         print(f"error: crop folder not found: {a.folder}", file=sys.stderr)
         return 2
+    if a.realdata:
+        try:
+            lengths = [int(v) for v in a.long.split(",") if v.strip()]
+        except ValueError:
+            print(f"error: --long {a.long!r} is not a list of px", file=sys.stderr)
+            return 2
+        res = evaluate_realdata(a.folder, a.models, a.min_face_p, lengths)
+        if a.json:
+            print(json.dumps(res, indent=1))
+        else:
+            for k, v in res["by_folder_and_length"].items():
+                print(f"{k}: {v['tiles']} tiles, top-1 {v['top1']}, right faces ruled out "
+                      f"{v['ruled_out']}")
+        return 0
     res = evaluate(a.folder, a.models, a.min_face_p)
     if a.json:
         print(json.dumps(res, indent=1))

@@ -45,7 +45,7 @@ LOW_RES_LONG_PX: float = 90.0
 #: the classifier's probability for the face read below which the face is ruled out. Set from
 #: the classifier's own rendered validation crops (never from ../shared): the probability
 #: that 99 % of the faces there get at least (models/MODEL_CARD.md, "The crop classifier").
-MIN_FACE_P: float = 0.05
+MIN_FACE_P: float = 0.03
 #: px, the classifier's input side (the upright tile crop squashed to a square)
 CLS_SIZE: int = 96
 
