@@ -89,6 +89,8 @@ class StillContext:
         voted: ``[way]`` once voted (:func:`vision.recognition.chirality.table_hand`).
         first_pass: the guards' first pass (every tile doubted), by the reads' ids.
         only_sizes: the input sizes to read instead of the engine's ``scales`` (None: those).
+        taken: ids of the second model's reads (``second``) the reading took as its tiles
+            (``second_model``): they confirm no cut (:attr:`confirming`).
     """
 
     engine: Any
@@ -103,6 +105,7 @@ class StillContext:
     voted: list = field(default_factory=list)
     first_pass: dict = field(default_factory=dict)
     only_sizes: tuple | None = None
+    taken: set = field(default_factory=set)
 
     def __post_init__(self) -> None:
         longer = max(self.image.shape[:2])
@@ -159,6 +162,15 @@ class StillContext:
                                    if self.engine.symmetry else None)
         return self.symmetric[key]
 
+    @property
+    def confirming(self) -> list[TileRead]:
+        """The second model's reads that may confirm a flush block's cut
+        (:func:`vision.recognition.flush.cut_either_way`): all but the tiles the reading took
+        from it (``second_model``), which would confirm themselves -- two models outlining a
+        block alike is evidence, one model twice is not (a crosswise 1-5 | 3-5 the second
+        model added over a flush 1-3 | 5-5 kept itself so under a camera's noise, session 35)."""
+        return [r for r in self.second if id(r) not in self.taken]
+
     def doubting(self, rs: list[TileRead]) -> list[TileRead]:
         """The guards' first pass (every tile doubted, a spared one marked): the way vote and
         :func:`vision.recognition.refine.refine_guarded` read it on the same reads, so it runs
@@ -201,7 +213,7 @@ class StillContext:
         ``spare``: ``read -> bool`` a doubt settled; ``lift``: the seam lifts the first ones."""
         image = self.image
         rs = flush_beside(rs, image.shape, self.read_outlines, self.seam, spare, lift)
-        rs = cut_either_way(rs, self.second, self.seam, spare, lift)
+        rs = cut_either_way(rs, self.confirming, self.seam, spare, lift)
         rs = stubby_boxes(rs, spare)
         return notched_boxes(rs, lambda polygon: notched(image, polygon), spare)
 
@@ -277,8 +289,12 @@ def _second_model(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
     second, _ = eng.decode(ctx.image, dets, use_cache=False)
     first_reads = [r for rs in ctx.per_scale + ctx.looks for r in rs]
     ctx.second = resolve_overlapping_reads(second)
-    return disputed_outlines(fill_from_second_model(reads, ctx.second, first_reads),
-                             ctx.second, ctx.seam)
+    filled = fill_from_second_model(reads, ctx.second, first_reads)
+    own = {id(r) for r in reads}
+    added = [np.asarray(r.polygon) for r in filled if id(r) not in own and r.face is not None]
+    ctx.taken = {id(s) for s in ctx.second
+                 if any(np.array_equal(np.asarray(s.polygon), q) for q in added)}
+    return disputed_outlines(filled, ctx.second, ctx.seam)
 
 
 def _long_as_peers(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
