@@ -8,10 +8,12 @@ or a fresh seed's ``train/`` and ``val/``) with ``MODELS/crops.onnx`` and report
 * ``p_true_quantiles``: the probability each face crop's own face gets, at 0.5 / 1 / 2 / 5 %
   -- ``vision.recognition.crosscheck.MIN_FACE_P`` is set from the 1 % quantile of the
   training run's own validation crops (a right face is ruled out about 1 time in 100);
-* ``catch``: for every face crop and every *other* face, whether the classifier rules that
-  face out (probability under ``--min-face-p``): the share of wrong faces the rule would make
-  unknown, over all 20 other faces and over the faces one spot away (a spot merged or
-  missed: the total differs by one), and ``veto_right``: the share of right faces it would.
+* ``catch``: for every face crop and every *other* face, whether the rule would make that
+  face unknown (the classifier gives it a probability under ``--min-face-p``, or takes the crop
+  for ``other``): the share of wrong faces caught, over all 20 other faces and over the faces
+  one spot away (a spot merged or missed: the total differs by one), and ``veto_right``: the
+  share of right faces it would make unknown; ``other_caught``: the share of ``other`` crops
+  (outlines that are not one tile) the classifier takes for ``other``.
 
 With ``--realdata`` FOLDER is ../shared/realdata instead (read at run time, never copied): each
 single Chinese tile picture (the picture is the tile) brought down to a tile ``--long`` px long
@@ -63,12 +65,13 @@ def evaluate(folder: Path, models: Path, min_face_p: float) -> dict:
     faces = [n for n in clf.names if n != "other"]
     is_face = np.array([n != "other" for n in labels])
     p_true = p[np.arange(len(y)), y][is_face]
+    says_other = top == col["other"]
     caught = caught1 = pairs = pairs1 = 0
     for k in np.nonzero(is_face)[0]:
         for f in faces:
             if f == labels[k]:
                 continue
-            out = p[k, col[f]] < min_face_p
+            out = p[k, col[f]] < min_face_p or says_other[k]
             pairs += 1
             caught += int(out)
             if abs(_spots(f) - _spots(labels[k])) == 1:
@@ -80,7 +83,10 @@ def evaluate(folder: Path, models: Path, min_face_p: float) -> dict:
         "p_true_quantiles": {str(q): round(float(np.quantile(p_true, q / 100)), 4)
                              for q in (0.5, 1, 2, 5)} if len(p_true) else {},
         "min_face_p": min_face_p,
-        "veto_right": round(float((p_true < min_face_p).mean()), 4) if len(p_true) else None,
+        "veto_right": (round(float(((p_true < min_face_p) | says_other[is_face]).mean()), 4)
+                       if len(p_true) else None),
+        "other_caught": (round(float(says_other[~is_face].mean()), 4)
+                         if (~is_face).any() else None),
         "catch": {"other_faces": round(caught / max(pairs, 1), 4),
                   "one_spot_away": round(caught1 / max(pairs1, 1), 4)},
     }
@@ -123,7 +129,7 @@ def evaluate_realdata(folder: Path, models: Path, min_face_p: float, lengths: li
             acc = out.setdefault(key, {"tiles": 0, "top1": 0, "ruled_out": 0, "examples": []})
             acc["tiles"] += 1
             acc["top1"] += int(clf.names[int(p.argmax())] == face)
-            if p[col[face]] < min_face_p:
+            if p[col[face]] < min_face_p or clf.names[int(p.argmax())] == "other":
                 acc["ruled_out"] += 1
                 acc["examples"].append(f"{rec['file']}: {face} ruled out, reads "
                                        f"{clf.names[int(p.argmax())]}")

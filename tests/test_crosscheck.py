@@ -74,9 +74,10 @@ def test_a_small_tile_read_otherwise_becomes_unknown_with_the_reason():
     assert out[0].state == "unknown"
     assert out[0].reason_code == UnreadReason.CROP_DISAGREES
     assert out[0].evidence.disputed == "1-6"
-    assert out[0].reason == ("the crop classifier rules out 1-6 (p 0.000; it reads 3-3), the "
-                             "spots' face: a small tile's spots may be merged or missed")
-    assert "rules out 2-2" in out[1].reason
+    assert out[0].reason == ("the crop classifier reads 3-3, not 1-6 (p 0.000), the spots' "
+                             "face: a small tile's spots merged or missed, or its outline off "
+                             "the tile")
+    assert "not 2-2" in out[1].reason
 
 
 def test_an_unsure_classifier_vetoes_nothing():
@@ -101,7 +102,13 @@ def test_agreement_keeps_the_face_and_large_or_unknown_tiles_are_not_shown():
 
 def test_other_vetoes_the_face():
     out = cross_check([_read("5-5", 50)], IMAGE, FakeClassifier(OTHER, p=0.99))
-    assert out[0].face is None and "it reads other" in out[0].reason
+    assert out[0].face is None and "reads other, not 5-5" in out[0].reason
+    # other as the most likely class vetoes even where the face keeps some probability
+    # (0.55 on other, 0.45 / 21 = 0.021 on each face: under MIN_FACE_P too, so lower it)
+    out = cross_check([_read("5-5", 50)], IMAGE, FakeClassifier(OTHER, p=0.55), min_face_p=0.0)
+    assert out[0].face is None
+    kept = cross_check([_read("5-5", 50)], IMAGE, FakeClassifier("5-5", p=0.55), min_face_p=0.0)
+    assert kept[0].face == "5-5"
 
 
 def test_crop_check_is_the_last_rule_and_can_be_left_out():

@@ -244,9 +244,9 @@ _UNREAD_TEMPLATES: dict[UnreadReason, str] = {
     UnreadReason.ACROSS_TWO: "outline across two other tile outlines (read {face})",
     UnreadReason.SHARED_SPOTS: ("a spot it counts is another tile's too (read {face}): an "
                                 "outline reaching onto a neighbour's face"),
-    UnreadReason.CROP_DISAGREES: ("the crop classifier rules out {face} (p {p:.3f}; it reads "
-                                  "{other}), the spots' face: a small tile's spots may be "
-                                  "merged or missed"),
+    UnreadReason.CROP_DISAGREES: ("the crop classifier reads {other}, not {face} (p {p:.3f}), "
+                                  "the spots' face: a small tile's spots merged or missed, or "
+                                  "its outline off the tile"),
     UnreadReason.SHORT_OUTLINE: ("{who} reads {face} on an outline {long:.0f} px long, where "
                                  "other readings saw {seen} spots on {length:.0f} px"),
     UnreadReason.VETOED: "read {face} once, the reading at every input size says {other}",

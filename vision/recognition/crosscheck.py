@@ -9,9 +9,11 @@ the 21 faces or ``other``; :mod:`vision.synth.crops`, ``models/crops.onnx``) -- 
 Rule (:func:`cross_check`): every identified tile whose outline is shorter than
 :data:`LOW_RES_LONG_PX` is shown to the classifier as the product crops it
 (:func:`square_crop`); where the classifier gives the face read a probability under
-:data:`MIN_FACE_P` -- it rules that face out -- the tile becomes unknown
-(:attr:`vision.schema.UnreadReason.CROP_DISAGREES`, the face kept in ``evidence.disputed``).
-A classifier merely unsure (a blurred crop spread over several faces) vetoes nothing. It never names a face and never changes one: it can only
+:data:`MIN_FACE_P` -- it rules that face out -- or takes the crop for ``other`` (its most
+likely class: an outline that is not one tile, e.g. a box across the halves of two flush
+tiles), the tile becomes unknown (:attr:`vision.schema.UnreadReason.CROP_DISAGREES`, the face
+kept in ``evidence.disputed``). A classifier merely unsure between faces (a blurred crop
+spread over several) vetoes nothing. It never names a face and never changes one: it can only
 abstain, so it cannot make a settlement wrong. Larger tiles are left to the spot count, whose
 spots are then well resolved.
 
@@ -164,7 +166,8 @@ def cross_check(reads: Sequence[TileRead], image: np.ndarray, classifier: CropCl
                 max_long_px: float = LOW_RES_LONG_PX,
                 min_face_p: float = MIN_FACE_P) -> list[TileRead]:
     """Identified tiles shorter than ``max_long_px`` whose face the classifier rules out
-    (probability under ``min_face_p``) made unknown (module docstring).
+    (probability under ``min_face_p``) or whose crop it takes for ``other`` made unknown
+    (module docstring).
 
     Args:
         reads: a still reading (image px polygons, float (4, 2)).
@@ -188,8 +191,8 @@ def cross_check(reads: Sequence[TileRead], image: np.ndarray, classifier: CropCl
     for k, p in zip(todo, prob):
         was = out[k].face
         j = col.get(str(was))
-        if j is None or p[j] < min_face_p:
-            top = int(p.argmax())
+        top = int(p.argmax())
+        if j is None or p[j] < min_face_p or classifier.names[top] == "other":
             out[k] = out[k].as_unknown(UnreadReason.CROP_DISAGREES, face=was,
                                        other=classifier.names[top],
                                        p=float(p[j]) if j is not None else 0.0
