@@ -72,6 +72,9 @@ SAYS = [
     (U.SHARED_SPOTS, None, {"face": "1-5"},
      "a spot it counts is another tile's too (read 1-5): an outline reaching onto a "
      "neighbour's face"),
+    (U.CROP_DISAGREES, None, {"face": "1-6", "other": "3-3", "p": 0.0123},
+     "the crop classifier reads 3-3, not 1-6 (p 0.012), the spots' face: a small tile's spots "
+     "merged or missed, or its outline off the tile"),
     (U.SHORT_OUTLINE, None,
      {"who": "one input size", "face": "2-4", "long": 61.4, "seen": 9, "length": 88.6},
      "one input size reads 2-4 on an outline 61 px long, where other readings saw 9 spots on "

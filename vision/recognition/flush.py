@@ -524,14 +524,10 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
       cut across is 4-5 twice, a face the set holds once), or
     * the second tile model (``second``: its reads of the same picture) read the same two
       outlines (polygon IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`) with the same
-      two faces: two models outlining the block the same way, each box's halves read the same.
-      The still reading hands in only the second model's reads it did *not* take as tiles
-      (:attr:`vision.recognition.still.StillContext.confirming`): a tile the second model
-      added would otherwise confirm itself (session 35: a flush 1-3 | 5-5 boxed across by the
-      second model alone, under a camera's noise, kept as 1-5 and 3-5).
+      two faces: two models outlining the block the same way, each box's halves read the same
+      (not the reads the still reading took as tiles: ``StillContext.confirming``).
       This is evidence, not proof: both models can box a block across alike (composed imilako
-      tables, ``scripts/eval_composed.py --seed 1 --n 12``, scene 7); what dropping it costs
-      and why it stays: models/MODEL_CARD.md (session 17). Where the tiles' corners show,
+      tables, ``scripts/eval_composed.py --seed 1 --n 12``, scene 7; MODEL_CARD, session 17). Where the tiles' corners show,
       :func:`notched_boxes` (run after this) catches such boxes: their outer long side dips
       at its middle.
 
