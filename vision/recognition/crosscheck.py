@@ -156,12 +156,6 @@ def load_crop_classifier(models_dir: str | Path) -> CropClassifier | None:
     return CropClassifier(path)
 
 
-def _long_side(polygon: np.ndarray) -> float:
-    p = np.asarray(polygon, np.float64)
-    e = np.linalg.norm(np.roll(p, -1, axis=0) - p, axis=1)
-    return float(max(e[0] + e[2], e[1] + e[3]) / 2)
-
-
 def cross_check(reads: Sequence[TileRead], image: np.ndarray, classifier: CropClassifier,
                 max_long_px: float = LOW_RES_LONG_PX,
                 min_face_p: float = MIN_FACE_P) -> list[TileRead]:
@@ -183,7 +177,7 @@ def cross_check(reads: Sequence[TileRead], image: np.ndarray, classifier: CropCl
     """
     out = list(reads)
     todo = [k for k, r in enumerate(out)
-            if r.face is not None and _long_side(r.polygon) < max_long_px]
+            if r.face is not None and r.long_side < max_long_px]
     if not todo:
         return out
     prob = classifier.classify([square_crop(image, out[k].polygon) for k in todo])

@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 
 from scoring import FACES
-from vision.geometry import polygon_iou_matrix, rectify
+from vision.geometry import polygon_iou_matrix, rectify, side_pairs
 from vision.recognition.crosscheck import CLS_SIZE
 from vision.synth.render import HELD_OUT_SEED, render_scene
 
@@ -149,9 +149,8 @@ def render_crops(out: Path, n: int, seed: int, val_fraction: float = 0.05,
         for poly, name in items:
             if j >= n:
                 break
-            _, _, _, L, W = _axes(poly)
             jit = rng.uniform(0.0, 0.04) if rng.random() < 0.85 else rng.uniform(0.04, 0.08)
-            p = poly + rng.normal(0, jit * min(L, W), poly.shape).astype(np.float32)
+            p = poly + rng.normal(0, jit * min(side_pairs(poly)), poly.shape).astype(np.float32)
             crop, _ = rectify(scene.image, p)
             if rng.random() < 0.8:
                 crop = _low_res(crop, rng, math.exp(rng.uniform(math.log(24), math.log(90))))
