@@ -22,6 +22,9 @@
 #   datasets/train_tiles_flush_cpu.yaml),
 #   SEED0 (first render seed, default 30000: seeds not used by any earlier dataset; all
 #   below the held-out 1 000 000; a continued run takes seeds no earlier run used),
+#   CAMERA (per-frame probability, in every shard, of a table frame seen through a dim,
+#   compressed surveillance camera: render --camera, vision/synth/camera.py; default 0, as
+#   every run before session 36),
 #   RESUME (1: continue the CPU campaign's weights instead of the shipped model: the config's
 #   run in runs/train if this machine has it, else models/checkpoints/<name>_last.pt;
 #   models/MODEL_CARD.md, "The CPU campaign").
@@ -37,6 +40,7 @@ CONFIG=${CONFIG:-datasets/train_tiles_gpu.yaml}
 SHARDS=${SHARDS:-$(nproc)}
 SEED0=${SEED0:-30000}
 RESUME=${RESUME:-0}
+CAMERA=${CAMERA:-0}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 if ls .whl/*.whl >/dev/null 2>&1; then
@@ -63,7 +67,7 @@ for k in $(seq 0 $((SHARDS - 1))); do
     kind=gap
   fi
   $PY -m vision.cli render --n "$per" --n-pips 0 --val-fraction 0.05 --seed $((SEED0 + k)) \
-    --out "datasets/gpu/${kind}_$k" "${recipe[@]}" --no-progress \
+    --out "datasets/gpu/${kind}_$k" "${recipe[@]}" --camera "$CAMERA" --no-progress \
     > "datasets/gpu/render_$k.log" 2>&1 &
   pids+=($!)
 done

@@ -33,6 +33,10 @@ def register(sub) -> None:
     p.add_argument("--threes-one-way", type=float, default=0.0,
                    help="per-frame probability that every 3 of a table frame runs one way, "
                         "as a real set draws them, 0..1 (default 0)")
+    p.add_argument("--camera", type=float, default=0.0,
+                   help="per-frame probability that a table frame is seen through a dim, "
+                        "compressed surveillance camera (480-720 lines, H.264 or JPEG), 0..1 "
+                        "(default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=_run)
@@ -50,7 +54,8 @@ def _run(args) -> int:
         raise InputError(f"--seed must be in 0..999999 (larger seeds are held out), got {args.seed}")
     if not 0.0 <= args.val_fraction <= 0.5:
         raise InputError(f"--val-fraction must be in [0, 0.5], got {args.val_fraction}")
-    for name in ("closeup_fraction", "catalogue", "touching", "square_blocks", "threes_one_way"):
+    for name in ("closeup_fraction", "catalogue", "touching", "square_blocks", "threes_one_way",
+                 "camera"):
         v = getattr(args, name)
         if not 0.0 <= v <= 1.0:
             raise InputError(f"--{name.replace('_', '-')} must be in [0, 1], got {v}")
@@ -64,12 +69,13 @@ def _run(args) -> int:
                             progress=not args.no_progress and not args.json,
                             closeup_fraction=args.closeup_fraction, catalogue=args.catalogue,
                             touching=args.touching, square_blocks=args.square_blocks,
-                            threes_one_way=args.threes_one_way)
+                            threes_one_way=args.threes_one_way, camera=args.camera)
     if args.json:
         print(json.dumps(stats, indent=2))
     else:
         print(f"tiles: {stats['tiles_train']} train + {stats['tiles_val']} val images "
-              f"({stats['closeups']} close-ups; {stats['tile_labels']} tile, "
+              f"({stats['closeups']} close-ups, {stats['camera']} through a surveillance camera; "
+              f"{stats['tile_labels']} tile, "
               f"{stats['tile_back_labels']} tile_back labels) -> {stats['tiles_yaml']}")
         print(f"pips: {stats['pips_train']} train + {stats['pips_val']} val crops "
               f"({stats['pip_red']} red, {stats['pip_white']} white) -> {stats['pips_yaml']}")

@@ -16,6 +16,7 @@ from scoring.errors import InputError
 from vision.geometry import CROP_H, CROP_MARGIN, CROP_W, order_polygon, rectify
 from vision.synth.render import (HELD_OUT_SEED, PIP_CLASSES, TILE_CLASSES, SceneTile, TableScene,
                           render_closeup, render_scene)
+from vision.synth.camera import surveillance
 
 __all__ = ["obb_label_lines", "pip_crop", "render_datasets"]
 
@@ -112,7 +113,8 @@ def _scene_seed(seed: int, kind: int, i: int) -> int:
 def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fraction: float = 0.1,
                     progress: bool = True, closeup_fraction: float = 0.25,
                     catalogue: float = 0.0, touching: float = 0.0,
-                    square_blocks: float = 0.0, threes_one_way: float = 0.0) -> dict:
+                    square_blocks: float = 0.0, threes_one_way: float = 0.0,
+                    camera: float = 0.0) -> dict:
     """Render the tile (OBB) and pip (detect) datasets.
 
     Writes ``out/tiles/{images,labels}/{train,val}`` (JPEG frames: table frames 1280 px wide,
@@ -140,10 +142,17 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         threes_one_way: per-frame probability that every 3 of a table frame runs one way, as
             a real set draws them (``render_scene(threes_one_way=True)``; drawn from its own
             generator, so 0 renders every earlier dataset unchanged).
+        camera: per-frame probability that a table frame is seen through a dim, compressed
+            surveillance camera (:func:`vision.synth.camera.surveillance`: 480-720 lines, blur,
+            gain 0.5-0.9 and a warm cast, noise, H.264 or JPEG; issue 40 item 1); a tile-model
+            frame is saved at the camera's resolution, a pip scene's picture is brought back to
+            its size before its crops are cut (the same probability per pip scene). Drawn from
+            its own generator: 0 renders every earlier dataset unchanged.
 
     Returns:
         dict with counts: tiles_train, tiles_val, tile_labels, tile_back_labels, closeups,
-        pips_train, pips_val, pip_red, pip_white, seconds, and the YAML paths.
+        camera (frames and pip scenes seen through the camera), pips_train, pips_val, pip_red,
+        pip_white, seconds, and the YAML paths.
 
     Raises:
         InputError: negative counts or seed, val_fraction outside [0, 0.5].
@@ -163,14 +172,16 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         for sub in ("images", "labels"):
             for sp in ("train", "val"):
                 (out / ds / sub / sp).mkdir(parents=True, exist_ok=True)
-    stats = dict(tiles_train=0, tiles_val=0, tile_labels=0, tile_back_labels=0, closeups=0,
+    stats = dict(tiles_train=0, tiles_val=0, tile_labels=0, tile_back_labels=0, closeups=0, camera=0,
                  pips_train=0, pips_val=0, pip_red=0, pip_white=0)
     rng = np.random.default_rng([seed, 17])
     rng_way = np.random.default_rng([seed, 19])
+    rng_cam = np.random.default_rng([seed, 23])
     bar = tqdm(total=n_tiles, desc="tiles", disable=not progress, unit="img")
     for i in range(n_tiles):
         s = _scene_seed(seed, 0, i)
-        if rng.random() < closeup_fraction:
+        closeup = rng.random() < closeup_fraction
+        if closeup:
             scene = render_closeup(s, catalogue=catalogue)
             stats["closeups"] += 1
         else:
@@ -182,7 +193,11 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         lines = obb_label_lines(scene)
         sp = _split(i, n_tiles, val_fraction)
         name = f"t{seed}_{i:06d}"
-        cv2.imwrite(str(out / "tiles" / "images" / sp / f"{name}.jpg"), scene.image,
+        image = scene.image
+        if camera > 0 and rng_cam.random() < camera and not closeup:
+            image, _ = surveillance(image, np.random.default_rng([s, 23]))  # labels normalised
+            stats["camera"] += 1
+        cv2.imwrite(str(out / "tiles" / "images" / sp / f"{name}.jpg"), image,
                     [cv2.IMWRITE_JPEG_QUALITY, 93])
         (out / "tiles" / "labels" / sp / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
         stats[f"tiles_{sp}"] += 1
@@ -201,13 +216,18 @@ def render_datasets(out: Path, n_tiles: int, n_pips: int, seed: int, val_fractio
         else:
             size = (960, 720) if rng.random() < 0.5 else (1280, 720)
             scene = render_scene(s, size, mode="scatter" if rng.random() < 0.2 else "pips")
+        picture = scene.image
+        if camera > 0 and rng_cam.random() < camera:  # the camera's picture, back at full size
+            low, _ = surveillance(picture, np.random.default_rng([s, 23]))
+            picture = cv2.resize(low, picture.shape[1::-1], interpolation=cv2.INTER_LINEAR)
+            stats["camera"] += 1
         cands = [t for t in scene.tiles if t.labelled and (t.state == "face_up" or rng.random() < 0.05)]
         rng.shuffle(cands)
         for t in cands[:12]:
             if j >= n_pips:
                 break
             jit = rng.uniform(0.0, 0.04) if rng.random() < 0.85 else rng.uniform(0.04, 0.08)
-            crop, boxes = pip_crop(scene.image, t, rng, jit)
+            crop, boxes = pip_crop(picture, t, rng, jit)
             sp = _split(j, n_pips, val_fraction)
             name = f"p{seed}_{j:06d}"
             cv2.imwrite(str(out / "pips" / "images" / sp / f"{name}.jpg"), crop,
