@@ -3,7 +3,8 @@
 # validation data read at run time (never copied, never trained on): ../shared/scenes and
 # ../shared/scenes_flush (eval_scenes, per style), the composed tables (eval_composed, per
 # folder) and the single-tile photos and drawings (eval_realdata, per folder). The candidate
-# runs with the shipped spot model and second tile model, in a models folder of its own.
+# runs with the shipped spot model, second tile model and crop classifier, in a models folder
+# of its own.
 #
 # Usage:  bash scripts/compare_models.sh CANDIDATE_DIR [OUT_DIR] [-- EVAL_SCENES_ARGS...]
 #   CANDIDATE_DIR  holds one tile model: NAME.{pt,onnx,json} (gpu_retrain.sh's OUT)
@@ -27,7 +28,7 @@ SHARED=${SHARED:-../shared}
 export YOLO_OFFLINE=1 YOLO_AUTOINSTALL=false YOLO_CONFIG_DIR=$PWD/.yolo_config PYTHONPATH=$PWD
 m=$OUT/models
 rm -rf "$m" && mkdir -p "$m"
-cp models/pips.* models/tiles_touch.* "$m/"
+cp models/pips.* models/tiles_touch.* models/crops.* "$m/"
 shopt -s nullglob
 onnx=("$CAND"/*.onnx)
 shopt -u nullglob

@@ -465,6 +465,35 @@ def test_overlapping_identified_outlines_are_never_both_settled():
     assert all(r.state == "unknown" and "overlapping outlines" in r.reason for r in out)
 
 
+def test_an_identified_outline_lying_in_an_unread_one_is_not_named():
+    """Issue 40 (a camera-trained candidate on scenes_flush_cam scene_02): a flush 1-3 | 2-4
+    seen as an unread box over the 2-4 reaching onto the 1-3, and a box across both tiles'
+    left halves (the 1 and the 4) lying 69 % inside it, read "1-4" -- a face neither tile has.
+    Two real tiles never overlap so, and the unread box is as much a tile as the named one:
+    the named one is not taken. The polygons are the picture's (px)."""
+    from vision.recognition.decode import TileRead
+    from vision.recognition.overlaps import resolve_overlapping_reads
+
+    def read(face, poly):
+        poly = np.array(poly, np.float32)
+        return TileRead(face, "face_up" if face else "unknown", 0.8, poly,
+                        np.concatenate([poly.min(0), poly.max(0)]))
+
+    across = read("1-4", [[1089, 68], [1123, 82], [1094, 152], [1060, 138]])
+    unread = with_spots(read(None, [[1070, 119], [1086, 66], [1183, 96], [1167, 148]]),
+                        [[1140, 100], [1155, 105], [1140, 125], [1155, 130]])
+    out = resolve_overlapping_reads([across, unread])
+    assert [r.face for r in out] == [None, None]
+    assert out[0].state == "unknown" and "overlapping outlines" in out[0].reason
+    assert "(read 1-4)" in out[0].reason
+    assert out[1] is unread
+    # an identified tile beside an unread one, sharing an edge only, keeps its face
+    beside = read("2-4", [[1075, 102], [1086, 66], [1184, 97], [1173, 132]])
+    below = with_spots(read(None, [[1063, 138], [1074, 102], [1172, 132], [1161, 168]]),
+                       [[1140, 140], [1150, 145]])
+    assert resolve_overlapping_reads([beside, below]) == [beside, below]
+
+
 def test_a_still_tile_taken_for_a_back_is_read_and_a_real_back_stays_face_down():
     scene = scene_of(SEEDS[1])
     fake = GroundTruthDetectors([scene])

@@ -205,6 +205,9 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     * otherwise, two identified outlines that overlap that much both become unknown
       ("overlapping outlines"): which one is the tile is not known, and nothing is settled
       from a guess.
+    * an identified outline with at least COVERED_UNKNOWN of its area inside one unknown
+      outline that stays becomes unknown too ("overlapping outlines"; :func:`_inside_unknown`):
+      a real tile is never half under another, and which of the two is the tile is not known.
     * an identified outline with at least STRADDLE_OVERLAP of its area inside each of two
       other face-up outlines that stay (unknown ones included; neither a box on the same
       tile, polygon IoU < SAME_TILE_IOU) lies across them as the straddlers of
@@ -237,6 +240,7 @@ def resolve_overlapping_reads(reads: Sequence[TileRead]) -> list[TileRead]:
     across = _across_two(inside, known, drop)
     conflict = {x for k in known if k not in drop and k not in across
                 for m in over[k] if m not in drop and m not in across for x in (k, m)}
+    conflict |= _inside_unknown(ups, inside, known, drop | across)
     gone = {up[k] for k in drop}
     changed = {up[k] for k in conflict}
     crossing = {up[k] for k in across}
@@ -313,6 +317,32 @@ def _drop_unknown_twins(ups: Sequence[TileRead], inside: np.ndarray, known: Sequ
                 for m in unread):
             drop.add(a)
     return drop
+
+
+def _inside_unknown(ups: Sequence[TileRead], inside: np.ndarray, known: Sequence[int],
+                    gone: set[int]) -> set[int]:
+    """The identified outlines with COVERED_UNKNOWN or more of their area inside one unknown
+    outline that stays (neither in ``gone``).
+
+    Unknown boxes mostly inside an identified one, or covered by identified ones, were
+    dropped before (the identified read is trusted there); one that stays is as much a tile
+    as the identified outline lying in it, and a real tile never lies half under another.
+    Which of the two is the tile is not known, so the face is not taken (issue 40: on a 720p picture a
+    flush 1-3 | 2-4 seen as an unread box over the 2-4 reaching onto the 1-3, and a box
+    across both tiles' left halves -- the 1 and the 4, a face neither tile has -- lying 69 %
+    inside it, read "1-4").
+
+    Args:
+        ups: the face-up and unknown reads; inside: float (n, n) :func:`inside_fractions` of
+            their polygons; known: indices into ``ups`` of the identified reads; gone: indices
+            dropped or already made unknown.
+
+    Returns:
+        Indices into ``ups`` of the identified outlines lying so in an unknown one.
+    """
+    unread = [m for m, r in enumerate(ups) if r.state == "unknown" and m not in gone]
+    return {k for k in known if k not in gone
+            and any(inside[k, m] >= COVERED_UNKNOWN for m in unread)}
 
 
 def _across_two(inside: np.ndarray, known: Sequence[int], drop: set[int]) -> set[int]:
