@@ -100,6 +100,28 @@ def test_agreement_keeps_the_face_and_large_or_unknown_tiles_are_not_shown():
     assert out[0] is reads[0] and out[1] is reads[1]
 
 
+def test_an_outline_longer_than_the_tiles_around_it_is_held_to_their_length():
+    """Issue 40: a camera-trained candidate outlined a 67 px 4-6 at 720p 93 px long (reaching
+    onto the felt, its halves cut in the wrong place) and read 1-6; its own length put it
+    above LOW_RES_LONG_PX, so the classifier (6-6 0.99) was never asked. The tiles around
+    give the picture's resolution there (checked_length)."""
+    from vision.recognition.crosscheck import checked_length
+
+    peers = [_read("2-2", 60, cx=60), _read("3-3", 62, cx=120), _read("4-4", 64, cx=300)]
+    long = _read("1-6", LOW_RES_LONG_PX + 3, cx=200)
+    assert checked_length(long, peers + [long]) == 62.0  # the peers' median, not its own 93
+    assert checked_length(long, peers[:2] + [long]) == LOW_RES_LONG_PX + 3  # too few peers
+    fake = FakeClassifier("6-6", p=0.99)
+    out = cross_check(peers + [long], IMAGE, fake)
+    assert fake.seen == 4 and [r.face for r in out] == [None, None, None, None]
+    assert out[3].reason_code == UnreadReason.CROP_DISAGREES and "not 1-6" in out[3].reason
+    # among large tiles an outline of the same length is still left to its spots
+    big = [_read("2-2", 120, cx=60), _read("3-3", 124, cx=120), _read("4-4", 128, cx=300)]
+    fake = FakeClassifier("6-6", p=0.99)
+    out = cross_check(big + [long], IMAGE, fake)
+    assert fake.seen == 0 and out[3] is long
+
+
 def test_other_vetoes_the_face():
     out = cross_check([_read("5-5", 50)], IMAGE, FakeClassifier(OTHER, p=0.99))
     assert out[0].face is None and "reads other, not 5-5" in out[0].reason

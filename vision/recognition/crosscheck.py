@@ -6,20 +6,20 @@ a kept-back set, issue 40). The spot count alone cannot see that. A second reade
 not count spots -- a small image classifier trained on rendered tile crops (tile crop -> one of
 the 21 faces or ``other``; :mod:`vision.synth.crops`, ``models/crops.onnx``) -- must agree.
 
-Rule (:func:`cross_check`): every identified tile whose outline is shorter than
-:data:`LOW_RES_LONG_PX` is shown to the classifier as the product crops it
-(:func:`square_crop`); where the classifier gives the face read a probability under
-:data:`MIN_FACE_P` -- it rules that face out -- or takes the crop for ``other`` (its most
-likely class: an outline that is not one tile, e.g. a box across the halves of two flush
-tiles), the tile becomes unknown (:attr:`vision.schema.UnreadReason.CROP_DISAGREES`, the face
-kept in ``evidence.disputed``). A classifier merely unsure between faces (a blurred crop
-spread over several) vetoes nothing. It never names a face and never changes one: it can only
-abstain, so it cannot make a settlement wrong. Larger tiles are left to the spot count, whose
-spots are then well resolved.
+Rule (:func:`cross_check`): every identified tile whose outline, or the identified tiles around
+it (:func:`checked_length`), is shorter than :data:`LOW_RES_LONG_PX` is shown to the classifier
+as the product crops it (:func:`square_crop`); where the classifier gives the face read a
+probability under :data:`MIN_FACE_P` -- it rules that face out -- or takes the crop for
+``other`` (its most likely class: an outline that is not one tile, e.g. a box across the halves
+of two flush tiles), the tile becomes unknown
+(:attr:`vision.schema.UnreadReason.CROP_DISAGREES`, the face kept in ``evidence.disputed``). A
+classifier merely unsure between faces (a blurred crop spread over several) vetoes nothing. It
+never names a face and never changes one: it can only abstain, so it cannot make a settlement
+wrong. Larger tiles are left to the spot count, whose spots are then well resolved.
 
 Public API: :data:`LOW_RES_LONG_PX`, :data:`MIN_FACE_P`, :data:`CLS_SIZE`,
-:class:`CropClassifier`, :func:`cross_check`, :func:`load_crop_classifier`,
-:func:`crop_model_file`, :func:`square_crop`.
+:class:`CropClassifier`, :func:`cross_check`, :func:`checked_length`,
+:func:`load_crop_classifier`, :func:`crop_model_file`, :func:`square_crop`.
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ import numpy as np
 
 from scoring.errors import InputError
 from vision.recognition.decode import TileRead
+from vision.recognition.flush import MIN_PEERS
+from vision.recognition.zoom import local_shape
 from vision.schema import UnreadReason
 
 __all__ = ["LOW_RES_LONG_PX", "MIN_FACE_P", "CLS_SIZE", "CropClassifier", "cross_check",
-           "load_crop_classifier", "crop_model_file", "square_crop"]
+           "checked_length", "load_crop_classifier", "crop_model_file", "square_crop"]
 
 log = logging.getLogger("vision.recognition.crosscheck")
 
@@ -156,10 +158,29 @@ def load_crop_classifier(models_dir: str | Path) -> CropClassifier | None:
     return CropClassifier(path)
 
 
+def checked_length(read: TileRead, known: Sequence[TileRead]) -> float:
+    """px: the length a tile is held to for the cross check -- the shorter of its outline's
+    long side and the median long side of the identified tiles nearest to it
+    (:func:`vision.recognition.zoom.local_shape` over ``known``, ``read`` left out; its own
+    alone with fewer than :data:`vision.recognition.flush.MIN_PEERS` of them).
+
+    All tiles of a set are one size, so the tiles around give the picture's resolution there
+    even where an outline is wrong: an outline reaching off its tile onto the felt is longer
+    than the tile (seen with a camera-trained candidate model, issue 40: a 67 px 4-6 on a
+    720p picture outlined 93 px long, its halves cut in the wrong place, read 1-6 -- the
+    classifier: 6-6 0.99, 1-6 0.001 -- and left unchecked for its length)."""
+    peers = [k for k in known if k is not read]
+    own = float(read.long_side)
+    if len(peers) < MIN_PEERS:
+        return own
+    return min(own, local_shape(read.centre, peers)[0])
+
+
 def cross_check(reads: Sequence[TileRead], image: np.ndarray, classifier: CropClassifier,
                 max_long_px: float = LOW_RES_LONG_PX,
                 min_face_p: float = MIN_FACE_P) -> list[TileRead]:
-    """Identified tiles shorter than ``max_long_px`` whose face the classifier rules out
+    """Identified tiles shorter than ``max_long_px`` (:func:`checked_length`: their outline or
+    the tiles around them) whose face the classifier rules out
     (probability under ``min_face_p``) or whose crop it takes for ``other`` made unknown
     (module docstring).
 
@@ -167,7 +188,7 @@ def cross_check(reads: Sequence[TileRead], image: np.ndarray, classifier: CropCl
         reads: a still reading (image px polygons, float (4, 2)).
         image: uint8 (H, W, 3) BGR, the picture read.
         classifier: :class:`CropClassifier`.
-        max_long_px: px, the outline length below which a tile is checked.
+        max_long_px: px, the length (:func:`checked_length`) below which a tile is checked.
         min_face_p: the classifier's probability for the face read below which it is ruled
             out (0..1).
 
@@ -176,8 +197,9 @@ def cross_check(reads: Sequence[TileRead], image: np.ndarray, classifier: CropCl
         ``as_unknown(UnreadReason.CROP_DISAGREES)``.
     """
     out = list(reads)
+    known = [r for r in out if r.face is not None]
     todo = [k for k, r in enumerate(out)
-            if r.face is not None and r.long_side < max_long_px]
+            if r.face is not None and checked_length(r, known) < max_long_px]
     if not todo:
         return out
     prob = classifier.classify([square_crop(image, out[k].polygon) for k in todo])
