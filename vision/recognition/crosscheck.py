@@ -198,8 +198,9 @@ def cross_check(reads: Sequence[TileRead], image: np.ndarray, classifier: CropCl
     """
     out = list(reads)
     known = [r for r in out if r.face is not None]
-    todo = [k for k, r in enumerate(out)
-            if r.face is not None and checked_length(r, known) < max_long_px]
+    todo = [k for k, r in enumerate(out)  # the peers' median only where the outline is long
+            if r.face is not None and (r.long_side < max_long_px
+                                       or checked_length(r, known) < max_long_px)]
     if not todo:
         return out
     prob = classifier.classify([square_crop(image, out[k].polygon) for k in todo])

@@ -527,9 +527,8 @@ def cut_either_way(reads: Sequence[TileRead], second: Sequence[TileRead] = (),
       two faces: two models outlining the block the same way, each box's halves read the same
       (not the reads the still reading took as tiles: ``StillContext.confirming``).
       This is evidence, not proof: both models can box a block across alike (composed imilako
-      tables, ``scripts/eval_composed.py --seed 1 --n 12``, scene 7; MODEL_CARD, session 17). Where the tiles' corners show,
-      :func:`notched_boxes` (run after this) catches such boxes: their outer long side dips
-      at its middle.
+      tables, ``scripts/eval_composed.py --seed 1 --n 12``, scene 7; MODEL_CARD, session 17).
+      Where the tiles' corners show, :func:`notched_boxes` (after this) catches such boxes.
 
     The same holds for one identified tile of such halves with an *unknown* outline flush and
     level beside it (the tile model found tile surface there that nothing read: the other

@@ -23,6 +23,8 @@ import io
 import cv2
 import numpy as np
 
+from vision.synth.scenery import motion_blur
+
 #: The camera heights (lines) a 720p frame is kept at or brought down to, drawn uniformly.
 CAMERA_LINES = (480, 576, 720, 720)
 
@@ -83,12 +85,7 @@ def surveillance(img: np.ndarray, rng: np.random.Generator, frame_lines: int = 7
         out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.5, 1.3)))
         info["blur"] = "defocus"
     elif r < 0.8:
-        n = int(rng.integers(3, 6))
-        ker = np.zeros((n, n), np.float32)
-        ker[n // 2, :] = 1.0
-        M = cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), float(rng.uniform(0, 180)), 1.0)
-        ker = cv2.warpAffine(ker, M, (n, n))
-        out = cv2.filter2D(out, -1, ker / max(float(ker.sum()), 1e-6))
+        out = motion_blur(out, int(rng.integers(3, 6)), float(rng.uniform(0, 180)))
         info["blur"] = "motion"
     gain = float(rng.uniform(0.5, 0.9))
     warm = np.array([rng.uniform(0.72, 0.92), rng.uniform(0.88, 0.98), 1.0], np.float32)

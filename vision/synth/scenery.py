@@ -226,6 +226,17 @@ def draw_hand(img: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
 # ----------------------------------------------------------------------------------------------
 # Camera effects (output image)
 
+def motion_blur(img: np.ndarray, n: int, angle_deg: float) -> np.ndarray:
+    """A straight motion smear ``n`` px long at ``angle_deg`` (a line kernel, normalised).
+    uint8 BGR in, uint8 BGR out (same shape)."""
+    ker = np.zeros((n, n), np.float32)
+    ker[n // 2, :] = 1.0
+    M = cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), float(angle_deg), 1.0)
+    ker = cv2.warpAffine(ker, M, (n, n))
+    ker /= max(float(ker.sum()), 1e-6)
+    return cv2.filter2D(img, -1, ker)
+
+
 def camera_effects(img: np.ndarray, rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
     """Lighting gradient, vignette, colour cast, blur (motion or defocus), noise and a JPEG
     round trip. uint8 BGR in, uint8 BGR out (same shape)."""
@@ -236,12 +247,7 @@ def camera_effects(img: np.ndarray, rng: np.random.Generator, strength: float = 
         img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.5, 1.8))
     elif r < 0.37 * strength:
         n = int(rng.integers(3, 9))
-        ker = np.zeros((n, n), np.float32)
-        ker[n // 2, :] = 1.0
-        M = cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), rng.uniform(0, 180), 1.0)
-        ker = cv2.warpAffine(ker, M, (n, n))
-        ker /= max(ker.sum(), 1e-6)
-        img = cv2.filter2D(img, -1, ker)
+        img = motion_blur(img, n, rng.uniform(0, 180))
     # colour cast / exposure (per channel gain)
     gain = np.array([rng.uniform(0.85, 1.15) for _ in range(3)], np.float32) * np.float32(rng.uniform(0.7, 1.25))
     # lighting gradient + vignette + spotlight (multiplicative field at low resolution)
