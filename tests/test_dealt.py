@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from vision.recognition.dealt import dealt_blocks
-from vision.recognition.flush import crosswise_pairings
+from vision.recognition.flush import crosswise_pairings, same_either_way
 from vision.recognition.decode import TileRead
 from vision.detections import PIP_WHITE, Detections
 
@@ -49,6 +49,10 @@ def reader(faces, spots=0):
 def test_crosswise_pairings_pair_a_half_of_each_tile_both_ways():
     assert crosswise_pairings("1-5", "2-3") == [("1-2", "3-5"), ("1-3", "2-5")]
     assert crosswise_pairings("4-4", "5-5") == [("4-5", "4-5"), ("4-5", "4-5")]
+    # the same two faces whichever way the block is cut: a double and a tile sharing its value
+    assert [same_either_way(a, b) for a, b in (("4-4", "4-4"), ("1-1", "1-4"), ("4-5", "4-4"),
+                                               ("1-5", "1-5"), ("1-3", "4-5"))] == [
+        True, True, True, False, False]
 
 
 def test_a_block_whose_crosswise_pairings_the_table_already_holds_is_given_back():
@@ -101,6 +105,67 @@ def test_the_block_must_stand_alone():
     # a tile in doubt beside two others in doubt: which pair is a block is not sure
     third = read(None, 200, 100, 250, 200, "3-3")
     assert dealt_blocks(block + [third] + table, [], go, SHAPE)[0].face is None
+
+
+def box_reader(truth):
+    """A stand-in decoder by place: an outline on one of ``truth``'s boxes (x1, y1, x2, y2;
+    polygon IoU >= 0.8) reads that box's face, any other outline is unknown."""
+    from vision.geometry import polygon_iou_matrix
+
+    polys = np.stack([np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float32)
+                      for (x1, y1, x2, y2), _ in truth])
+
+    def run(q, conf=1.0):
+        iou = polygon_iou_matrix(np.asarray(q, np.float32), polys)
+        return [TileRead(truth[int(np.argmax(v))][1] if v.max() >= 0.8 else None,
+                         "face_up" if v.max() >= 0.8 else "unknown", 0.9, p,
+                         np.r_[p.min(0), p.max(0)], reason=None if v.max() >= 0.8 else "test")
+                for p, v in zip(np.asarray(q, np.float32), iou)]
+    return run
+
+
+def block_picture(seam=None):
+    """Felt with a dark 100 x 100 px block at x, y 100-200; ``seam``: "down" (x 150, between
+    the outlines as read) or "across" (y 150) draws a faint line there."""
+    img = np.zeros(SHAPE, np.uint8)
+    img[:] = (40, 120, 40)
+    cv2.rectangle(img, (100, 100), (199, 199), (10, 10, 10), -1)
+    if seam == "down":
+        cv2.line(img, (150, 100), (150, 199), (60, 60, 60), 2)
+    elif seam == "across":
+        cv2.line(img, (100, 150), (199, 150), (60, 60, 60), 2)
+    return img
+
+
+def test_a_block_holding_the_same_faces_either_cut_is_given_back():
+    """Issue 40 (scenes_flush_cam, flush hands at 720p): 4-4 | 4-4 and 1-1 | 1-4 hold those
+    two faces whichever way they are cut, so no face of the set is needed elsewhere; the cut
+    the seam shows more is taken where its outlines read the faces, else the cut as read."""
+    block = [read(None, 100, 100, 150, 200, "4-4"), read(None, 150, 100, 200, 200, "4-4")]
+    down = [((100, 100, 150, 200), "4-4"), ((150, 100, 200, 200), "4-4")]
+    across = [((100, 100, 200, 150), "4-4"), ((100, 150, 200, 200), "4-4")]
+    both = box_reader(down + across)
+    out = dealt_blocks(block, [], both, SHAPE)  # no picture: the outlines as read
+    assert [r.face for r in out] == ["4-4", "4-4"] and all(r.state == "face_up" for r in out)
+    assert np.allclose(out[0].polygon, block[0].polygon)
+    out = dealt_blocks(block, [], both, SHAPE, block_picture("across"))
+    assert sorted(tuple(np.asarray(r.polygon).mean(0).round()) for r in out) == [
+        (150.0, 125.0), (150.0, 175.0)]  # the cut the seam shows
+    out = dealt_blocks(block, [], both, SHAPE, block_picture("down"))
+    assert np.allclose(out[0].polygon, block[0].polygon)
+    # the seam shows across, but only the outlines as read read the faces: those
+    out = dealt_blocks(block, [], box_reader(down), SHAPE, block_picture("across"))
+    assert [r.face for r in out] == ["4-4", "4-4"]
+    assert np.allclose(out[0].polygon, block[0].polygon)
+    mixed = [read(None, 100, 100, 150, 200, "1-1"), read(None, 150, 100, 200, 200, "1-4")]
+    out = dealt_blocks(mixed, [], reader(["1-1", "1-4"]), SHAPE, block_picture())
+    assert [r.face for r in out] == ["1-1", "1-4"]
+    # two 1-5s: cut across they are 1-1 and 5-5 where the 1s lie side by side -- unchanged
+    fives = [read(None, 100, 100, 150, 200, "1-5"), read(None, 150, 100, 200, 200, "1-5")]
+    assert dealt_blocks(fives, [], reader(["1-5", "1-5"]), SHAPE)[0].face is None
+    # a third 4-4 on the table: more than the set holds (docs/rules.md section 1)
+    third = read("4-4", 600, 600, 650, 700)
+    assert dealt_blocks(block + [third], [], both, SHAPE)[0].face is None
 
 
 FLUSH = Path(__file__).resolve().parents[1].parent / "shared" / "scenes_flush"

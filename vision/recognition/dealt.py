@@ -26,6 +26,20 @@ naming that tile's face; no unread spots flush beside its outer long sides
 (:data:`vision.recognition.flush.MIN_SPOTS`); and the faces as read must themselves fit the
 set. Otherwise nothing changes.
 
+The same holds, without the faces read elsewhere, for a block whose two faces *every*
+crosswise pairing of their halves gives again (:func:`vision.recognition.flush.same_either_way`:
+4-4 | 4-4, 1-1 | 1-4, 4-4 | 4-5; issue 40, flush hands at 720p): whichever way it is cut, its
+tiles are those two faces. Only which outline each has is in doubt; of the block's two cuts
+whose outlines read the two faces again, the one along which the picture shows the seam more is
+taken (:func:`vision.recognition.seam.seam_scores`, the two cuts' scores compared without a
+threshold; on the project's rendered flush blocks the true cut's score is the higher for 591 of
+636 blocks, 545 of 636 seen through the surveillance camera: ``scripts/eval_seam.py --n 20
+--mode table [--camera]``). Where that cut is the wrong one, each box lies across the block
+and names the face of one of the two tiles under it -- never a face the block does not hold.
+It runs after every other reading (the turned picture included), so it takes only what nothing
+else could read, under the same conditions: the set deals the faces, the block stands alone,
+no unread spots beside it.
+
 Public API: :func:`dealt_blocks`, :data:`APART`.
 """
 
@@ -37,13 +51,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from scoring.tiles import TILES_BY_FACE
-from vision.geometry import expand_polygon, polygon_intersections, polygon_iou_matrix, side_pairs
+from vision.geometry import (expand_polygon, order_polygon, polygon_intersections,
+                             polygon_iou_matrix, side_pairs)
 from vision.recognition.decode import TileRead
 from vision.recognition.fill import IN_BLOCK
 from vision.recognition.flush import (MIN_SPOTS, beside_outlines, crosswise_pairings,
-                                      open_beside, over_set, unread_spots)
+                                      open_beside, over_set, same_either_way, unread_spots)
 from vision.recognition.scales import SAME_TILE_IOU
-from vision.recognition.seam import block_of
+from vision.recognition.seam import block_of, seam_scores
 
 __all__ = ["APART", "dealt_blocks"]
 
@@ -55,9 +70,10 @@ APART: float = 0.35
 
 def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
                  read_outlines: Callable[[np.ndarray], list[TileRead]],
-                 image_shape: tuple[int, ...]) -> list[TileRead]:
+                 image_shape: tuple[int, ...], image: np.ndarray | None = None
+                 ) -> list[TileRead]:
     """Give back two flush tiles in doubt over the cut where no crosswise pairing of their
-    halves can be dealt (module docstring).
+    halves can be dealt, or where every one gives the same two faces (module docstring).
 
     Args:
         reads: a still reading (image px polygons, float (4, 2)), after the guards.
@@ -66,10 +82,13 @@ def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
             outlines into n :class:`TileRead` with the detector confidence ``conf`` (a float,
             or float32 (n,)): the engine's decoder.
         image_shape: the picture's (H, W, ...) shape.
+        image: the picture, uint8 (H, W, 3) BGR, for the seam scores that pick the cut of a
+            block holding the same faces either way; None: such a block keeps its outlines.
 
     Returns:
-        ``reads`` in the same order, each such pair replaced by its outlines decoded again
-        where that names the faces they read before; unchanged otherwise.
+        ``reads`` in the same order, each such pair replaced by its outlines (of a block the
+        same either way, those of the cut the seam shows more) decoded again where that names
+        the faces they read before; unchanged otherwise.
     """
     reads = list(reads)
     doubt = [k for k, r in enumerate(reads) if r.state == "unknown"
@@ -91,20 +110,39 @@ def dealt_blocks(reads: Sequence[TileRead], second: Sequence[TileRead],
         ka, kb = doubt[i], doubt[j]
         fa, fb = reads[ka].evidence.either_cut, reads[kb].evidence.either_cut
         pairings = crosswise_pairings(fa, fb)
-        if over_set([fa, fb], counts) or not all(over_set(p, counts) for p in pairings):
+        same = same_either_way(fa, fb)
+        if over_set([fa, fb], counts) or not (same or all(over_set(p, counts)
+                                                          for p in pairings)):
             continue
         if not _alone(reads, ka, kb, seconds, {f for p in pairings for f in p}):
             continue
         if _spots_beside(reads, ka, kb, read_outlines, image_shape):
             continue
-        again = read_outlines(np.stack([polys[i], polys[j]]).astype(np.float32),
-                              np.array([reads[ka].tile_confidence, reads[kb].tile_confidence],
-                                       np.float32))
-        if [r.face for r in again] != [fa, fb] or any(r.state != "face_up" for r in again):
+        conf = np.array([reads[ka].tile_confidence, reads[kb].tile_confidence], np.float32)
+        cuts = [np.stack([polys[i], polys[j]]).astype(np.float32)]
+        if same and image is not None:
+            cuts = _by_seam(image, cuts[0])
+        again = next((got for got in (read_outlines(c, conf) for c in cuts)
+                      if sorted(r.face or "" for r in got) == sorted([fa, fb])
+                      and all(r.state == "face_up" for r in got)), None)
+        if again is None:
             continue
         reads[ka], reads[kb] = again
         counts.update([fa, fb])
     return reads
+
+
+def _by_seam(image: np.ndarray, outlines: np.ndarray) -> list[np.ndarray]:
+    """A block's two cuts, the two outlines of each float32 (2, 4, 2) px: ``outlines`` and the
+    other cut of their block, the one along which the picture shows the seam more first (the
+    higher score of :func:`vision.recognition.seam.seam_scores`; ``outlines`` on a tie)."""
+    block = block_of(outlines[0], outlines[1])  # its cut 0 is the seam between the two
+    (s0, _), (s1, _) = seam_scores(image, block)
+    r = np.roll(block, -1, 0)  # cut 1: through the midpoints of sides 1-2 and 3-0
+    m01, m23 = (r[0] + r[1]) / 2, (r[2] + r[3]) / 2
+    other = np.stack([order_polygon(np.stack([r[0], m01, m23, r[3]])),
+                      order_polygon(np.stack([m01, r[1], r[2], m23]))]).astype(np.float32)
+    return [other, outlines] if s1 > s0 else [outlines, other]
 
 
 def _alone(reads: Sequence[TileRead], ka: int, kb: int, seconds: Sequence[TileRead],

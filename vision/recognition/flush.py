@@ -601,8 +601,11 @@ def _flush_level(reads: list[TileRead], alike: list[int], second: Sequence[TileR
     return beside, flush, confirmed
 
 
-def _same_either_way(fa: str, fb: str) -> bool:
-    """Both crosswise pairings of faces ``fa``, ``fb`` give the same two faces."""
+def same_either_way(fa: str, fb: str) -> bool:
+    """Both crosswise pairings of faces ``fa``, ``fb`` (:func:`crosswise_pairings`) give the
+    same two faces: a flush block of those two tiles holds them whichever way it is cut (4-4 |
+    4-4, 1-1 | 1-4, 1-5 | 1-5 turned end to end). Raises ValueError as
+    :func:`crosswise_pairings`."""
     mine = sorted((fa, fb))
     return all(sorted(p) == mine for p in crosswise_pairings(fa, fb))
 
@@ -614,7 +617,7 @@ def _cut_shown(a: TileRead, b: TileRead, confirmed: bool,
     cannot deal, both ``confirmed`` by the second model, or the seam shows the cut."""
     if not could_be_cut_across(a.polygon, b.polygon):
         return True  # longer than a box across the set's tiles: the tiles as laid
-    if _same_either_way(a.face, b.face):
+    if same_either_way(a.face, b.face):
         return True
     if cut_across_out_of_set(a.face, b.face):
         return True  # cut across, the block would be one single tile twice

@@ -25,7 +25,8 @@ name                      what it does                                        of
                           guarded (:func:`.flush.missed_beside`)
 ``turned``                the picture turned by 45 degrees read with this     ``turn``
                           list minus ``turned`` (:mod:`.turned`)
-``dealt_blocks``          two flush tiles one set cannot deal cut across      --
+``dealt_blocks``          two flush tiles one set cannot deal cut across, or  --
+                          that are the same faces either cut
                           (:mod:`vision.recognition.dealt`)
 ``own_spots``             two identified tiles that count one spot both made  --
                           unknown (:func:`.overlaps.shared_spots`)
@@ -371,10 +372,10 @@ def _turned(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
 
 def _dealt_blocks(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
     # two flush tiles in doubt over the cut alone, where one set cannot deal the block cut
-    # across (vision.recognition.dealt)
+    # across or every cut gives the same faces (vision.recognition.dealt)
     if not any(r.state == "unknown" for r in reads):
         return reads
-    return dealt_blocks(reads, ctx.second, ctx.read_outlines, ctx.image.shape)
+    return dealt_blocks(reads, ctx.second, ctx.read_outlines, ctx.image.shape, ctx.image)
 
 
 def _own_spots(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
