@@ -51,12 +51,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from scoring.tiles import TILES_BY_FACE
-from vision.geometry import (expand_polygon, order_polygon, polygon_intersections,
-                             polygon_iou_matrix, side_pairs)
+from vision.geometry import expand_polygon, polygon_intersections, polygon_iou_matrix, side_pairs
 from vision.recognition.decode import TileRead
 from vision.recognition.fill import IN_BLOCK
 from vision.recognition.flush import (MIN_SPOTS, beside_outlines, crosswise_pairings,
                                       open_beside, over_set, same_either_way, unread_spots)
+from vision.recognition.refine import block_cuts
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.seam import block_of, seam_scores
 
@@ -138,10 +138,7 @@ def _by_seam(image: np.ndarray, outlines: np.ndarray) -> list[np.ndarray]:
     higher score of :func:`vision.recognition.seam.seam_scores`; ``outlines`` on a tie)."""
     block = block_of(outlines[0], outlines[1])  # its cut 0 is the seam between the two
     (s0, _), (s1, _) = seam_scores(image, block)
-    r = np.roll(block, -1, 0)  # cut 1: through the midpoints of sides 1-2 and 3-0
-    m01, m23 = (r[0] + r[1]) / 2, (r[2] + r[3]) / 2
-    other = np.stack([order_polygon(np.stack([r[0], m01, m23, r[3]])),
-                      order_polygon(np.stack([m01, r[1], r[2], m23]))]).astype(np.float32)
+    other = block_cuts(block)[1]
     return [other, outlines] if s1 > s0 else [outlines, other]
 
 

@@ -603,9 +603,10 @@ def _flush_level(reads: list[TileRead], alike: list[int], second: Sequence[TileR
 
 def same_either_way(fa: str, fb: str) -> bool:
     """Both crosswise pairings of faces ``fa``, ``fb`` (:func:`crosswise_pairings`) give the
-    same two faces: a flush block of those two tiles holds them whichever way it is cut (4-4 |
-    4-4, 1-1 | 1-4, 1-5 | 1-5 turned end to end). Raises ValueError as
-    :func:`crosswise_pairings`."""
+    same two faces: a flush block of those two tiles holds them whichever way it is cut and
+    whichever way round each lies (4-4 | 4-4, 1-1 | 1-4, 4-4 | 4-5: a double beside a tile
+    sharing its value; not 1-5 | 1-5, whose 1s side by side pair as 1-1 and 5-5). Raises
+    ValueError as :func:`crosswise_pairings`."""
     mine = sorted((fa, fb))
     return all(sorted(p) == mine for p in crosswise_pairings(fa, fb))
 
