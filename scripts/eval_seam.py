@@ -149,7 +149,7 @@ def main(argv=None) -> int:
            "crosswise_max_where_true_below_line": round(max(margin), 3) if margin else None,
            "crosswise_score_quantiles": [round(float(v), 3) for v in
                                          np.quantile(sc[:, 1], [0.5, 0.9, 0.99, 1.0])] if len(sc) else [],
-           # refine rule 9 takes, of two cuts reading the same faces, the higher seam score
+           # dealt_blocks takes, of two cuts reading the same faces, the higher seam score
            "higher_seam_is_true": (f"{int((sc[:, 0] > sc[:, 1]).sum())} / {len(sc)} "
                                    f"(ties {int((sc[:, 0] == sc[:, 1]).sum())})"),
            "true_score_quantiles": [round(float(v), 3) for v in
