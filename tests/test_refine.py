@@ -239,3 +239,40 @@ def test_rule_8_cuts_the_block_of_two_unknown_outlines_where_the_face_region_giv
     out = refine_unknowns(KNOWN + [top, bottom], img, decoder(
         [(LEFT, "2-6"), (RIGHT, "4-5"), (TOP, "3-4"), (BOTTOM, "1-5")]))
     assert sorted(r.face for r in out if r.face) == ["2-2", "6-6"]
+
+
+def test_a_cut_refused_for_its_aspect_alone_is_read_where_the_pictures_tiles_are_as_long():
+    # tall tiles 30 x 100 (aspect 3.33, above the decoder's 3.2: a camera at a slant), three
+    # identified, and a flush block of two at x 200-260: its lengthwise cut's outlines are
+    # refused for their aspect alone, the face both reads agreed on kept in the evidence
+    from vision.recognition.aspect import as_peer
+
+    img = np.zeros((400, 400, 3), np.uint8)
+    img[:] = FELT
+    known = [read(f, box(20 + 40 * i, 20, 50 + 40 * i, 120)) for i, f in
+             enumerate(("2-2", "6-6", "4-4"))]
+    for x1 in (20, 60, 100):
+        cv2.rectangle(img, (x1, 20), (x1 + 29, 119), (10, 10, 10), -1)
+    cv2.rectangle(img, (200, 200), (259, 299), (10, 10, 10), -1)
+    for cx, cy in ((215, 220), (215, 280), (245, 230), (245, 270)):
+        cv2.circle(img, (cx, cy), 4, (250, 250, 250), -1)
+    left, right = box(200, 200, 230, 300), box(230, 200, 260, 300)
+    truth = decoder([(left, "2-6"), (right, "4-5")])
+
+    def too_long(q, conf):  # the decoder's aspect bound: a face agreed on, not named
+        return [r if r.face is None else read(None, r.polygon).with_evidence(
+            aspect_face=r.face, aspect_confidence=0.9) for r in truth(q, conf)]
+
+    seed = read(None, box(200, 220, 260, 280))
+    assert [r.face for r in refine_unknowns(known + [seed], img, too_long)] == [
+        "2-2", "6-6", "4-4", None]
+    out = refine_unknowns(known + [seed], img, too_long,
+                          as_peer=lambda r, peers: as_peer(r, peers, 0.5))
+    assert sorted(r.face for r in out) == ["2-2", "2-6", "4-4", "4-5", "6-6"]
+    assert all(r.evidence.aspect_peers == 3.33 for r in out if r.face in ("2-6", "4-5"))
+    # the bound is the picture's: beside tiles of aspect 2 the same outlines stay unread
+    short = [read(f, box(20 + 70 * i, 20, 70 + 70 * i, 120)) for i, f in
+             enumerate(("2-2", "6-6", "4-4"))]
+    out = refine_unknowns(short + [seed], img, too_long,
+                          as_peer=lambda r, peers: as_peer(r, peers, 0.5))
+    assert not any(r.face in ("2-6", "4-5") for r in out)

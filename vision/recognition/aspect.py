@@ -32,7 +32,7 @@ bound is taken from the picture's own identified tiles around the outline, so th
 the shape and length of one tile there. The read then meets every later guard of the still
 reading (the flush checks, overlapping outlines) like any other.
 
-Public API: :func:`long_as_peers`, :data:`PEER_FACTOR`, :data:`MIN_PEERS`, :data:`ASPECT_CAP`.
+Public API: :func:`long_as_peers`, :func:`as_peer`, :data:`PEER_FACTOR`, :data:`MIN_PEERS`, :data:`ASPECT_CAP`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Sequence
 from vision.recognition.decode import TILE_ASPECT_RANGE, TileRead, tile_aspect
 from vision.recognition.zoom import SIZE_TOLERANCE, local_shape
 
-__all__ = ["long_as_peers", "PEER_FACTOR", "MIN_PEERS", "ASPECT_CAP"]
+__all__ = ["long_as_peers", "as_peer", "PEER_FACTOR", "MIN_PEERS", "ASPECT_CAP"]
 
 #: An outline may be this much longer for its width than the median of the identified tiles
 #: around it (module docstring).
@@ -69,24 +69,29 @@ def long_as_peers(reads: Sequence[TileRead], min_confidence: float = 0.5) -> lis
     """
     reads = list(reads)
     known = [r for r in reads if r.state == "face_up"]
-    if len(known) < MIN_PEERS:
-        return reads
-    for k, r in enumerate(reads):
-        ev = r.evidence
-        face = ev.aspect_face
-        if r.state != "unknown" or face is None:
-            continue
-        aspect = tile_aspect(r.polygon)
-        if aspect <= TILE_ASPECT_RANGE[1] or aspect > ASPECT_CAP:
-            continue
-        if float(ev.aspect_confidence or 0.0) < min_confidence:
-            continue
-        length, peers = local_shape(r.centre, known)
-        if aspect > PEER_FACTOR * peers:
-            continue
-        if not length / SIZE_TOLERANCE <= r.long_side <= length * SIZE_TOLERANCE:
-            continue
-        reads[k] = replace(r, face=face, state="face_up",
-                           confidence=float(ev.aspect_confidence), reason=None, reason_code=None,
-                           evidence=ev.dropped("reason").record(aspect_peers=round(peers, 2)))
-    return reads
+    return [as_peer(r, known, min_confidence) for r in reads]
+
+
+def as_peer(read: TileRead, known: Sequence[TileRead], min_confidence: float = 0.5) -> TileRead:
+    """One read under :func:`long_as_peers`' rule (module docstring), its peers the identified
+    reads ``known`` (image px): ``read`` face up with the face its two reads agreed on where
+    the rule holds (``evidence.aspect_peers``: the median aspect it was held to), else
+    ``read`` itself. Also used on the outlines :func:`vision.recognition.refine.refine_unknowns`
+    cuts from a face region (a 3-D tile's side in the region lengthens them a little)."""
+    ev = read.evidence
+    face = ev.aspect_face
+    if len(known) < MIN_PEERS or read.state != "unknown" or face is None:
+        return read
+    aspect = tile_aspect(read.polygon)
+    if aspect <= TILE_ASPECT_RANGE[1] or aspect > ASPECT_CAP:
+        return read
+    if float(ev.aspect_confidence or 0.0) < min_confidence:
+        return read
+    length, peers = local_shape(read.centre, known)
+    if aspect > PEER_FACTOR * peers:
+        return read
+    if not length / SIZE_TOLERANCE <= read.long_side <= length * SIZE_TOLERANCE:
+        return read
+    return replace(read, face=face, state="face_up",
+                   confidence=float(ev.aspect_confidence), reason=None, reason_code=None,
+                   evidence=ev.dropped("reason").record(aspect_peers=round(peers, 2)))

@@ -23,7 +23,11 @@ whole and is left alone. Its minimum-area rectangle (``cv2.minAreaRect``) is eit
   counts only where both its outlines are tile-shaped.
 
 Each candidate outline is decoded by the engine's decoder (every guard of
-:mod:`vision.recognition.decode`: shapes, the two agreeing reads). A candidate is taken
+:mod:`vision.recognition.decode`: shapes, the two agreeing reads). An outline refused for its aspect
+alone is read where the picture's identified tiles around it are as long
+(:func:`vision.recognition.aspect.as_peer`, the still reading's ``long_as_peers`` rule, where
+that rule is on): the face region takes in a 3-D tile's lit side, which lengthens the cut of a
+tile seen long at a slant past the decoder's bound by a few pixels. A candidate is taken
 (:func:`accept_cut`) only where:
 
 1. every outline of it is identified (one tile: the one; a block: both);
@@ -325,7 +329,8 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                     max_tiles: int = ZOOM_MAX_TILES,
                     only: Callable[[TileRead], bool] | None = None,
                     cut_shown: Callable[[np.ndarray], int | None] | None = None,
-                    way: Callable[[], int | None] | None = None
+                    way: Callable[[], int | None] | None = None,
+                    as_peer: Callable[[TileRead, Sequence[TileRead]], TileRead] | None = None
                     ) -> list[TileRead]:
     """Refine the outlines of a still reading's unknown tiles from the picture (module
     docstring).
@@ -344,6 +349,11 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
         way: ``way() -> +1 | -1 | None``: the way the table's set draws its 3s
             (:func:`vision.recognition.chirality.table_hand` on trusted reads), for rules 3
             and 6 (called only where a block needs it); None: no such check.
+        as_peer: ``as_peer(read, identified reads) -> read``: a candidate outline refused for
+            its aspect alone read where the picture's tiles around it are as long
+            (:func:`vision.recognition.aspect.as_peer`; a face region's rectangle takes in a
+            3-D tile's side, which lengthens a tall tile's outline past the decoder's bound);
+            None: the decoder's bound holds.
 
     Returns:
         the reads with the refined tiles -- and the unknown tiles of blocks either cut could
@@ -354,6 +364,12 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
     known = [r for r in reads if r.state == "face_up"]
     if not known:
         return reads
+    if as_peer is not None:
+        raw = decode
+
+        def decode(polys: np.ndarray, conf: float) -> list[TileRead]:
+            return [as_peer(r, known + taken) for r in raw(polys, conf)]
+
     seeds = sorted((k for k, r in enumerate(reads) if r.state == "unknown"
                     and (only is None or only(r))),
                    key=lambda k: -float(reads[k].tile_confidence))[:max_tiles]

@@ -49,7 +49,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from vision.detections import TILE, Detections
-from vision.recognition.aspect import long_as_peers
+from vision.recognition.aspect import as_peer, long_as_peers
 from vision.recognition.chirality import lengthwise_by, table_hand
 from vision.recognition.crosscheck import cross_check
 from vision.recognition.dealt import dealt_blocks
@@ -200,9 +200,14 @@ class StillContext:
         """Unknown outlines refitted to the picture's face regions; a two-tile block is split
         only where exactly one cut reads (:func:`vision.recognition.refine.refine_unknowns`)."""
         image = self.image
+        # the cut outlines held to the picture's own tile aspect too, where that rule is on
+        peer = None
+        if any(r.name == "long_as_peers" for r in self.rules):
+            floor = self.engine.config.min_confidence
+            peer = lambda r, known: as_peer(r, known, floor)  # noqa: E731
         return resolve_overlapping_reads(refine_unknowns(
             rs, image, self.read_outlines, only=only,
-            cut_shown=lambda rect: notch_cut(image, rect), way=self.way))
+            cut_shown=lambda rect: notch_cut(image, rect), way=self.way, as_peer=peer))
 
     def guards(self, rs: list[TileRead], spare=None, lift: bool = False) -> list[TileRead]:
         """The flush guards in turn: a face read from one cut of a flush square whose other
