@@ -276,3 +276,27 @@ def test_a_cut_refused_for_its_aspect_alone_is_read_where_the_pictures_tiles_are
     out = refine_unknowns(short + [seed], img, too_long,
                           as_peer=lambda r, peers: as_peer(r, peers, 0.5))
     assert not any(r.face in ("2-6", "4-5") for r in out)
+
+
+def test_each_cut_is_judged_by_the_tiles_lying_its_way():
+    # a camera at a slant: the dealer's two identified tiles lie up the picture, 25 x 80
+    # (aspect 3.2), and four tiles of a seat further off lie across it, 65 x 28 (aspect 2.3);
+    # the block beside the dealer's tiles holds two tiles lying up the picture too. By the
+    # median of all six neighbours its cut outlines (25 x 80) are too long for a tile.
+    img = np.zeros((400, 400, 3), np.uint8)
+    img[:] = FELT
+    known = [read("1-6", box(150, 60, 175, 140)), read("1-2", box(175, 60, 200, 140))]
+    known += [read("2-2", box(40 + 70 * i, 300, 105 + 70 * i, 328)) for i in range(4)]
+    for r in known:
+        x1, y1 = r.polygon.min(0).astype(int)
+        x2, y2 = r.polygon.max(0).astype(int)
+        cv2.rectangle(img, (x1 + 1, y1 + 1), (x2 - 2, y2 - 2), (10, 10, 10), -1)
+    cv2.rectangle(img, (80, 60), (129, 139), (10, 10, 10), -1)
+    for cx, cy in ((92, 75), (92, 120), (117, 80), (117, 125)):
+        cv2.circle(img, (cx, cy), 3, (250, 250, 250), -1)
+    left, right = box(80, 60, 105, 140), box(105, 60, 130, 140)
+    seed = read(None, box(80, 75, 130, 125))
+    out = refine_unknowns(known + [seed], img, decoder([(left, "2-6"), (right, "4-5")]))
+    assert sorted(r.face for r in out if r.face) == ["1-2", "1-6", "2-2", "2-2", "2-2", "2-2",
+                                                      "2-6", "4-5"]
+    assert not any(r.state == "unknown" for r in out)

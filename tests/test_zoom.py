@@ -167,3 +167,44 @@ def test_spots_a_longer_outline_counts_on_another_identified_tile_are_that_tiles
     # with it identified there, what the long box counted on it is the 1-6's
     got = cut_short_faces([short, neighbour], [[long_box]], [[short]])
     assert got[0].face == "1-2" and got[1].face == "1-6"
+
+
+def _tile(face, poly):
+    p = np.asarray(poly, np.float32)
+    return TileRead(face, "face_up", 0.9, p, np.r_[p.min(0), p.max(0)])
+
+
+def _rect(cx, cy, w, h):
+    return [[cx - w / 2, cy - h / 2], [cx + w / 2, cy - h / 2], [cx + w / 2, cy + h / 2],
+            [cx - w / 2, cy + h / 2]]
+
+
+def test_long_axis_is_the_direction_of_the_long_sides():
+    from vision.recognition.zoom import long_axis
+
+    assert long_axis(np.array(_rect(0, 0, 80, 25))) == pytest.approx(0.0)
+    assert long_axis(np.array(_rect(0, 0, 25, 80))) == pytest.approx(90.0)
+    # a tile turned 30 degrees: its long sides run at 30 (any start corner)
+    a = np.radians(30)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    poly = np.array(_rect(0, 0, 80, 25)) @ rot.T
+    assert long_axis(poly) == pytest.approx(30.0)
+    assert long_axis(np.roll(poly, 1, 0)) == pytest.approx(30.0)
+
+
+def test_local_shape_along_an_axis_takes_the_neighbours_lying_that_way():
+    from vision.recognition.zoom import PARALLEL_DEG, PARALLEL_MIN, local_shape
+
+    assert (PARALLEL_DEG, PARALLEL_MIN) == (20.0, 2)
+    # a camera at a slant: two tiles lying up the picture 25 x 80 (aspect 3.2) beside the
+    # point, four lying across it 65 x 28 (aspect 2.32) a little further
+    known = [_tile("1-6", _rect(100, 100, 25, 80)), _tile("1-2", _rect(126, 100, 25, 80))]
+    known += [_tile("2-2", _rect(100 + 70 * i, 200, 65, 28)) for i in range(4)]
+    length, aspect = local_shape(np.array([60.0, 100.0]), known)
+    assert (length, round(aspect, 2)) == (65.0, 2.32)  # the median of all six
+    length, aspect = local_shape(np.array([60.0, 100.0]), known, along=88.0)
+    assert (length, aspect) == (80.0, 3.2)  # the two lying up the picture
+    length, aspect = local_shape(np.array([60.0, 100.0]), known, along=5.0)
+    assert (length, round(aspect, 2)) == (65.0, 2.32)  # the four lying across
+    # fewer than PARALLEL_MIN lying that way: all six count
+    assert local_shape(np.array([60.0, 100.0]), known, along=45.0)[0] == 65.0

@@ -14,9 +14,10 @@ range (the decoder keeps what its two reads agreed on in ``evidence.aspect_face`
 surely in ``evidence.aspect_confidence``) is read with that face where
 
 * its aspect is at most :data:`PEER_FACTOR` x the median aspect of the
-  :data:`vision.recognition.zoom.SIZE_NEIGHBOURS` identified tiles nearest to it
-  (:func:`vision.recognition.zoom.local_shape`; the picture holds at least :data:`MIN_PEERS`
-  identified tiles), and at most :data:`ASPECT_CAP`;
+  :data:`vision.recognition.zoom.SIZE_NEIGHBOURS` identified tiles nearest to it -- of those
+  lying its way where at least two do (:func:`vision.recognition.zoom.local_shape` along its
+  long axis: the slant stretches a tile by its direction) -- (the picture holds at least
+  :data:`MIN_PEERS` identified tiles), and at most :data:`ASPECT_CAP`;
 * its long side is within :data:`vision.recognition.zoom.SIZE_TOLERANCE` of their median long
   side (the length of one tile there);
 * its confidence is at least the reading's minimum.
@@ -41,7 +42,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from vision.recognition.decode import TILE_ASPECT_RANGE, TileRead, tile_aspect
-from vision.recognition.zoom import SIZE_TOLERANCE, local_shape
+from vision.recognition.zoom import SIZE_TOLERANCE, local_shape, long_axis
 
 __all__ = ["long_as_peers", "as_peer", "PEER_FACTOR", "MIN_PEERS", "ASPECT_CAP"]
 
@@ -87,7 +88,7 @@ def as_peer(read: TileRead, known: Sequence[TileRead], min_confidence: float = 0
         return read
     if float(ev.aspect_confidence or 0.0) < min_confidence:
         return read
-    length, peers = local_shape(read.centre, known)
+    length, peers = local_shape(read.centre, known, along=long_axis(read.polygon))
     if aspect > PEER_FACTOR * peers:
         return read
     if not length / SIZE_TOLERANCE <= read.long_side <= length * SIZE_TOLERANCE:

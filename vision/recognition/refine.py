@@ -22,6 +22,13 @@ whole and is left alone. Its minimum-area rectangle (``cv2.minAreaRect``) is eit
 * a block of two: each of its two middle cuts gives two outlines (:func:`block_cuts`); a cut
   counts only where both its outlines are tile-shaped.
 
+Each outline is held to the identified tiles near it that lie its way (long axes within
+:data:`vision.recognition.zoom.PARALLEL_DEG`, where at least two of the nearest do;
+:func:`vision.recognition.zoom.local_shape` with ``along``): a camera at a slant makes the
+tiles lying up the picture longer for their width than those lying across it, so the median of
+a dealer's hand and a seat's hand at right angles fits neither (a flush block of two tall
+tiles beside the dealer's other two was "not a tile" by the seat's shorter tiles).
+
 Each candidate outline is decoded by the engine's decoder (every guard of
 :mod:`vision.recognition.decode`: shapes, the two agreeing reads). An outline refused for its aspect
 alone is read where the picture's identified tiles around it are as long
@@ -119,7 +126,7 @@ from vision.recognition.flush import (OUTLINE_JITTER, STUBBY, beside_outlines, c
 from vision.recognition.overlaps import COVERED_UNKNOWN
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.seam import block_of
-from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
+from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape, long_axis
 from vision.schema import UnreadReason
 
 __all__ = ["refine_unknowns", "face_rectangle", "face_share", "block_cuts", "tile_shaped", "accept_cut",
@@ -271,7 +278,8 @@ def accept_cut(cut: Sequence[TileRead], other: Sequence[TileRead] = (),
     return lengthwise is not None and any(lengthwise(r) for r in cut)
 
 
-def _judge(rect: np.ndarray | None, length: float, aspect: float, seed: TileRead,
+def _judge(rect: np.ndarray | None, shape: Callable[[float], tuple[float, float]],
+           seed: TileRead,
            decode: Callable[[np.ndarray, float], list[TileRead]],
            lengthwise: Callable[[TileRead], bool] | None,
            cut_shown: Callable[[np.ndarray], int | None] | None,
@@ -280,18 +288,22 @@ def _judge(rect: np.ndarray | None, length: float, aspect: float, seed: TileRead
     """Rules 1-7 of the module docstring on one rectangle (float (4, 2) px, or None): ``("take",
     reads)`` for the one candidate taken, ``("either", reads)`` for a block whose cut reads
     both tiles though which cut holds is not sure, None where nothing reads (or the rectangle
-    is neither a tile nor a block; a tile-shaped one with ``blocks_only``)."""
+    is neither a tile nor a block; a tile-shaped one with ``blocks_only``). ``shape(along)``:
+    the ``(length px, aspect)`` of the identified tiles around the seed lying along that long
+    axis (degrees; :func:`vision.recognition.zoom.local_shape`), each outline judged by the
+    tiles lying its way."""
     if rect is None:
         return None
     got: list[list[TileRead]] = []
-    if tile_shaped(rect, length, aspect):
+    if tile_shaped(rect, *shape(long_axis(rect))):
         if blocks_only:
             return None
         options = [(decode(order_polygon(rect)[None].astype(np.float32),
                            seed.tile_confidence), [])]
     else:
         cuts = block_cuts(rect)
-        shaped = [i for i in (0, 1) if all(tile_shaped(p, length, aspect) for p in cuts[i])]
+        shaped = [i for i in (0, 1)
+                  if all(tile_shaped(p, *shape(long_axis(p))) for p in cuts[i])]
         if not shaped:
             return None  # neither one tile nor a block of two
         got = [decode(c, seed.tile_confidence) for c in cuts]
@@ -364,12 +376,6 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
     known = [r for r in reads if r.state == "face_up"]
     if not known:
         return reads
-    if as_peer is not None:
-        raw = decode
-
-        def decode(polys: np.ndarray, conf: float) -> list[TileRead]:
-            return [as_peer(r, known + taken) for r in raw(polys, conf)]
-
     seeds = sorted((k for k, r in enumerate(reads) if r.state == "unknown"
                     and (only is None or only(r))),
                    key=lambda k: -float(reads[k].tile_confidence))[:max_tiles]
@@ -383,9 +389,10 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
         if any(cv2.pointPolygonTest(d.reshape(-1, 1, 2), tuple(map(float, seed.centre)), False)
                >= 0 for d in done):
             continue
-        length, aspect = local_shape(seed.centre, known + taken)
-        verdict = _seed_verdict(seed, reads, image, length, aspect, decode, lengthwise,
-                                cut_shown, way, done)
+        peers = known + taken
+        verdict = _seed_verdict(seed, reads, image, _shape_near(seed.centre, peers),
+                                _held_to(decode, as_peer, peers), lengthwise, cut_shown,
+                                way, done)
         if verdict is None:
             continue
         kind, cut = verdict
@@ -405,16 +412,34 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
     return _uncovered(reads, taken + blocks) + taken + blocks
 
 
-def _seed_verdict(seed, reads, image, length, aspect, decode, lengthwise, cut_shown, way,
+def _shape_near(centre: np.ndarray, peers: Sequence[TileRead]
+                ) -> Callable[..., tuple[float, float]]:
+    """``shape(along=None) -> (length px, aspect)`` of the identified ``peers`` around
+    ``centre``, those lying along ``along`` (degrees) where given
+    (:func:`vision.recognition.zoom.local_shape`)."""
+    return lambda along=None: local_shape(centre, peers, along=along)
+
+
+def _held_to(decode: Callable[[np.ndarray, float], list[TileRead]],
+             as_peer: Callable[[TileRead, Sequence[TileRead]], TileRead] | None,
+             peers: Sequence[TileRead]) -> Callable[[np.ndarray, float], list[TileRead]]:
+    """``decode`` with each outline refused for its aspect alone held to ``peers``
+    (``as_peer``; ``decode`` itself where None)."""
+    if as_peer is None:
+        return decode
+    return lambda polys, conf: [as_peer(r, peers) for r in decode(polys, conf)]
+
+
+def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
                   done: list[np.ndarray]):
     """:func:`_judge` on the face region a seed lies in, else on the block the seed and a
     face-up outline flush beside it cover (rule 8); the rectangles tried are added to
-    ``done``. Arguments as :func:`refine_unknowns` (``length``, ``aspect``: the tiles' shape
-    around the seed, :func:`local_shape`)."""
-    rect = face_rectangle(image, seed.polygon, length)
+    ``done``. Arguments as :func:`refine_unknowns` (``shape``: the tiles' shape around the
+    seed, along a long axis or (no argument) all of them, as :func:`_judge` takes it)."""
+    rect = face_rectangle(image, seed.polygon, shape()[0])
     if rect is not None:
         done.append(rect)
-    verdict = _judge(rect, length, aspect, seed, decode, lengthwise, cut_shown, way)
+    verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
     if verdict is None:
         # the face region gives no tile or block that reads (a tile's sides as dark as
         # its face, a shadow, a neighbour touching it): the block the seed and a face-up
@@ -422,7 +447,7 @@ def _seed_verdict(seed, reads, image, length, aspect, decode, lengthwise, cut_sh
         block = outline_block(seed, reads)
         if block is not None:
             done.append(block)
-            verdict = _judge(block, length, aspect, seed, decode, lengthwise, cut_shown,
+            verdict = _judge(block, shape, seed, decode, lengthwise, cut_shown,
                              way, blocks_only=True)
     return verdict
 

@@ -42,7 +42,8 @@ from vision.schema import UnreadReason
 
 __all__ = ["second_look", "ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
            "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "CUT_SHORT", "zoom_windows", "tile_sized",
-           "inside_window", "cut_short_faces", "local_shape"]
+           "inside_window", "cut_short_faces", "local_shape", "long_axis", "PARALLEL_DEG",
+           "PARALLEL_MIN"]
 
 #: Window sides in tile lengths (the median long side of the identified tiles nearest to the
 #: unknown one): 2 shows the tile and its touching neighbours, 4.5 its whole hand and the felt
@@ -114,13 +115,38 @@ def _local_tile_length(r: TileRead, known: Sequence[TileRead], k: int = 0) -> fl
     return float(np.median([known[i].long_side for i in near]))
 
 
+#: Two outlines whose long axes differ by at most this many degrees lie the same way
+#: (:func:`local_shape`'s ``along``). A camera at a slant foreshortens a tile by its direction:
+#: on such a picture the tiles lying one way are longer for their width than the tiles lying
+#: across them, so a tile's shape is best judged by its neighbours lying its way.
+PARALLEL_DEG: float = 20.0
+#: ... and at least this many of the nearest neighbours must lie that way, else all count.
+PARALLEL_MIN: int = 2
+
+
+def long_axis(polygon: np.ndarray) -> float:
+    """The direction of an outline's long sides (float (4, 2) px, corners in order around
+    it): degrees in [0, 180)."""
+    p = np.asarray(polygon, np.float64).reshape(4, 2)
+    a, b = side_pairs(p)
+    d = (p[1] - p[0]) + (p[2] - p[3]) if a >= b else (p[2] - p[1]) + (p[3] - p[0])
+    return float(np.degrees(np.arctan2(d[1], d[0])) % 180.0)
+
+
 def local_shape(centre: np.ndarray, known: Sequence[TileRead],
-                k: int = SIZE_NEIGHBOURS) -> tuple[float, float]:
+                k: int = SIZE_NEIGHBOURS, along: float | None = None) -> tuple[float, float]:
     """The tiles' shape around a point: ``(length px, aspect)``, the medians of the long side
     and of long side / short side over the ``k`` identified tiles (``known``, at least one)
-    nearest to ``centre`` (float (2,) image px)."""
+    nearest to ``centre`` (float (2,) image px). With ``along`` (degrees, a long axis as
+    :func:`long_axis` gives), only those of the ``k`` whose long axis lies within
+    :data:`PARALLEL_DEG` of it count, where at least :data:`PARALLEL_MIN` do."""
     centres = np.stack([q.centre for q in known])
     near = np.argsort(np.linalg.norm(centres - np.asarray(centre), axis=1))[:k]
+    if along is not None:
+        turn = np.array([abs((long_axis(known[i].polygon) - along + 90.0) % 180.0 - 90.0)
+                         for i in near])
+        if int((turn <= PARALLEL_DEG).sum()) >= PARALLEL_MIN:
+            near = near[turn <= PARALLEL_DEG]
     sides = np.array([sorted(side_pairs(np.asarray(known[i].polygon, np.float64)))
                       for i in near])
     return (float(np.median(sides[:, 1])),
