@@ -300,3 +300,21 @@ def test_each_cut_is_judged_by_the_tiles_lying_its_way():
     assert sorted(r.face for r in out if r.face) == ["1-2", "1-6", "2-2", "2-2", "2-2", "2-2",
                                                       "2-6", "4-5"]
     assert not any(r.state == "unknown" for r in out)
+
+
+def test_a_face_touching_a_neighbour_at_a_corner_is_parted_from_it():
+    # a dark neighbour (another hand's tile, laid close, turned 45 degrees) touches the
+    # block's top side with a corner and runs out of the window: the face region joined to
+    # it is not whole
+    img = picture()
+    cv2.fillPoly(img, [np.array([[250, 200], [222, 172], [378, 16], [406, 44]], np.int32)],
+                 (10, 10, 10))
+    seed = read(None, TOP)
+    assert face_rectangle(img, TOP, 100.0) is None
+    rect = face_rectangle(img, TOP, 100.0, opened=True)
+    assert rect is not None
+    lo, hi = rect.min(0), rect.max(0)
+    assert np.allclose(lo, [200, 200], atol=2) and np.allclose(hi, [299, 299], atol=2)
+    # so the block is cut where exactly one cut reads, as beside no neighbour
+    out = refine_unknowns(KNOWN + [seed], img, decoder([(LEFT, "2-6"), (RIGHT, "4-5")]))
+    assert sorted(r.face for r in out if r.face) == ["2-2", "2-6", "4-5", "6-6"]
