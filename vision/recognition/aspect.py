@@ -33,7 +33,8 @@ bound is taken from the picture's own identified tiles around the outline, so th
 the shape and length of one tile there. The read then meets every later guard of the still
 reading (the flush checks, overlapping outlines) like any other.
 
-Public API: :func:`long_as_peers`, :func:`as_peer`, :data:`PEER_FACTOR`, :data:`MIN_PEERS`, :data:`ASPECT_CAP`.
+Public API: :func:`long_as_peers`, :func:`as_peer`, :data:`PEER_FACTOR`, :data:`MIN_PEERS`,
+:data:`ASPECT_CAP`.
 """
 
 from __future__ import annotations

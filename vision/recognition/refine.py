@@ -17,7 +17,8 @@ overlapping the outline most is the face region; a region touching the window's 
 whole and is left alone. Where the region gives nothing that reads, it is tried once more
 parted from what joins it by a sliver (the class's spots filled, eroded by an ellipse of
 :data:`BRIDGE` tile lengths, the piece under the outline grown back): two hands laid close,
-one tile's corner touching another's face, join their regions. Its minimum-area rectangle (``cv2.minAreaRect``) is either
+one tile's corner touching another's face, join their regions. The region's minimum-area
+rectangle (``cv2.minAreaRect``) is either
 
 * one tile (:func:`tile_shaped`: its long side within
   :data:`vision.recognition.zoom.SIZE_TOLERANCE` of the local tile length, its aspect within
@@ -33,8 +34,8 @@ a dealer's hand and a seat's hand at right angles fits neither (a flush block of
 tiles beside the dealer's other two was "not a tile" by the seat's shorter tiles).
 
 Each candidate outline is decoded by the engine's decoder (every guard of
-:mod:`vision.recognition.decode`: shapes, the two agreeing reads). An outline refused for its aspect
-alone is read where the picture's identified tiles around it are as long
+:mod:`vision.recognition.decode`: shapes, the two agreeing reads). An outline refused for its
+aspect alone is read where the picture's identified tiles around it are as long
 (:func:`vision.recognition.aspect.as_peer`, the still reading's ``long_as_peers`` rule, where
 that rule is on): the face region takes in a 3-D tile's lit side, which lengthens the cut of a
 tile seen long at a slant past the decoder's bound by a few pixels. A candidate is taken
