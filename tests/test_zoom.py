@@ -180,7 +180,7 @@ def _rect(cx, cy, w, h):
 
 
 def test_long_axis_is_the_direction_of_the_long_sides():
-    from vision.recognition.zoom import long_axis
+    from vision.geometry import long_axis
 
     assert long_axis(np.array(_rect(0, 0, 80, 25))) == pytest.approx(0.0)
     assert long_axis(np.array(_rect(0, 0, 25, 80))) == pytest.approx(90.0)

@@ -23,6 +23,7 @@ import numpy as np
 from scoring.errors import InputError
 
 __all__ = [
+    "long_axis",
     "CROP_W",
     "CROP_H",
     "CROP_MARGIN",
@@ -65,6 +66,15 @@ def side_pairs(poly) -> tuple[float, float]:
     p = _as_quad(poly).astype(np.float64)
     side = np.linalg.norm(np.roll(p, -1, 0) - p, axis=1)  # side i: corner i -> i+1
     return float(side[0] + side[2]) / 2, float(side[1] + side[3]) / 2
+
+
+def long_axis(polygon: np.ndarray) -> float:
+    """The direction of an outline's long sides (float (4, 2) px, corners in order around
+    it): degrees in [0, 180)."""
+    p = np.asarray(polygon, np.float64).reshape(4, 2)
+    a, b = side_pairs(p)
+    d = (p[1] - p[0]) + (p[2] - p[3]) if a >= b else (p[2] - p[1]) + (p[3] - p[0])
+    return float(np.degrees(np.arctan2(d[1], d[0])) % 180.0)
 
 
 def order_polygon(poly) -> np.ndarray:

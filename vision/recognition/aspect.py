@@ -42,8 +42,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
+from vision.geometry import long_axis
 from vision.recognition.decode import TILE_ASPECT_RANGE, TileRead, tile_aspect
-from vision.recognition.zoom import SIZE_TOLERANCE, local_shape, long_axis
+from vision.recognition.zoom import SIZE_TOLERANCE, local_shape
 
 __all__ = ["long_as_peers", "as_peer", "PEER_FACTOR", "MIN_PEERS", "ASPECT_CAP"]
 

@@ -122,7 +122,8 @@ from typing import Callable, Sequence
 import cv2
 import numpy as np
 
-from vision.geometry import order_polygon, polygon_intersections, polygon_iou_matrix, side_pairs
+from vision.geometry import (long_axis, order_polygon, polygon_intersections, polygon_iou_matrix,
+                             side_pairs)
 from vision.recognition.chirality import against, lengthwise_by
 from vision.recognition.decode import TileRead
 from vision.recognition.flush import (OUTLINE_JITTER, STUBBY, beside_outlines, crosswise_alike,
@@ -130,7 +131,7 @@ from vision.recognition.flush import (OUTLINE_JITTER, STUBBY, beside_outlines, c
 from vision.recognition.overlaps import COVERED_UNKNOWN
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.seam import block_of
-from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape, long_axis
+from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
 from vision.schema import UnreadReason
 
 __all__ = ["refine_unknowns", "face_rectangle", "face_share", "block_cuts", "tile_shaped", "accept_cut",

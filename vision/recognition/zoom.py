@@ -35,14 +35,14 @@ import numpy as np
 from scoring.tiles import TILES_BY_FACE
 
 from vision.recognition.decode import TileRead, counted_spots_px
-from vision.geometry import points_in_polygon, polygon_iou_matrix, side_pairs
+from vision.geometry import long_axis, points_in_polygon, polygon_iou_matrix, side_pairs
 from vision.recognition.flush import OUTLINE_JITTER
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.schema import UnreadReason
 
 __all__ = ["second_look", "ZOOM_WINDOWS", "ZOOM_INPUT", "ZOOM_MAX_SIDE", "ZOOM_MAX_TILES", "EDGE_MARGIN",
            "SIZE_TOLERANCE", "SIZE_NEIGHBOURS", "CUT_SHORT", "zoom_windows", "tile_sized",
-           "inside_window", "cut_short_faces", "local_shape", "long_axis", "PARALLEL_DEG",
+           "inside_window", "cut_short_faces", "local_shape", "PARALLEL_DEG",
            "PARALLEL_MIN"]
 
 #: Window sides in tile lengths (the median long side of the identified tiles nearest to the
@@ -124,21 +124,12 @@ PARALLEL_DEG: float = 20.0
 PARALLEL_MIN: int = 2
 
 
-def long_axis(polygon: np.ndarray) -> float:
-    """The direction of an outline's long sides (float (4, 2) px, corners in order around
-    it): degrees in [0, 180)."""
-    p = np.asarray(polygon, np.float64).reshape(4, 2)
-    a, b = side_pairs(p)
-    d = (p[1] - p[0]) + (p[2] - p[3]) if a >= b else (p[2] - p[1]) + (p[3] - p[0])
-    return float(np.degrees(np.arctan2(d[1], d[0])) % 180.0)
-
-
 def local_shape(centre: np.ndarray, known: Sequence[TileRead],
                 k: int = SIZE_NEIGHBOURS, along: float | None = None) -> tuple[float, float]:
     """The tiles' shape around a point: ``(length px, aspect)``, the medians of the long side
     and of long side / short side over the ``k`` identified tiles (``known``, at least one)
     nearest to ``centre`` (float (2,) image px). With ``along`` (degrees, a long axis as
-    :func:`long_axis` gives), only those of the ``k`` whose long axis lies within
+    :func:`vision.geometry.long_axis` gives), only those of the ``k`` whose long axis lies within
     :data:`PARALLEL_DEG` of it count, where at least :data:`PARALLEL_MIN` do."""
     centres = np.stack([q.centre for q in known])
     near = np.argsort(np.linalg.norm(centres - np.asarray(centre), axis=1))[:k]
