@@ -476,14 +476,15 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
     face-up outline flush beside it cover (rule 8); the rectangles tried are added to
     ``done``. Arguments as :func:`refine_unknowns` (``shape``: the tiles' shape around the
     seed, along a long axis or (no argument) all of them, as :func:`_judge` takes it)."""
-    rect = face_rectangle(image, seed.polygon, shape()[0])
+    length = shape()[0]
+    rect = face_rectangle(image, seed.polygon, length)
     if rect is not None:
         done.append(rect)
     verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
     if verdict is None:
         # no region, or none that reads: the face may touch a neighbour's at a corner (two
         # hands laid close), which joins their regions; the region parted from it is tried
-        rect = face_rectangle(image, seed.polygon, shape()[0], opened=True)
+        rect = face_rectangle(image, seed.polygon, length, opened=True)
         verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
         if verdict is not None:
             done.append(rect)
