@@ -196,6 +196,37 @@ def test_dealt_blocks_judges_a_reading_with_an_unknown_with_the_second_model_s(m
     assert seen == [ctx.second]
 
 
+def test_crop_check_refits_a_tile_it_makes_unknown_and_checks_the_refit(quiet_guards,
+                                                                        monkeypatch):
+    """Issue 40 (scenes_cam scene_16): a 6-6's outline reaching a third of its width onto its
+    flush neighbour gives a crop the classifier takes for ``other``; the face region under it
+    is the block of the two, whose lengthwise cut gives the 6-6 on its own tile. The refitted
+    tile is checked again; where the classifier reads that otherwise too, it stays unknown."""
+    off, on = tile("6-6", 300, 310), tile("6-6", 300, 300)
+    vetoed = [off.polygon]
+
+    def check(rs, image, classifier):  # the classifier: `other` for the outlines in `vetoed`
+        return [r.as_unknown("the crop classifier reads other") if r.face and any(
+            np.array_equal(r.polygon, q) for q in vetoed) else r for r in rs]
+
+    monkeypatch.setattr(still, "cross_check", check)
+    refitted = []
+    monkeypatch.setattr(still, "refine_unknowns", lambda rs, *a, only=None, **k: [
+        (refitted.append(r) or on) if only and only(r) else r for r in rs])
+    near = tile("2-4", 100, 100)
+    plain, _ = make(refine=False)
+    got = RULE["crop_check"].apply(plain, [off, near])
+    assert [r.face for r in got] == [None, "2-4"] and not refitted
+    ctx, _ = make()
+    got = RULE["crop_check"].apply(ctx, [off, near])
+    assert [r.face for r in got] == ["6-6", "2-4"]
+    assert np.array_equal(got[0].polygon, on.polygon) and len(refitted) == 1
+    vetoed.append(on.polygon)  # the classifier reads the refitted crop otherwise too
+    ctx, _ = make()
+    got = RULE["crop_check"].apply(ctx, [off, near])
+    assert sorted(str(r.face) for r in got) == ["2-4", "None"]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not SCENE.is_file() or not (MODELS / "tiles.onnx").is_file(),
                     reason="needs ../shared/scenes and the trained models")

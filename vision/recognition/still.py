@@ -31,7 +31,9 @@ name                      what it does                                        of
 ``own_spots``             two identified tiles that count one spot both made  --
                           unknown (:func:`.overlaps.shared_spots`)
 ``crop_check``            small identified tiles the crop classifier reads    no
-                          otherwise made unknown (:mod:`.crosscheck`)         classifier
+                          otherwise made unknown (:mod:`.crosscheck`); with   classifier
+                          ``refine``, those refitted, guarded and checked
+                          again
 ========================  ==================================================  =============
 
 A rule's switch is the :class:`vision.config.RecognitionConfig` field that turns it off (as
@@ -392,7 +394,17 @@ def _own_spots(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
 def _crop_check(ctx: StillContext, reads: list[TileRead]) -> list[TileRead]:
     # a second opinion on the faces of small tiles, from a classifier that counts no spots
     # (vision.recognition.crosscheck): only ever removes faces
-    return cross_check(reads, ctx.image, ctx.engine.crop_classifier)
+    def check(rs: list[TileRead]) -> list[TileRead]:
+        return cross_check(rs, ctx.image, ctx.engine.crop_classifier)
+
+    if not ctx.refine:
+        return check(reads)
+    # with refine, a tile it makes unknown is refitted to the face region it lies in (an
+    # outline reaching onto a flush neighbour gives a crop the classifier takes for
+    # `other`), and what that gives meets the guards, own_spots and the check again
+    ctx.begin_guards(reads)
+    return refine_guarded(reads, check, ctx.refit,
+                          lambda rs: check(shared_spots(ctx.guarded(rs))))
 
 
 #: The still reading, in order (module docstring): every rule's ``apply(ctx, reads)``.
