@@ -318,3 +318,59 @@ def test_a_face_touching_a_neighbour_at_a_corner_is_parted_from_it():
     # so the block is cut where exactly one cut reads, as beside no neighbour
     out = refine_unknowns(KNOWN + [seed], img, decoder([(LEFT, "2-6"), (RIGHT, "4-5")]))
     assert sorted(r.face for r in out if r.face) == ["2-2", "2-6", "4-5", "6-6"]
+
+
+SPOTS = ((215, 220), (235, 280), (265, 230), (285, 270))  # picture()'s drawn spots
+
+
+def _drawn_spots(extra=()):
+    """A stand-in for the spots the pip model finds on an outline: the drawn ones inside it."""
+    spots = SPOTS + tuple(extra)
+
+    def run(read, polygon):
+        q = np.asarray(polygon, np.float32).reshape(-1, 1, 2)
+        return np.array([s for s in spots if cv2.pointPolygonTest(q, s, False) >= 0],
+                        np.float64).reshape(-1, 2)
+    return run
+
+
+def test_a_tiles_3d_side_is_trimmed_from_its_face_region(monkeypatch):
+    """Issue 40 (scenes_flush_cam scene_17, imilako): a drawn 3-D tile's side as dark as its
+    face lengthens the face region by the side's width, so neither cut of the block is
+    tile-shaped. The band without spots at the side's end is 40 px wider than at the other:
+    the rectangle is cut back to the face, and the block reads."""
+    from vision.recognition import refine
+
+    monkeypatch.setattr(refine, "counted_spots_px", _drawn_spots())
+    img = picture()
+    cv2.rectangle(img, (200, 300), (299, 339), (10, 10, 10), -1)  # the side, below the block
+    whole = face_rectangle(img, TOP, 100.0)
+    assert np.allclose(whole.min(0), [200, 200], atol=2)
+    assert np.allclose(whole.max(0), [299, 339], atol=2)
+    rect = face_rectangle(img, TOP, 100.0, trim=True)
+    assert np.allclose(rect.min(0), [200, 200], atol=2)
+    assert np.allclose(rect.max(0), [299, 299], atol=2)  # 16 px below the last spot, as above
+    dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
+    out = refine_unknowns(KNOWN + [read(None, TOP)], img, dec)
+    assert sorted(r.face for r in out if r.face) == ["2-2", "2-6", "4-5", "6-6"]
+    # no side: nothing to trim
+    assert face_rectangle(picture(), TOP, 100.0, trim=True) is None
+
+
+def test_a_trim_that_would_cut_a_spot_off_is_not_taken(monkeypatch):
+    """A spot at the band's far edge runs into the felt, so it is no hole of the face region
+    and the band looks empty; the decoder counts it on the untrimmed outlines, and it lies
+    outside the trimmed rectangle: the trim is refused and the block stays unread."""
+    from vision.recognition import refine
+
+    img = picture()
+    cv2.rectangle(img, (200, 300), (299, 339), (10, 10, 10), -1)
+    cv2.circle(img, (250, 338), 4, (250, 250, 250), -1)  # a spot run into the felt
+    monkeypatch.setattr(refine, "counted_spots_px", _drawn_spots([(250, 338)]))
+    assert face_rectangle(img, TOP, 100.0, trim=True) is not None  # the band looks empty
+    dec = decoder([(LEFT, "2-6"), (RIGHT, "4-5")])
+    out = refine_unknowns(KNOWN + [read(None, TOP)], img, dec)
+    assert sorted(r.face for r in out if r.face) == ["2-2", "6-6"]
+    monkeypatch.setattr(refine, "counted_spots_px", _drawn_spots())  # the spot not seen
+    out = refine_unknowns(KNOWN + [read(None, TOP)], img, dec)
+    assert sorted(r.face for r in out if r.face) == ["2-2", "2-6", "4-5", "6-6"]

@@ -17,7 +17,10 @@ overlapping the outline most is the face region; a region touching the window's 
 whole and is left alone. Where the region gives nothing that reads, it is tried once more
 parted from what joins it by a sliver (the class's spots filled, eroded by an ellipse of
 :data:`BRIDGE` tile lengths, the piece under the outline grown back): two hands laid close,
-one tile's corner touching another's face, join their regions. The region's minimum-area
+one tile's corner touching another's face, join their regions. Where neither reads, each is
+tried with a tile's 3-D side trimmed (:func:`side_trimmed`: a band without spots at one end
+wider than at the other, :data:`SIDE_MIN`), its reads taken only where every spot the
+decoder counts on the untrimmed rectangle lies inside the trimmed one. The region's minimum-area
 rectangle (``cv2.minAreaRect``) is either
 
 * one tile (:func:`tile_shaped`: its long side within
@@ -111,7 +114,7 @@ reading (:func:`vision.recognition.flush.flush_beside`,
 existing constant; none comes from ../shared.
 
 Public API: :func:`refine_unknowns`, :func:`refine_guarded`, :func:`face_rectangle`,
-:func:`block_cuts`, :func:`tile_shaped`, :func:`accept_cut`, :func:`outline_block`,
+:func:`side_trimmed`, :func:`block_cuts`, :func:`tile_shaped`, :func:`accept_cut`, :func:`outline_block`,
 :data:`WINDOW`, :data:`OVERLAP`.
 """
 
@@ -125,7 +128,7 @@ import numpy as np
 from vision.geometry import (long_axis, order_polygon, polygon_intersections, polygon_iou_matrix,
                              side_pairs)
 from vision.recognition.chirality import against, lengthwise_by
-from vision.recognition.decode import TileRead
+from vision.recognition.decode import TileRead, counted_spots_px
 from vision.recognition.flush import (OUTLINE_JITTER, STUBBY, beside_outlines, crosswise_alike,
                                       over_set)
 from vision.recognition.overlaps import COVERED_UNKNOWN
@@ -134,8 +137,8 @@ from vision.recognition.seam import block_of
 from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
 from vision.schema import UnreadReason
 
-__all__ = ["refine_unknowns", "face_rectangle", "face_share", "block_cuts", "tile_shaped", "accept_cut",
-           "outline_block", "WINDOW", "OVERLAP", "ON_FACE"]
+__all__ = ["refine_unknowns", "face_rectangle", "face_share", "side_trimmed", "block_cuts",
+           "tile_shaped", "accept_cut", "outline_block", "WINDOW", "OVERLAP", "ON_FACE", "SIDE_MIN"]
 
 #: Window side around an unknown outline, in local tile lengths: a block of two tiles (one
 #: tile length square) holding the outline's centre lies within sqrt(2) = 1.41 lengths of
@@ -148,7 +151,8 @@ OVERLAP: float = 2 * OUTLINE_JITTER
 
 
 def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
-                   window: float = WINDOW, opened: bool = False) -> np.ndarray | None:
+                   window: float = WINDOW, opened: bool = False,
+                   trim: bool = False) -> np.ndarray | None:
     """The minimum-area rectangle of the face region under an outline (module docstring).
 
     Args:
@@ -160,6 +164,7 @@ def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
             what joins it by less than an ellipse of :data:`BRIDGE` local tile lengths first
             (:func:`_opened`): two tiles' faces that touch only at a corner or along a sliver
             (:func:`_seed_verdict`'s second try).
+        trim: a tile's 3-D side cut off the rectangle (:func:`side_trimmed`).
 
     Returns:
         float32 (4, 2) px corners in order around the rectangle, or None: no region, or one
@@ -193,8 +198,71 @@ def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
                or (xs.max() == x1 - x0 - 1 and x1 < w) or (ys.max() == y1 - y0 - 1 and y1 < h))
     if touches or len(xs) < 16:
         return None
-    rect = cv2.minAreaRect(np.stack([xs, ys], 1).astype(np.float32))
-    return (cv2.boxPoints(rect) + np.array([x0, y0], np.float32)).astype(np.float32)
+    box = cv2.boxPoints(cv2.minAreaRect(np.stack([xs, ys], 1).astype(np.float32)))
+    if trim:
+        box = side_trimmed(box, labels == int(np.argmax(counts)))
+        if box is None:
+            return None
+    return (box + np.array([x0, y0], np.float32)).astype(np.float32)
+
+
+#: A face region's band without spots at one end of an axis is taken for a tile's 3-D side
+#: where it is wider than the band at the other end by more than this share of the
+#: rectangle's side along that axis: the spots of every half lie symmetric about the half's
+#: centre, so a face's outermost spots lie about as far from both its ends (a half of one
+#: spot, a 1, lies further in: a trim there only moves the midline towards the 1, which no
+#: spot crosses). Geometry, not fitted: a tile's outermost spots lie a few pixels from its
+#: edges; the drawn sides seen are 10-15 % of a tile's length.
+SIDE_MIN: float = 0.08
+
+def side_trimmed(box: np.ndarray, region: np.ndarray) -> np.ndarray | None:
+    """A face region's rectangle less a 3-D tile side along one end of each axis: where the
+    band without spots (the region's holes, :data:`SIDE_MIN`) at one end is the wider, the
+    rectangle is cut back to the other end's band. A spot run into the felt is no hole, so
+    the band can hold one: :func:`_seed_verdict` takes a trimmed rectangle's reads only where
+    they count the spots the untrimmed one's same outlines do (:func:`_spots_kept`).
+
+    Why. A drawn 3-D tile whose sides are as dark as its face (imilako, fintech) gives a face
+    region that takes in the side: the rectangle is a side's width too long, so its cuts are
+    not tile-shaped or their midline falls beside the true one (a spot "crowds the midline").
+
+    Args:
+        box: float32 (4, 2) px, the region's minimum-area rectangle (window px).
+        region: bool (h, w), the face region in the same window.
+
+    Returns:
+        float32 (4, 2) px, the rectangle trimmed; None where no end is trimmed or there are
+        no spots to measure by.
+    """
+    solid = region.astype(np.uint8)
+    back = (solid == 0).astype(np.uint8)
+    n, labels = cv2.connectedComponents(back)
+    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
+    ys, xs = np.nonzero((back > 0) & ~np.isin(labels, edge))  # the region's holes: spots
+    if len(xs) == 0:
+        return None
+    q = np.asarray(box, np.float64).reshape(4, 2)
+    out, cut = q.copy(), False
+    for a, b in ((1, 3), (3, 1)):  # the axis along side 0-a, the other side 0-b
+        along = q[a] - q[0]
+        size = float(np.hypot(*along))
+        if size < 4:
+            continue
+        unit = along / size
+        spot = (np.stack([xs, ys], 1) - q[0]) @ unit
+        lo, hi = float(spot.min()), size - float(spot.max())
+        excess = abs(lo - hi)
+        if excess <= SIDE_MIN * size:
+            continue
+        shift = unit * excess
+        if lo > hi:  # the side at corner 0's end
+            out[0] += shift
+            out[b] += shift
+        else:
+            out[a] -= shift
+            out[2] -= shift
+        cut = True
+    return out.astype(np.float32) if cut else None
 
 
 #: The ellipse of :func:`face_rectangle`'s second try, in local tile lengths: about a quarter
@@ -472,32 +540,62 @@ def _held_to(decode: Callable[[np.ndarray, float], list[TileRead]],
 
 def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
                   done: list[np.ndarray]):
-    """:func:`_judge` on the face region a seed lies in, else on the block the seed and a
-    face-up outline flush beside it cover (rule 8); the rectangles tried are added to
-    ``done``. Arguments as :func:`refine_unknowns` (``shape``: the tiles' shape around the
-    seed, along a long axis or (no argument) all of them, as :func:`_judge` takes it)."""
+    """:func:`_judge` on the face region a seed lies in -- as it is, parted from a neighbour
+    touching it, then each with a tile's 3-D side trimmed (:func:`side_trimmed`, its reads
+    held to :func:`_spots_kept`) -- else on the block the seed and a face-up outline flush
+    beside it cover (rule 8); the rectangles tried are added to ``done``. Arguments as
+    :func:`refine_unknowns` (``shape``: the tiles' shape around the seed, along a long axis
+    or (no argument) all of them, as :func:`_judge` takes it)."""
     length = shape()[0]
-    rect = face_rectangle(image, seed.polygon, length)
-    if rect is not None:
-        done.append(rect)
-    verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
-    if verdict is None:
-        # no region, or none that reads: the face may touch a neighbour's at a corner (two
-        # hands laid close), which joins their regions; the region parted from it is tried
-        rect = face_rectangle(image, seed.polygon, length, opened=True)
+    wholes = []
+    for opened in (False, True):
+        # the second try: the face may touch a neighbour's at a corner (two hands laid
+        # close), which joins their regions; the region parted from it
+        rect = face_rectangle(image, seed.polygon, length, opened=opened)
+        wholes.append(rect)
         verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
-        if verdict is not None:
+        if rect is not None and (verdict is not None or not opened):
             done.append(rect)
-    if verdict is None:
-        # the face region gives no tile or block that reads (a tile's sides as dark as
-        # its face, a shadow, a neighbour touching it): the block the seed and a face-up
-        # outline flush beside it cover is cut instead (rule 8)
-        block = outline_block(seed, reads)
-        if block is not None:
-            done.append(block)
-            verdict = _judge(block, shape, seed, decode, lengthwise, cut_shown,
-                             way, blocks_only=True)
-    return verdict
+        if verdict is not None:
+            return verdict
+    for opened, whole in zip((False, True), wholes):
+        # a drawn tile's 3-D side as dark as its face lengthens the region: the rectangle
+        # trimmed to the face the spots show, where no spot is lost
+        rect = face_rectangle(image, seed.polygon, length, opened=opened, trim=True)
+        verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
+        if verdict is not None and _spots_kept(verdict[1], rect, whole, decode,
+                                               seed.tile_confidence):
+            done.append(rect)
+            return verdict
+    # the face region gives no tile or block that reads (a tile's sides as dark as its face,
+    # a shadow, a neighbour touching it): the block the seed and a face-up outline flush
+    # beside it cover is cut instead (rule 8)
+    block = outline_block(seed, reads)
+    if block is None:
+        return None
+    done.append(block)
+    return _judge(block, shape, seed, decode, lengthwise, cut_shown, way, blocks_only=True)
+
+
+def _spots_kept(got: Sequence[TileRead], rect: np.ndarray, whole: np.ndarray | None,
+                decode: Callable[[np.ndarray, float], list[TileRead]], conf: float) -> bool:
+    """Whether every spot the decoder counts on the untrimmed rectangle ``whole`` -- as one
+    tile where ``got`` (the trimmed rectangle's reads) is one tile, else on both its cuts
+    (:func:`block_cuts`) -- lies inside the trimmed rectangle ``rect`` (float (4, 2) px
+    each; :func:`vision.recognition.decode.counted_spots_px`): a trim that cut a spot off
+    is not taken."""
+    if whole is None:
+        return False
+    if len(got) == 1:
+        outlines = order_polygon(whole)[None].astype(np.float32)
+    else:
+        outlines = np.concatenate(block_cuts(whole)).astype(np.float32)
+    inside = np.asarray(rect, np.float32).reshape(-1, 1, 2)
+    for r, poly in zip(decode(outlines, conf), outlines):
+        for x, y in counted_spots_px(r, poly):
+            if cv2.pointPolygonTest(inside, (float(x), float(y)), False) < 0:
+                return False
+    return True
 
 
 def _uncovered(reads: Sequence[TileRead], new: Sequence[TileRead]) -> list[TileRead]:
