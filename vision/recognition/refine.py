@@ -20,8 +20,8 @@ parted from what joins it by a sliver (the class's spots filled, eroded by an el
 one tile's corner touching another's face, join their regions. Where neither reads, each is
 tried with a tile's 3-D side trimmed (:func:`side_trimmed`: a band without spots at one end
 wider than at the other, :data:`SIDE_MIN`), its reads taken only where every spot the
-decoder counts on the untrimmed rectangle lies inside the trimmed one. The region's minimum-area
-rectangle (``cv2.minAreaRect``) is either
+decoder counts on the untrimmed rectangle lies inside the trimmed one. The region's
+minimum-area rectangle (``cv2.minAreaRect``) is either
 
 * one tile (:func:`tile_shaped`: its long side within
   :data:`vision.recognition.zoom.SIZE_TOLERANCE` of the local tile length, its aspect within
@@ -114,8 +114,8 @@ reading (:func:`vision.recognition.flush.flush_beside`,
 existing constant; none comes from ../shared.
 
 Public API: :func:`refine_unknowns`, :func:`refine_guarded`, :func:`face_rectangle`,
-:func:`side_trimmed`, :func:`block_cuts`, :func:`tile_shaped`, :func:`accept_cut`, :func:`outline_block`,
-:data:`WINDOW`, :data:`OVERLAP`.
+:func:`side_trimmed`, :func:`block_cuts`, :func:`tile_shaped`, :func:`accept_cut`,
+:func:`outline_block`, :data:`WINDOW`, :data:`OVERLAP`, :data:`SIDE_MIN`.
 """
 
 from __future__ import annotations
@@ -138,7 +138,8 @@ from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
 from vision.schema import UnreadReason
 
 __all__ = ["refine_unknowns", "face_rectangle", "face_share", "side_trimmed", "block_cuts",
-           "tile_shaped", "accept_cut", "outline_block", "WINDOW", "OVERLAP", "ON_FACE", "SIDE_MIN"]
+           "tile_shaped", "accept_cut", "outline_block", "WINDOW", "OVERLAP", "ON_FACE",
+           "SIDE_MIN"]
 
 #: Window side around an unknown outline, in local tile lengths: a block of two tiles (one
 #: tile length square) holding the outline's centre lies within sqrt(2) = 1.41 lengths of
@@ -215,12 +216,14 @@ def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
 #: edges; the drawn sides seen are 10-15 % of a tile's length.
 SIDE_MIN: float = 0.08
 
+
 def side_trimmed(box: np.ndarray, region: np.ndarray) -> np.ndarray | None:
     """A face region's rectangle less a 3-D tile side along one end of each axis: where the
     band without spots (the region's holes, :data:`SIDE_MIN`) at one end is the wider, the
     rectangle is cut back to the other end's band. A spot run into the felt is no hole, so
     the band can hold one: :func:`_seed_verdict` takes a trimmed rectangle's reads only where
-    they count the spots the untrimmed one's same outlines do (:func:`_spots_kept`).
+    every spot the decoder counts on the untrimmed rectangle lies inside the trimmed one
+    (:func:`_spots_kept`).
 
     Why. A drawn 3-D tile whose sides are as dark as its face (imilako, fintech) gives a face
     region that takes in the side: the rectangle is a side's width too long, so its cuts are
