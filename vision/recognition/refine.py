@@ -237,11 +237,7 @@ def side_trimmed(box: np.ndarray, region: np.ndarray) -> np.ndarray | None:
         float32 (4, 2) px, the rectangle trimmed; None where no end is trimmed or there are
         no spots to measure by.
     """
-    solid = region.astype(np.uint8)
-    back = (solid == 0).astype(np.uint8)
-    n, labels = cv2.connectedComponents(back)
-    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
-    ys, xs = np.nonzero((back > 0) & ~np.isin(labels, edge))  # the region's holes: spots
+    ys, xs = np.nonzero(_holes(region.astype(np.uint8)))  # the region's holes: spots
     if len(xs) == 0:
         return None
     q = np.asarray(box, np.float64).reshape(4, 2)
@@ -280,11 +276,8 @@ def _opened(mask: np.ndarray, length: float, inside: np.ndarray) -> np.ndarray:
     at least 3); of the pieces that leaves, the one most of the outline (``inside``, uint8
     (h, w) 0/1) lies on, grown back by the same ellipse within the filled class. A face
     joined to a neighbour's by less than the ellipse comes back alone."""
-    back = (1 - mask).astype(np.uint8)
-    n, labels = cv2.connectedComponents(back)
-    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
     solid = mask.astype(np.uint8).copy()
-    solid[(back > 0) & ~np.isin(labels, edge)] = 1
+    solid[_holes(mask)] = 1
     k = max(3, int(round(BRIDGE * float(length))) | 1)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
     core = cv2.erode(solid, kernel)
@@ -295,6 +288,15 @@ def _opened(mask: np.ndarray, length: float, inside: np.ndarray) -> np.ndarray:
         return np.zeros_like(solid)
     grown = cv2.dilate((labels == int(np.argmax(counts))).astype(np.uint8), kernel)
     return grown & solid
+
+
+def _holes(mask: np.ndarray) -> np.ndarray:
+    """bool (h, w): the pixels outside ``mask`` (uint8 (h, w) 0/1) that it encloses -- the
+    background pieces not reaching the window's edge (a face's spots)."""
+    back = (1 - mask).astype(np.uint8)
+    n, labels = cv2.connectedComponents(back)
+    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
+    return (back > 0) & ~np.isin(labels, edge)
 
 
 #: An outline beside a tile lies on a tile face where at least this share of its pixels is of
