@@ -171,6 +171,14 @@ def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
         float32 (4, 2) px corners in order around the rectangle, or None: no region, or one
         touching the window's cut edge (not whole).
     """
+    whole, trimmed = _face_boxes(image, polygon, length, window, opened)
+    return trimmed if trim else whole
+
+
+def _face_boxes(image: np.ndarray, polygon: np.ndarray, length: float, window: float,
+                opened: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """:func:`face_rectangle` without and with the side trimmed, from one face region:
+    ``(whole, trimmed)``, each float32 (4, 2) px or None."""
     p = np.asarray(polygon, np.float64).reshape(4, 2)
     h, w = image.shape[:2]
     c = p.mean(0)
@@ -178,13 +186,13 @@ def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
     x0, y0 = int(max(np.floor(c[0] - half), 0)), int(max(np.floor(c[1] - half), 0))
     x1, y1 = int(min(np.ceil(c[0] + half), w)), int(min(np.ceil(c[1] + half), h))
     if x1 - x0 < 8 or y1 - y0 < 8:
-        return None
+        return None, None
     value = cv2.cvtColor(np.ascontiguousarray(image[y0:y1, x0:x1]), cv2.COLOR_BGR2HSV)[..., 2]
     _, mask = cv2.threshold(value, 0, 1, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     inside = np.zeros_like(mask)
     cv2.fillPoly(inside, [np.round(p - [x0, y0]).astype(np.int32)], 1)
     if not inside.any():
-        return None
+        return None, None
     if mask[inside > 0].mean() < 0.5:  # the face is of the darker class
         mask = 1 - mask
     if opened:
@@ -193,18 +201,17 @@ def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
     counts = np.bincount(labels[(inside > 0) & (mask > 0)], minlength=n)
     counts[0] = 0
     if n < 2 or not counts.any():
-        return None
+        return None, None
     ys, xs = np.nonzero(labels == int(np.argmax(counts)))
     touches = ((xs.min() == 0 and x0 > 0) or (ys.min() == 0 and y0 > 0)
                or (xs.max() == x1 - x0 - 1 and x1 < w) or (ys.max() == y1 - y0 - 1 and y1 < h))
     if touches or len(xs) < 16:
-        return None
+        return None, None
     box = cv2.boxPoints(cv2.minAreaRect(np.stack([xs, ys], 1).astype(np.float32)))
-    if trim:
-        box = side_trimmed(box, labels == int(np.argmax(counts)))
-        if box is None:
-            return None
-    return (box + np.array([x0, y0], np.float32)).astype(np.float32)
+    trimmed = side_trimmed(box, labels == int(np.argmax(counts)))
+    at = np.array([x0, y0], np.float32)
+    return ((box + at).astype(np.float32),
+            None if trimmed is None else (trimmed + at).astype(np.float32))
 
 
 #: A face region's band without spots at one end of an axis is taken for a tile's 3-D side
@@ -552,21 +559,21 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
     :func:`refine_unknowns` (``shape``: the tiles' shape around the seed, along a long axis
     or (no argument) all of them, as :func:`_judge` takes it)."""
     length = shape()[0]
-    wholes = []
+    decode = _once(decode)  # _spots_kept decodes cuts _judge decoded
+    boxes = []
     for opened in (False, True):
         # the second try: the face may touch a neighbour's at a corner (two hands laid
         # close), which joins their regions; the region parted from it
-        rect = face_rectangle(image, seed.polygon, length, opened=opened)
-        wholes.append(rect)
+        rect, trimmed = _face_boxes(image, seed.polygon, length, WINDOW, opened)
+        boxes.append((rect, trimmed))
         verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
         if rect is not None and (verdict is not None or not opened):
             done.append(rect)
         if verdict is not None:
             return verdict
-    for opened, whole in zip((False, True), wholes):
+    for whole, rect in boxes:
         # a drawn tile's 3-D side as dark as its face lengthens the region: the rectangle
-        # trimmed to the face the spots show, where no spot is lost
-        rect = face_rectangle(image, seed.polygon, length, opened=opened, trim=True)
+        # trimmed to the face the spots show (one region, both boxes), where no spot is lost
         verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
         if verdict is not None and _spots_kept(verdict[1], rect, whole, decode,
                                                seed.tile_confidence):
@@ -591,16 +598,29 @@ def _spots_kept(got: Sequence[TileRead], rect: np.ndarray, whole: np.ndarray | N
     is not taken."""
     if whole is None:
         return False
-    if len(got) == 1:
-        outlines = order_polygon(whole)[None].astype(np.float32)
-    else:
-        outlines = np.concatenate(block_cuts(whole)).astype(np.float32)
+    groups = ([order_polygon(whole)[None].astype(np.float32)] if len(got) == 1
+              else list(block_cuts(whole)))  # as _judge decodes them
     inside = np.asarray(rect, np.float32).reshape(-1, 1, 2)
-    for r, poly in zip(decode(outlines, conf), outlines):
-        for x, y in counted_spots_px(r, poly):
-            if cv2.pointPolygonTest(inside, (float(x), float(y)), False) < 0:
-                return False
+    for outlines in groups:
+        for r, poly in zip(decode(outlines, conf), outlines):
+            for x, y in counted_spots_px(r, poly):
+                if cv2.pointPolygonTest(inside, (float(x), float(y)), False) < 0:
+                    return False
     return True
+
+
+def _once(decode: Callable[[np.ndarray, float], list[TileRead]]
+          ) -> Callable[[np.ndarray, float], list[TileRead]]:
+    """``decode`` remembering its answers for one seed: the same outlines (float32 (n, 4, 2)
+    px) at the same confidence are decoded once."""
+    seen: dict = {}
+
+    def run(polys: np.ndarray, conf: float) -> list[TileRead]:
+        key = (np.asarray(polys, np.float32).tobytes(), float(conf))
+        if key not in seen:
+            seen[key] = decode(polys, conf)
+        return seen[key]
+    return run
 
 
 def _uncovered(reads: Sequence[TileRead], new: Sequence[TileRead]) -> list[TileRead]:
