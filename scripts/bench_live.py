@@ -53,7 +53,8 @@ beside it for the whole run.
   stats routes' JSON (``/api/stats``, ``/tables/<id>/api/stats``) before and after is in the
   ``--json`` output;
 * readings: still readings made beside each table's loop over the run, and of them light
-  (``readings`` of the stats routes: at ``recognition.busy_scales``, the machine busy), per
+  (``readings`` of the stats routes: at ``recognition.busy_scales``, the machine busy) and
+  followed (full readings made after a light one left a tile unread), per
   table and summed; null where the product does not say;
 * CPU seconds (user + system) of the product's process tree over the run (psutil, every
   process of the tree sampled each second: the serve process, its workers, the detector
@@ -807,23 +808,29 @@ def _stats_delta(before: dict, after: dict, tid: str) -> dict:
             if isinstance(b[k], (int, float)) and not isinstance(b[k], bool)}
 
 
+#: the still-reading counts of ``/api/stats`` ``readings`` the benchmark reports
+READING_KEYS = ("made", "light", "followed")
+
+
 def _sum_readings(rows: list[dict]) -> dict | None:
     """Every table's ``readings`` summed (None where no table's product says)."""
     got = [r["readings"] for r in rows if r.get("readings")]
     if not got:
         return None
-    return {k: sum(g[k] for g in got) for k in ("made", "light")}
+    return {k: sum(int(g.get(k) or 0) for g in got) for k in READING_KEYS}
 
 
 def _readings_delta(before: dict, after: dict, tid: str) -> dict | None:
     """Table ``tid``'s still readings made beside its loop between two :func:`_stats_routes`
-    answers, ``{"made", "light"}`` (``readings`` of ``/api/stats``: light ones at
-    ``busy_scales``, the machine busy); None where the product does not say."""
+    answers, ``{"made", "light", "followed"}`` (``readings`` of ``/api/stats``: light ones
+    at ``busy_scales``, the machine busy; followed: full readings made after a light one left
+    a tile unread, 0 where the product does not count them); None where the product does not
+    say."""
     a = _table_figures(before, tid).get("readings") or {}
     b = _table_figures(after, tid).get("readings")
     if not b:
         return None
-    return {k: int(b.get(k) or 0) - int(a.get(k) or 0) for k in ("made", "light")}
+    return {k: int(b.get(k) or 0) - int(a.get(k) or 0) for k in READING_KEYS}
 
 
 def _not_behind(row: dict) -> bool:
@@ -1260,7 +1267,8 @@ def _line(row: dict, name: str) -> str:
         extra.append(f"{row['after_stop']} written at stop")
     if row.get("readings"):
         extra.append(f"{row['readings']['made']} still reading(s), "
-                     f"{row['readings']['light']} light")
+                     f"{row['readings']['light']} light, "
+                     f"{row['readings']['followed']} followed")
     return (f"{name}: rounds dealt {row['dealt']}, reported {row['reported']}, once "
             f"{row['once']} (missed {row['missed']}, more than once {row['more_than_once']}); "
             f"seats right {row['right']}, wrong {row['wrong']}, not settled "

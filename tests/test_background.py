@@ -335,6 +335,173 @@ def test_a_reading_that_finds_every_core_held_by_other_work_is_made_light():
     r.close()
 
 
+def test_a_light_reading_that_leaves_a_tile_unread_is_followed_by_the_full_reading():
+    """A light reading whose result ``again`` says leaves a tile unread lands at once, and the
+    full reading of the same picture follows and lands as the same generation (counted in
+    ``followed``); a newer picture handed in meanwhile goes first and makes it moot."""
+    done, load = [], [True]
+
+    def light(image):
+        done.append("light")
+        return "unread"
+
+    def contended():
+        if load[0] and done:
+            assert r.following(1) and r.take() == (1, "unread")  # the light one has landed
+            load[0] = False  # the other program's work ends
+        return load[0]
+
+    r = StillReader(lambda image: done.append("full") or "all read", None, light=light,
+                    contended=contended, again=lambda image, out: out == "unread")
+    r.submit(1, np.zeros((1, 1, 3), np.uint8))
+    _wait(lambda: len(done) == 2)
+    _wait(lambda: not r.busy())
+    assert done == ["light", "full"] and r.take() == (1, "all read")
+    assert (r.made, r.light_made, r.followed) == (2, 1, 1)
+    r.close()
+
+    release, done = threading.Event(), []
+
+    def light(image):
+        if image[0, 0, 0] == 1:
+            release.wait(WAIT_S)
+        done.append(("light", int(image[0, 0, 0])))
+        return "unread" if image[0, 0, 0] == 1 else "read"
+
+    r = StillReader(lambda image: done.append(("full", int(image[0, 0, 0]))) or "all read",
+                    None, light=light, contended=lambda: True,
+                    again=lambda image, out: out == "unread")
+    r.submit(1, np.ones((1, 1, 3), np.uint8))
+    _wait(lambda: r._running == 1)
+    r.submit(2, np.full((1, 1, 3), 2, np.uint8))  # the table moved while it was read
+    release.set()
+    _wait(lambda: len(done) == 2)
+    _wait(lambda: not r.busy())
+    time.sleep(0.2)
+    assert done == [("light", 1), ("light", 2)] and r.followed == 0
+    assert r.take() == (2, "read")
+    r.close()
+
+
+def test_a_follow_up_reading_waits_for_a_permit_free_at_once():
+    """The pit's permits all held by other tables' readings: the follow-up does not wait in
+    line (another table's first reading goes first); it is made once a permit is free."""
+    class Gate:
+        free = True
+
+        def acquire(self, timeout=None):
+            return self.free
+
+        def release(self):
+            pass
+
+    gate, done = Gate(), []
+
+    def light(image):
+        done.append("light")
+        return "unread"
+
+    gate.free = False  # other tables' readings hold every permit: the first reading is light
+
+    r = StillReader(lambda image: done.append("full") or "all read", gate, light=light,
+                    contended=lambda: False, again=lambda image, out: out == "unread")
+    r.submit(1, np.zeros((1, 1, 3), np.uint8))
+    _wait(lambda: done == ["light"] and r.following(1) and not r.busy())
+    time.sleep(0.5)  # several tries
+    assert done == ["light"] and r.take() == (1, "unread") and r.following(1)
+    gate.free = True
+    _wait(lambda: done == ["light", "full"])
+    _wait(lambda: not r.busy())
+    assert r.take() == (1, "all read") and not r.following(1)
+    r.close()
+
+    # a permit free, but another program holds every core: the follow-up waits for it too
+    done, load = [], [True]
+    gate.free = True
+    r = StillReader(lambda image: done.append("full") or "all read", gate, light=light,
+                    contended=lambda: load[0], again=lambda image, out: out == "unread")
+    r.submit(1, np.zeros((1, 1, 3), np.uint8))
+    _wait(lambda: done == ["light"] and r.following(1) and not r.busy())
+    time.sleep(0.5)
+    assert done == ["light"]
+    load[0] = False
+    _wait(lambda: done == ["light", "full"])
+    r.close()
+
+
+def test_a_follow_up_replaces_a_standing_reading_only_where_it_adds_faces():
+    """adds_faces_only: the full reading may name what the light one left unread, never
+    rename or drop a face that stands (a settled round must not be reported again)."""
+    from types import SimpleNamespace as NS
+
+    from vision.recognition.background import adds_faces_only
+
+    def read(face, x):
+        return NS(face=face, xyxy=(x, 0.0, x + 30.0, 60.0))
+
+    light = [read("1-3", 0), read(None, 40), read("2-2", 80)]
+    assert adds_faces_only(light, [read("1-3", 1), read("4-4", 40), read("2-2", 80)])
+    assert adds_faces_only(light, [read("2-2", 80), read("1-3", 2), read(None, 40)])
+    assert not adds_faces_only(light, [read("1-4", 0), read("4-4", 40), read("2-2", 80)])
+    assert not adds_faces_only(light, [read("1-3", 0), read("4-4", 40)])  # 2-2 dropped
+    assert not adds_faces_only(light, [read("1-3", 20), read("4-4", 40), read("2-2", 80)])
+    assert not adds_faces_only(light, [])
+    assert adds_faces_only([read(None, 0)], [])
+
+
+def test_the_engine_replaces_a_light_reading_with_its_full_follow_up():
+    """Live video of a still deal on a busy machine: the light reading left a tile unread (a
+    settlement waits on it); the full reading that follows lands and stands for the next
+    unchanged frame, every face read (RecognitionEngine._followed)."""
+    from fakes import GroundTruthDetectors
+
+    from vision.recognition.engine import Detectors, RecognitionEngine
+    from vision.schema import UnreadReason
+    from vision.synth.render import render_table
+
+    sc = render_table(1_000_201, size=(960, 540))
+    det = GroundTruthDetectors([sc])
+    e = RecognitionEngine(detectors=Detectors(det, det))
+    e.set_background(True)
+    bg = e.background
+    full = bg._read
+
+    def light(image):  # the full reading with its first face left unread
+        reads = full(image)
+        k = next(i for i, t in enumerate(reads) if t.face)
+        return reads[:k] + [reads[k].as_unknown(UnreadReason.STILL_READING_FAILED, "a test")] + reads[k + 1:]
+
+    go = threading.Event()
+
+    def held_full(image):  # the full reading waits until the light one stands
+        go.wait(WAIT_S)
+        return full(image)
+
+    load = [True]  # another program holds every core for the first reading only
+
+    def contended():
+        was, load[0] = load[0], False
+        return was
+
+    bg._read, bg._light, bg._contended = held_full, light, contended
+    truth = sorted(f for faces in sc.deal.values() for f in faces)
+    for _ in range(12):
+        e.read(sc.image, "video")
+        if e.still_pending:
+            break
+    _wait(lambda: bg.made == 1)
+    first = e.read(sc.image, "video")  # the light reading lands: one tile unread
+    assert not first.provisional and len([r for r in first.tiles if r.face]) == len(truth) - 1
+    assert bg.following(e._generation)
+    go.set()
+    _wait(lambda: bg.followed == 1 and not bg.busy())
+    nxt = e.read(sc.image, "video")
+    assert not nxt.provisional
+    assert sorted(r.face for r in nxt.tiles if r.face) == truth
+    assert (bg.made, bg.light_made, bg.followed) == (2, 1, 1)
+    e.close()
+
+
 def test_cpu_contended_takes_the_fewest_runnable_tasks_of_its_looks():
     """Other runnable tasks (this process's own threads left out) as many as the cores:
     every core held; one look with fewer among them (a task that ran for a moment, then

@@ -224,15 +224,16 @@ def test_light_readings_counted_per_table_over_the_run():
     not say (code from before the figure)."""
     before = {"pit": {"tables": {"t1": {"readings": {"made": 2, "light": 1, "last_s": 1.0}},
                                  "t2": {"readings": None}}}}
-    after = {"pit": {"tables": {"t1": {"readings": {"made": 6, "light": 4, "last_s": 0.9}},
+    after = {"pit": {"tables": {"t1": {"readings": {"made": 6, "light": 4, "followed": 1,
+                                                    "last_s": 0.9}},
                                 "t2": {"readings": {"made": 3, "light": 0, "last_s": 1.2}}}}}
     rows = [{"readings": B._readings_delta(before, after, t)} for t in ("t1", "t2", "t3")]
-    assert [r["readings"] for r in rows] == [{"made": 4, "light": 3},
-                                            {"made": 3, "light": 0}, None]
-    assert B._sum_readings(rows) == {"made": 7, "light": 3}
+    assert [r["readings"] for r in rows] == [{"made": 4, "light": 3, "followed": 1},
+                                            {"made": 3, "light": 0, "followed": 0}, None]
+    assert B._sum_readings(rows) == {"made": 7, "light": 3, "followed": 1}
     assert B._sum_readings([{"readings": None}]) is None
     lone = {"t1": {"readings": {"made": 5, "light": 0, "last_s": 0.8}}}
-    assert B._readings_delta({}, lone, "t1") == {"made": 5, "light": 0}
+    assert B._readings_delta({}, lone, "t1") == {"made": 5, "light": 0, "followed": 0}
 
 
 def test_bad_arguments_exit_2_with_one_line():

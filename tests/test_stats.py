@@ -214,7 +214,7 @@ class _ScriptedPipeline:
         self.tracker = NS(open=True)
         # a fused still reading beside the loop; 5 made, 2 of them light (a busy machine)
         self.engine = NS(still_pending=True,
-                         background=NS(made=5, light_made=2, last_s=1.23456))
+                         background=NS(made=5, light_made=2, followed=1, last_s=1.23456))
 
     def process(self, frame, draw=True):
         from fakes import round_from_deal
@@ -252,7 +252,7 @@ def test_round_latency_from_the_first_frame_showing_its_tiles(tmp_path):
     assert s["latency_s"] == [2.0, 3.0]
     assert s["totals"]["processed"] == 12
     assert s["detector"]["still_pending"] is True
-    assert s["readings"] == {"made": 5, "light": 2, "last_s": 1.235}
+    assert s["readings"] == {"made": 5, "light": 2, "followed": 1, "last_s": 1.235}
 
 
 # --------------------------------------------------------------------- the shared detector

@@ -122,8 +122,10 @@ class RecognitionConfig:
             size reads a deal in about 60 % of the CPU of three, so the readings of tables
             dealt at once land before their tables clear, for a tile now and then
             (docs/pit.md, "a busy machine reads with one size"); ``()``: the full reading
-            whatever the load. Pictures and files read as fast as possible never read
-            lighter.
+            whatever the load. A light reading that leaves a tile unread that could change
+            a settlement is followed by the full one once a permit is free
+            (:class:`vision.recognition.background.StillReader` ``again``). Pictures and
+            files read as fast as possible never read lighter.
 
     These strategies are the same whatever detectors the engine runs on
     (:class:`vision.recognition.engine.RecognitionEngine`).

@@ -293,8 +293,9 @@ class LiveStats(Sink):
             "queue" (None here; the pit fills in its service's requests not answered),
             "still_pending" (a fused still reading runs beside the loop), "stuck"},
             "readings": {"made", "light" (of them made at ``busy_scales``: the machine was busy,
-            :class:`vision.recognition.background.StillReader`), "last_s" (seconds the last
-            one took)} (None without readings beside the loop),
+            :class:`vision.recognition.background.StillReader`), "followed" (of them the
+            full readings that followed a light one which left a tile unread), "last_s"
+            (seconds the last one took)} (None without readings beside the loop),
             "latency_s" (seconds, newest round first), "latency_rounds" (their round ids),
             "behind", "stuck" (bools), "resting" (a still table whose reading stands: the
             loop takes few frames by design), "reasons" (why, in words)}``.
@@ -322,6 +323,7 @@ class LiveStats(Sink):
             readings = None if reader is None else {
                 "made": int(getattr(reader, "made", 0)),
                 "light": int(getattr(reader, "light_made", 0)),
+                "followed": int(getattr(reader, "followed", 0)),
                 "last_s": _r(getattr(reader, "last_s", None))}
             resting = bool(getattr(engine, "standing", False))
             det_stuck = waiting is not None and waiting > self.stuck_after_s

@@ -18,14 +18,42 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Locked", "StillReader", "ReadingGate", "Felt", "GATE_WAIT_S", "FELT_MAX",
-           "cpu_contended", "LOAD_SAMPLES"]
+__all__ = ["Locked", "StillReader", "ReadingGate", "Felt", "GATE_WAIT_S", "FOLLOW_WAIT_S",
+           "FELT_MAX", "cpu_contended", "LOAD_SAMPLES", "adds_faces_only"]
 
 #: The most unread outlines of empty tables a :class:`Felt` keeps.
 FELT_MAX = 64
 
 #: Seconds a reading waits for the pit's gate (:class:`StillReader`) before it goes ahead.
 GATE_WAIT_S = 10.0
+
+#: Seconds between a follow-up reading's tries for a free permit of the pit's gate
+#: (:class:`StillReader`: it never waits in line ahead of another table's first reading).
+FOLLOW_WAIT_S = 0.1
+
+
+def adds_faces_only(standing, follow_up, same: float = 0.5) -> bool:
+    """True when the reads ``follow_up`` only add faces to ``standing``: every face
+    ``standing`` names is named the same by a read of ``follow_up`` on the same place (box
+    IoU >= ``same``). A full reading that follows a light one (:class:`StillReader`) replaces
+    it only then: a face that stands is never renamed while the table stands still, so a
+    round settled on it is never reported again with other faces.
+
+    Args:
+        standing, follow_up: sequences of :class:`vision.recognition.decode.TileRead`
+            (``xyxy`` image px, ``face`` or None).
+    """
+    from vision.geometry import iou_matrix
+
+    named = [r for r in standing if r.face]
+    if not named:
+        return True
+    if not follow_up:
+        return False
+    iou = iou_matrix(np.stack([np.asarray(r.xyxy, np.float32) for r in named]),
+                     np.stack([np.asarray(r.xyxy, np.float32) for r in follow_up]))
+    faces = np.array([r.face or "" for r in follow_up])
+    return all(bool(((iou[i] >= same) & (faces == r.face)).any()) for i, r in enumerate(named))
 
 
 class Locked:
@@ -147,6 +175,18 @@ class StillReader:
     permits are file locks the kernel frees when their process dies. After :data:`GATE_WAIT_S` seconds a reading goes
     ahead anyway (a stuck permit costs a delay, never a round).
 
+    A light reading that leaves a tile unread that matters (``again``: the engine's
+    unknowns worth another look, :meth:`vision.recognition.engine.RecognitionEngine._unread`)
+    is followed by the full reading of the same picture, made once a permit is free at once
+    and no other work holds every core (tried every :data:`FOLLOW_WAIT_S`: it never waits in
+    line ahead of another table's first reading, nor holds up the next deal's reading on a
+    machine another program keeps busy) and no newer picture waits (a newer one makes it
+    moot): the light reading
+    lands at once and the full one, landing later as the same generation, replaces it while
+    the table stands still (:meth:`vision.recognition.engine.RecognitionEngine._followed`;
+    bench_live, session 40: a banker's 1-3 whose one-size outline reached onto its flush 2-2
+    left a table's round unsettled on every run; the full reading names it).
+
     Args:
         read: the reading, e.g. ``lambda image: engine._read_still(image)[0]``.
         gate: an object with ``acquire(timeout=)`` / ``release()`` (a multiprocessing
@@ -156,21 +196,29 @@ class StillReader:
             (always ``read``).
         contended: ``() -> bool``, the machine's cores all held by other work now (default
             :func:`cpu_contended`; tests inject one).
+        again: ``again(image, reads) -> bool``: a light reading's result (of ``image``) that
+            the full reading should follow (None: never). Not asked of an exception.
     """
 
-    def __init__(self, read, gate=None, light=None, contended=None) -> None:
+    def __init__(self, read, gate=None, light=None, contended=None, again=None) -> None:
         self._read = read
         self._light = light
+        self._again = again
+        #: the picture a light reading left unread tiles in: its full reading comes next
+        self._follow: tuple[int, np.ndarray] | None = None
         self._contended = cpu_contended if contended is None else contended
         self.gate = gate
         self._cv = threading.Condition()
         self._job: tuple[int, np.ndarray] | None = None
         self._done: tuple[int, Any] | None = None
         self._running: int | None = None
+        self._running_full_after = False  # the reading running follows a light one
         self._closed = False
         #: readings made, of them made with ``light``; seconds of the last one (wall clock)
         self.made = 0
         self.light_made = 0
+        #: full readings made after a light one left tiles unread (of ``made``)
+        self.followed = 0
         self.last_s: float | None = None
         self._thread = threading.Thread(target=self._run, name="still-reading", daemon=True)
         self._thread.start()
@@ -179,6 +227,7 @@ class StillReader:
         """Read ``image`` (uint8 (H, W, 3) BGR, not changed afterwards) next."""
         with self._cv:
             self._job = (generation, image)
+            self._follow = None  # a newer picture: the follow-up of the one before is moot
             self._cv.notify()
 
     def pending(self, generation: int) -> bool:
@@ -188,11 +237,20 @@ class StillReader:
                     or self._running == generation
                     or (self._done is not None and self._done[0] == generation))
 
+    def following(self, generation: int) -> bool:
+        """True while the full reading that follows a light one of ``generation`` is
+        queued or running, or landed and not yet taken."""
+        with self._cv:
+            return ((self._follow is not None and self._follow[0] == generation)
+                    or (self._running == generation and self._running_full_after)
+                    or (self._done is not None and self._done[0] == generation))
+
     def making(self, generation: int) -> bool:
-        """True while a reading of ``generation`` is queued or running (not once landed)."""
+        """True while a reading of ``generation`` is queued or running (not once landed;
+        nor the full reading that follows a light one: the light one has landed)."""
         with self._cv:
             return ((self._job is not None and self._job[0] == generation)
-                    or self._running == generation)
+                    or (self._running == generation and not self._running_full_after))
 
     def busy(self) -> bool:
         """True while a reading is queued or running."""
@@ -216,26 +274,45 @@ class StillReader:
         """Stop the thread after the reading in progress (not waited for)."""
         with self._cv:
             self._closed = True
-            self._job = None
+            self._job = self._follow = None
             self._cv.notify()
 
     def _run(self) -> None:
         while True:
             with self._cv:
-                while self._job is None and not self._closed:
+                while self._job is None and self._follow is None and not self._closed:
                     self._cv.wait()
                 if self._closed:
                     return
-                (gen, image), self._job = self._job, None
-                self._running = gen
+                follow = self._job is None  # a newer picture goes before a follow-up
+                if follow:
+                    (gen, image), self._follow = self._follow, None
+                else:
+                    (gen, image), self._job = self._job, None
+                self._running, self._running_full_after = gen, follow
             gate = self.gate
             held = gate is not None and gate.acquire(timeout=0)
             busy = gate is not None and not held
+            if follow and (busy or self._contended()):
+                # a follow-up never queues for a permit ahead of another table's first
+                # reading, nor runs while other work holds every core (it would hold up
+                # the next deal's reading): it is tried again after FOLLOW_WAIT_S, unless a
+                # newer picture comes
+                if held:
+                    gate.release()
+                with self._cv:
+                    self._running, self._running_full_after = None, False
+                    if self._job is None and not self._closed:
+                        self._follow = (gen, image)
+                    self._cv.notify_all()  # wait_idle
+                    self._cv.wait(FOLLOW_WAIT_S)
+                continue
             if busy:  # every permit taken: the machine is reading other tables
                 held = gate.acquire(timeout=GATE_WAIT_S)
-            elif self._light is not None and self._contended():
+            elif self._light is not None and not follow and self._contended():
                 busy = True  # other work holds every core: another program, or other tables
-            read = self._light if busy and self._light is not None else self._read
+            read = self._light if busy and self._light is not None and not follow \
+                else self._read
             t0 = time.perf_counter()
             try:
                 out: Any = read(image)
@@ -244,12 +321,22 @@ class StillReader:
             finally:
                 if held:
                     gate.release()
+            again = False
+            if read is not self._read and self._again is not None \
+                    and not isinstance(out, Exception):
+                try:
+                    again = bool(self._again(image, out))
+                except Exception:  # noqa: BLE001 -- the light reading stands
+                    again = False
             with self._cv:
                 self.made += 1
                 self.light_made += read is not self._read
+                self.followed += follow
                 self.last_s = time.perf_counter() - t0
-                self._running = None
+                self._running, self._running_full_after = None, False
                 self._done = (gen, out)
+                if again and self._job is None and not self._closed:
+                    self._follow = (gen, image)
                 self._cv.notify_all()  # wait_idle
 
 

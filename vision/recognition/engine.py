@@ -37,7 +37,7 @@ import numpy as np
 
 from vision.config import CacheConfig, GateConfig, RecognitionConfig
 from vision.detections import TILE, TILE_BACK, Detections
-from vision.recognition.background import Felt, Locked, StillReader
+from vision.recognition.background import Felt, Locked, StillReader, adds_faces_only
 from vision.recognition.decode import TileRead
 from vision.recognition.stack import FrameStack
 from vision.recognition.gate import MotionGate
@@ -176,7 +176,8 @@ class RecognitionEngine:
         busy = self.config.busy_scales
         self.background = StillReader(
             lambda image: self._read_still(image)[0],
-            light=(lambda image: self._read_still(image, sizes=busy)[0]) if busy else None)
+            light=(lambda image: self._read_still(image, sizes=busy)[0]) if busy else None,
+            again=lambda image, reads: bool(self._unread(reads, image.shape[1::-1])))
 
     def close(self) -> None:
         """Stop the background still reading, if any."""
@@ -294,6 +295,22 @@ class RecognitionEngine:
         if unknown and size is not None and self.unread_worth is not None:
             unknown = self.unread_worth(reads, unknown, size)
         return unknown
+
+    def _followed(self) -> None:
+        """Live video: the full reading that follows a light one which left a tile unread
+        (:class:`vision.recognition.background.StillReader` ``again``) replaces the standing
+        reading of this still picture once it lands, where it only adds faces
+        (:func:`vision.recognition.background.adds_faces_only`: a face that stands is never
+        renamed, so a settled round is never reported again); one that raised or renames a
+        face leaves it standing."""
+        bg = self.background
+        if bg is None or self._still_reading is None or not bg.following(self._generation):
+            return
+        done = bg.take()
+        if done is not None and done[0] == self._generation \
+                and not isinstance(done[1], Exception) \
+                and adds_faces_only(self._still_reading, done[1]):
+            self._still_reading = list(done[1])
 
     def _landed(self, image: np.ndarray, reads: Sequence[TileRead]) -> list[TileRead] | None:
         """Live video: the fused still reading of this still picture once landed, else None

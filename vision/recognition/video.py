@@ -61,6 +61,7 @@ def read_video(engine, image: np.ndarray, t0: float, clock: float | None = None)
     """
     engine.gate.holding = _holding(engine)
     engine.standing = False
+    engine._followed()  # live: a light reading's full follow-up replaces it once landed
     dets, ran, stale = engine._detect_gated(image, clock)
     t1 = time.perf_counter()
     if not ran and not stale and not engine._moved and engine._still_reading is not None \
