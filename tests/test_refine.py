@@ -374,3 +374,33 @@ def test_a_trim_that_would_cut_a_spot_off_is_not_taken(monkeypatch):
     monkeypatch.setattr(refine, "counted_spots_px", _drawn_spots())  # the spot not seen
     out = refine_unknowns(KNOWN + [read(None, TOP)], img, dec)
     assert sorted(r.face for r in out if r.face) == ["2-2", "2-6", "4-5", "6-6"]
+
+
+def test_a_block_at_the_near_edge_is_judged_by_the_tiles_beside_it():
+    """Issue 40 (scenes_flush_cam scene_14, imilako): a camera at a slant draws the banker's
+    block at the picture's near edge larger than the hands across the table. By the median of
+    the nearest identified tiles (four 100 px tiles far off, one 125 px tile beside it) the
+    block's tiles, 140 px long, are no tiles; judged once more by the tile beside it alone
+    (zoom.NEAR_REACH), the lengthwise cut is tile-shaped and reads."""
+    img = np.zeros((720, 720, 3), np.uint8)
+    img[:] = FELT
+    near = box(100, 208, 155, 333)  # the banker's identified tile beside the block
+    far = [box(x, 580, x + 50, 680) for x in (60, 200, 340, 480)]
+    for q in [near, box(200, 200, 320, 340)] + far:
+        x1, y1 = q.min(0).astype(int)
+        x2, y2 = q.max(0).astype(int)
+        cv2.rectangle(img, (int(x1), int(y1)), (int(x2) - 1, int(y2) - 1), (10, 10, 10), -1)
+    for cx, cy in ((215, 225), (245, 315), (275, 230), (305, 310)):
+        cv2.circle(img, (cx, cy), 5, (250, 250, 250), -1)
+    known = [read("3-3", near)] + [read(f, q) for f, q in zip(("5-5", "1-1", "2-2", "6-6"), far)]
+    left, right = box(200, 200, 260, 340), box(260, 200, 320, 340)
+    seed = read(None, box(200, 200, 320, 270))  # a box across the block's top half
+    out = refine_unknowns(known + [seed], img, decoder([(left, "2-6"), (right, "4-5")]))
+    assert sorted(r.face for r in out if r.face) == ["1-1", "2-2", "2-6", "3-3", "4-5",
+                                                      "5-5", "6-6"]
+    # with the tile beside it as short as the others, the block is no two tiles: unread
+    known[0] = read("3-3", box(100, 220, 150, 320))
+    img[208:333, 100:155] = FELT
+    cv2.rectangle(img, (100, 220), (149, 319), (10, 10, 10), -1)
+    out = refine_unknowns(known + [seed], img, decoder([(left, "2-6"), (right, "4-5")]))
+    assert "2-6" not in [r.face for r in out]

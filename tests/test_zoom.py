@@ -208,3 +208,27 @@ def test_local_shape_along_an_axis_takes_the_neighbours_lying_that_way():
     assert (length, round(aspect, 2)) == (65.0, 2.32)  # the four lying across
     # fewer than PARALLEL_MIN lying that way: all six count
     assert local_shape(np.array([60.0, 100.0]), known, along=45.0)[0] == 65.0
+
+
+def test_local_shape_within_reach_takes_the_tiles_beside_the_place():
+    """A camera at a slant draws the near side of the table larger: with ``reach`` only the
+    nearest identified tiles count -- those at most ``reach`` times as far as the nearest one,
+    or ``reach`` of its lengths -- not tiles across the table (a banker's block of tiles 114 px
+    long judged by far tiles' 78 px could not be cut into tiles of its own size)."""
+    from vision.recognition.zoom import NEAR_REACH, local_shape
+
+    assert NEAR_REACH == 2.0
+    # the banker's identified 6-6 (100 px, lying up the picture) 150 px above the place, and
+    # five tiles of 78 px 380-500 px away across the table, three lying up the picture too
+    known = [_tile("6-6", _rect(300, 450, 48, 100))]
+    known += [_tile("3-3", _rect(x, 150, 36, 78)) for x in (120, 300, 480)]
+    known += [_tile("4-5", _rect(x, 220, 78, 36)) for x in (-60, 660)]
+    centre = np.array([300.0, 600.0])
+    assert local_shape(centre, known)[0] == 78.0
+    assert local_shape(centre, known, along=90.0)[0] == 78.0  # the 3-3s outvote it
+    length, aspect = local_shape(centre, known, along=90.0, reach=NEAR_REACH)
+    assert (length, round(aspect, 2)) == (100.0, 2.08)  # the 6-6 alone is within reach
+    # between the 6-6 (120 px away) and the 3-3s: the 3-3 180 px away is within 2 x 120 px,
+    # the other two (255 px) are not
+    length, _ = local_shape(np.array([300.0, 330.0]), known, along=90.0, reach=NEAR_REACH)
+    assert length == 89.0

@@ -34,7 +34,11 @@ Each outline is held to the identified tiles near it that lie its way (long axes
 :func:`vision.recognition.zoom.local_shape` with ``along``): a camera at a slant makes the
 tiles lying up the picture longer for their width than those lying across it, so the median of
 a dealer's hand and a seat's hand at right angles fits neither (a flush block of two tall
-tiles beside the dealer's other two was "not a tile" by the seat's shorter tiles).
+tiles beside the dealer's other two was "not a tile" by the seat's shorter tiles). Where
+nothing reads so, the seed is judged once more by the identified tiles beside it alone
+(:data:`vision.recognition.zoom.NEAR_REACH`): the same camera draws the near side of the table
+larger, and a banker's block at the picture's near edge (tiles 114 px long, its identified
+neighbour 103 px) was "not a tile" by the median of tiles across the table (78 px).
 
 Each candidate outline is decoded by the engine's decoder (every guard of
 :mod:`vision.recognition.decode`: shapes, the two agreeing reads). An outline refused for its
@@ -134,7 +138,7 @@ from vision.recognition.flush import (OUTLINE_JITTER, STUBBY, beside_outlines, c
 from vision.recognition.overlaps import COVERED_UNKNOWN
 from vision.recognition.scales import SAME_TILE_IOU
 from vision.recognition.seam import block_of
-from vision.recognition.zoom import SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
+from vision.recognition.zoom import NEAR_REACH, SIZE_TOLERANCE, ZOOM_MAX_TILES, local_shape
 from vision.schema import UnreadReason
 
 __all__ = ["refine_unknowns", "face_rectangle", "face_share", "side_trimmed", "block_cuts",
@@ -510,9 +514,15 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                >= 0 for d in done):
             continue
         peers = known + taken
-        verdict = _seed_verdict(seed, reads, image, _shape_near(seed.centre, peers),
-                                _held_to(decode, as_peer, peers), lengthwise, cut_shown,
-                                way, done)
+        held = _held_to(decode, as_peer, peers)
+        shape = _shape_near(seed.centre, peers)
+        verdict = _seed_verdict(seed, reads, image, shape, held, lengthwise, cut_shown, way,
+                                done)
+        near = _shape_near(seed.centre, peers, NEAR_REACH)
+        if verdict is None and near() != shape():
+            # by the tiles beside it alone: a slanted camera draws the table's near side larger
+            verdict = _seed_verdict(seed, reads, image, near, held, lengthwise, cut_shown,
+                                    way, done)
         if verdict is None:
             continue
         kind, cut = verdict
@@ -532,12 +542,12 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
     return _uncovered(reads, taken + blocks) + taken + blocks
 
 
-def _shape_near(centre: np.ndarray, peers: Sequence[TileRead]
+def _shape_near(centre: np.ndarray, peers: Sequence[TileRead], reach: float | None = None
                 ) -> Callable[..., tuple[float, float]]:
     """``shape(along=None) -> (length px, aspect)`` of the identified ``peers`` around
-    ``centre``, those lying along ``along`` (degrees) where given
-    (:func:`vision.recognition.zoom.local_shape`)."""
-    return lambda along=None: local_shape(centre, peers, along=along)
+    ``centre`` (with ``reach``, only those near it), those lying along ``along`` (degrees)
+    where given (:func:`vision.recognition.zoom.local_shape`)."""
+    return lambda along=None: local_shape(centre, peers, along=along, reach=reach)
 
 
 def _held_to(decode: Callable[[np.ndarray, float], list[TileRead]],

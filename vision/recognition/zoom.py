@@ -123,16 +123,33 @@ PARALLEL_DEG: float = 20.0
 #: ... and at least this many of the nearest neighbours must lie that way, else all count.
 PARALLEL_MIN: int = 2
 
+#: :func:`local_shape`'s ``reach`` where the refit judges a face region's cuts
+#: (:mod:`vision.recognition.refine`): of the nearest identified tiles only those at most
+#: twice as far as the nearest one (or two of its lengths) count. Seen: a banker's flush
+#: block at the near edge of the picture (tiles 114 px long, its identified neighbour 103 px,
+#: the other tiles 76-85 px and 3-5 tile lengths away) judged by the far tiles' 78 px.
+NEAR_REACH: float = 2.0
+
 
 def local_shape(centre: np.ndarray, known: Sequence[TileRead],
-                k: int = SIZE_NEIGHBOURS, along: float | None = None) -> tuple[float, float]:
+                k: int = SIZE_NEIGHBOURS, along: float | None = None,
+                reach: float | None = None) -> tuple[float, float]:
     """The tiles' shape around a point: ``(length px, aspect)``, the medians of the long side
     and of long side / short side over the ``k`` identified tiles (``known``, at least one)
-    nearest to ``centre`` (float (2,) image px). With ``along`` (degrees, a long axis as
-    :func:`vision.geometry.long_axis` gives), only those of the ``k`` whose long axis lies within
+    nearest to ``centre`` (float (2,) image px). With ``reach``, only those of the ``k`` at
+    most ``reach`` times as far as the nearest one, or ``reach`` of its tile lengths, count
+    (the nearest always): a camera at a slant draws the near side of the table larger, and
+    a tile beside the place tells its size better than tiles across the table
+    (:data:`NEAR_REACH`). With ``along`` (degrees, a long axis as
+    :func:`vision.geometry.long_axis` gives), only those whose long axis lies within
     :data:`PARALLEL_DEG` of it count, where at least :data:`PARALLEL_MIN` do."""
     centres = np.stack([q.centre for q in known])
-    near = np.argsort(np.linalg.norm(centres - np.asarray(centre), axis=1))[:k]
+    dist = np.linalg.norm(centres - np.asarray(centre), axis=1)
+    near = np.argsort(dist)[:k]
+    if reach is not None:
+        first = near[0]
+        limit = reach * max(float(dist[first]), float(known[first].long_side))
+        near = near[dist[near] <= limit]
     if along is not None:
         turn = np.array([abs((long_axis(known[i].polygon) - along + 90.0) % 180.0 - 90.0)
                          for i in near])
