@@ -181,11 +181,11 @@ class StillReader:
     and no other work holds every core (tried every :data:`FOLLOW_WAIT_S`: it never waits in
     line ahead of another table's first reading, nor holds up the next deal's reading on a
     machine another program keeps busy) and no newer picture waits (a newer one makes it
-    moot): the light reading
-    lands at once and the full one, landing later as the same generation, replaces it while
-    the table stands still (:meth:`vision.recognition.engine.RecognitionEngine._followed`;
-    bench_live, session 40: a banker's 1-3 whose one-size outline reached onto its flush 2-2
-    left a table's round unsettled on every run; the full reading names it).
+    moot): the light reading lands at once and the full one, landing later as the same
+    generation, replaces it while the table stands still
+    (:meth:`vision.recognition.engine.RecognitionEngine._followed`; bench_live, session 40: a
+    banker's 1-3 whose one-size outline reached onto its flush 2-2 left a table's round
+    unsettled on every run; the full reading names it).
 
     Args:
         read: the reading, e.g. ``lambda image: engine._read_still(image)[0]``.
