@@ -437,7 +437,8 @@ def test_a_follow_up_replaces_a_standing_reading_only_where_it_adds_faces():
     from vision.recognition.background import adds_faces_only
 
     def read(face, x):
-        return NS(face=face, xyxy=(x, 0.0, x + 30.0, 60.0))
+        return NS(face=face, polygon=np.array([[x, 0], [x + 30, 0], [x + 30, 60], [x, 60]],
+                                              np.float32))
 
     light = [read("1-3", 0), read(None, 40), read("2-2", 80)]
     assert adds_faces_only(light, [read("1-3", 1), read("4-4", 40), read("2-2", 80)])

@@ -32,28 +32,31 @@ GATE_WAIT_S = 10.0
 FOLLOW_WAIT_S = 0.1
 
 
-def adds_faces_only(standing, follow_up, same: float = 0.5) -> bool:
+def adds_faces_only(standing, follow_up) -> bool:
     """True when the reads ``follow_up`` only add faces to ``standing``: every face
-    ``standing`` names is named the same by a read of ``follow_up`` on the same place (box
-    IoU >= ``same``). A full reading that follows a light one (:class:`StillReader`) replaces
-    it only then: a face that stands is never renamed while the table stands still, so a
-    round settled on it is never reported again with other faces.
+    ``standing`` names is named the same by a read of ``follow_up`` on the same tile (polygon
+    IoU >= :data:`vision.recognition.scales.SAME_TILE_IOU`, the input-size fusion's
+    criterion). A full reading that follows a light one (:class:`StillReader`) replaces it
+    only then: a face that stands is never renamed while the table stands still, so a round
+    settled on it is never reported again with other faces.
 
     Args:
         standing, follow_up: sequences of :class:`vision.recognition.decode.TileRead`
-            (``xyxy`` image px, ``face`` or None).
+            (``polygon`` float (4, 2) image px, ``face`` or None).
     """
-    from vision.geometry import iou_matrix
+    from vision.geometry import polygon_iou_matrix
+    from vision.recognition.scales import SAME_TILE_IOU
 
     named = [r for r in standing if r.face]
     if not named:
         return True
     if not follow_up:
         return False
-    iou = iou_matrix(np.stack([np.asarray(r.xyxy, np.float32) for r in named]),
-                     np.stack([np.asarray(r.xyxy, np.float32) for r in follow_up]))
+    iou = polygon_iou_matrix(np.stack([np.asarray(r.polygon, np.float32) for r in named]),
+                             np.stack([np.asarray(r.polygon, np.float32) for r in follow_up]))
     faces = np.array([r.face or "" for r in follow_up])
-    return all(bool(((iou[i] >= same) & (faces == r.face)).any()) for i, r in enumerate(named))
+    return all(bool(((iou[i] >= SAME_TILE_IOU) & (faces == r.face)).any())
+               for i, r in enumerate(named))
 
 
 class Locked:

@@ -514,13 +514,12 @@ def refine_unknowns(reads: Sequence[TileRead], image: np.ndarray,
                >= 0 for d in done):
             continue
         peers = known + taken
-        held = _held_to(decode, as_peer, peers)
+        held = _once(_held_to(decode, as_peer, peers))  # one decode per outline a seed
         shape = _shape_near(seed.centre, peers)
         verdict = _seed_verdict(seed, reads, image, shape, held, lengthwise, cut_shown, way,
                                 done)
         near = _shape_near(seed.centre, peers, NEAR_REACH)
-        if verdict is None and near() != shape():
-            # by the tiles beside it alone: a slanted camera draws the table's near side larger
+        if verdict is None and near() != shape():  # a slanted camera's near side: beside it
             verdict = _seed_verdict(seed, reads, image, near, held, lengthwise, cut_shown,
                                     way, done)
         if verdict is None:
@@ -567,9 +566,10 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
     held to :func:`_spots_kept`) -- else on the block the seed and a face-up outline flush
     beside it cover (rule 8); the rectangles tried are added to ``done``. Arguments as
     :func:`refine_unknowns` (``shape``: the tiles' shape around the seed, along a long axis
-    or (no argument) all of them, as :func:`_judge` takes it)."""
+    or (no argument) all of them, as :func:`_judge` takes it; ``decode``: remembering its
+    answers for the seed, :func:`_once` -- :func:`_spots_kept` and a second judgement decode
+    the cuts already decoded)."""
     length = shape()[0]
-    decode = _once(decode)  # _spots_kept decodes cuts _judge decoded
     boxes = []
     for opened in (False, True):
         # the second try: the face may touch a neighbour's at a corner (two hands laid
