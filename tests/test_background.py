@@ -521,12 +521,18 @@ def test_cpu_contended_takes_the_fewest_runnable_tasks_of_its_looks():
 def test_this_process_own_busy_threads_are_not_load():
     """A lone table's own work (its frame loop, its models' inference threads) never makes
     its reading light: as many busy threads of this process as the machine has cores are
-    left out of the count."""
+    left out of the count. Other programs' work does count: where it holds the cores before
+    or after the look (a busy CI machine), the look cannot tell the two apart and the test
+    is skipped rather than failed."""
     import os
+
+    import pytest
 
     if not os.path.exists("/proc/loadavg"):
         return
     cores = os.cpu_count() or 1
+    if cpu_contended(cores):
+        pytest.skip("other processes hold every core: this process's threads cannot be told apart")
     stop = threading.Event()
 
     def spin():  # hashing releases the GIL: every thread runs at once, as inference does
@@ -541,11 +547,14 @@ def test_this_process_own_busy_threads_are_not_load():
         t.start()
     try:
         time.sleep(0.2)
-        assert not cpu_contended(cores)
+        during = cpu_contended(cores)
     finally:
         stop.set()
         for t in threads:
             t.join()
+    if during and cpu_contended(cores):
+        pytest.skip("other processes came to hold every core during the look")
+    assert not during
 
 
 def test_cpu_contended_sees_another_programs_busy_processes():
