@@ -404,3 +404,32 @@ def test_a_block_at_the_near_edge_is_judged_by_the_tiles_beside_it():
     cv2.rectangle(img, (100, 220), (149, 319), (10, 10, 10), -1)
     out = refine_unknowns(known + [seed], img, decoder([(left, "2-6"), (right, "4-5")]))
     assert "2-6" not in [r.face for r in out]
+
+
+def test_a_face_running_on_into_an_identified_neighbours_is_taken_apart_from_it():
+    """Issue 40 (scenes_flush_cam, fintech): a tile lying flush against the end of an
+    identified tile as dark as it gives one face region for both -- an L that is neither a
+    tile nor a block, joined along a whole side, so no parting frees it. An identified tile's
+    face is not the unknown one's: with its outline taken out of the face class, the region
+    is the unknown tile alone, and it reads. Where the neighbour is not identified, nothing
+    is taken out and the tile stays unread."""
+    img = picture()
+    img[200:300, 200:300] = FELT  # no block here: one tile, and its neighbour at its end
+    tile, beside = box(200, 200, 300, 250), box(300, 175, 350, 275)
+    for q in (tile, beside):
+        x1, y1 = q.min(0).astype(int)
+        x2, y2 = q.max(0).astype(int)
+        cv2.rectangle(img, (int(x1), int(y1)), (int(x2) - 1, int(y2) - 1), (10, 10, 10), -1)
+    for c in ((225, 225), (275, 225), (325, 200), (325, 250)):
+        cv2.circle(img, c, 4, (250, 250, 250), -1)
+    assert face_rectangle(img, tile, 100.0) is not None  # the L's rectangle: 150 x 100
+    assert face_rectangle(img, tile, 100.0, opened=True) is not None
+    seed = read(None, box(205, 195, 330, 255))  # the model's outline, onto the neighbour
+    dec = decoder([(tile, "1-1"), (beside, "3-3")])
+    out = refine_unknowns(KNOWN + [read("3-3", beside), seed], img, dec)
+    assert sorted(r.face for r in out if r.face) == ["1-1", "2-2", "3-3", "6-6"]
+    taken = [r for r in out if r.face == "1-1"]
+    assert polygon_iou_matrix(taken[0].polygon[None], tile[None])[0, 0] > 0.9
+    # the neighbour not identified: the region is the L, nothing reads
+    out = refine_unknowns(KNOWN + [read(None, beside), seed], img, dec)
+    assert "1-1" not in [r.face for r in out]

@@ -20,8 +20,12 @@ parted from what joins it by a sliver (the class's spots filled, eroded by an el
 one tile's corner touching another's face, join their regions. Where neither reads, each is
 tried with a tile's 3-D side trimmed (:func:`side_trimmed`: a band without spots at one end
 wider than at the other, :data:`SIDE_MIN`), its reads taken only where every spot the
-decoder counts on the untrimmed rectangle lies inside the trimmed one. The region's
-minimum-area rectangle (``cv2.minAreaRect``) is either
+decoder counts on the untrimmed rectangle lies inside the trimmed one. Where none reads,
+the same tries are made with the identified tiles' outlines taken out of the face class: a
+tile lying flush against an identified tile as dark as it shares one region with it (joined
+along a whole side, which no parting frees), and an identified tile's face is not this one's
+(issue 40: scenes_flush_cam scene_06's 1-3 and 1-1, outlined onto their neighbours and made
+unknown by the crop classifier, read so). The region's minimum-area rectangle (``cv2.minAreaRect``) is either
 
 * one tile (:func:`tile_shaped`: its long side within
   :data:`vision.recognition.zoom.SIZE_TOLERANCE` of the local tile length, its aspect within
@@ -180,9 +184,11 @@ def face_rectangle(image: np.ndarray, polygon: np.ndarray, length: float,
 
 
 def _face_boxes(image: np.ndarray, polygon: np.ndarray, length: float, window: float,
-                opened: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+                opened: bool, apart: np.ndarray | None = None
+                ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """:func:`face_rectangle` without and with the side trimmed, from one face region:
-    ``(whole, trimmed)``, each float32 (4, 2) px or None."""
+    ``(whole, trimmed)``, each float32 (4, 2) px or None. ``apart``: float (k, 4, 2) px
+    outlines of identified tiles, taken out of the face class before the region is found."""
     p = np.asarray(polygon, np.float64).reshape(4, 2)
     h, w = image.shape[:2]
     c = p.mean(0)
@@ -199,6 +205,12 @@ def _face_boxes(image: np.ndarray, polygon: np.ndarray, length: float, window: f
         return None, None
     if mask[inside > 0].mean() < 0.5:  # the face is of the darker class
         mask = 1 - mask
+    if apart is not None and len(apart):
+        # an identified tile's face is not this one's, however flush the two lie
+        taken_out = np.zeros_like(mask)
+        cv2.fillPoly(taken_out, [np.round(np.asarray(q, np.float64) - [x0, y0]).astype(np.int32)
+                                 for q in apart], 1)
+        mask = mask & (1 - taken_out)
     if opened:
         mask = _opened(mask, length, inside)
     n, labels = cv2.connectedComponents(mask.astype(np.uint8))
@@ -563,7 +575,8 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
                   done: list[np.ndarray]):
     """:func:`_judge` on the face region a seed lies in -- as it is, parted from a neighbour
     touching it, then each with a tile's 3-D side trimmed (:func:`side_trimmed`, its reads
-    held to :func:`_spots_kept`) -- else on the block the seed and a face-up outline flush
+    held to :func:`_spots_kept`), then with the identified tiles' outlines taken out of it
+    (as it is and parted) -- else on the block the seed and a face-up outline flush
     beside it cover (rule 8); the rectangles tried are added to ``done``. Arguments as
     :func:`refine_unknowns` (``shape``: the tiles' shape around the seed, along a long axis
     or (no argument) all of them, as :func:`_judge` takes it; ``decode``: remembering its
@@ -589,6 +602,18 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
                                                seed.tile_confidence):
             done.append(rect)
             return verdict
+    # the face runs on into an identified neighbour's (a tile touching it flush, as dark):
+    # the region with the identified tiles' outlines taken out, as it is and parted
+    apart = [np.asarray(r.polygon, np.float64) for r in reads if r.state == "face_up"]
+    for opened in (False, True) if apart else ():
+        whole, trimmed = _face_boxes(image, seed.polygon, length, WINDOW, opened,
+                                     np.stack(apart))
+        for rect in (whole, trimmed):
+            verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
+            if verdict is not None and (rect is whole or _spots_kept(
+                    verdict[1], rect, whole, decode, seed.tile_confidence)):
+                done.append(rect)
+                return verdict
     # the face region gives no tile or block that reads (a tile's sides as dark as its face,
     # a shadow, a neighbour touching it): the block the seed and a face-up outline flush
     # beside it cover is cut instead (rule 8)
