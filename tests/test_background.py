@@ -532,7 +532,8 @@ def test_this_process_own_busy_threads_are_not_load():
         return
     cores = os.cpu_count() or 1
     if cpu_contended(cores):
-        pytest.skip("other processes hold every core: this process's threads cannot be told apart")
+        pytest.skip("other processes hold every core: this process's threads cannot be "
+                    "told apart")
     stop = threading.Event()
 
     def spin():  # hashing releases the GIL: every thread runs at once, as inference does

@@ -25,7 +25,9 @@ the same tries are made with the identified tiles' outlines taken out of the fac
 tile lying flush against an identified tile as dark as it shares one region with it (joined
 along a whole side, which no parting frees), and an identified tile's face is not this one's
 (issue 40: scenes_flush_cam scene_06's 1-3 and 1-1, outlined onto their neighbours and made
-unknown by the crop classifier, read so). The region's minimum-area rectangle (``cv2.minAreaRect``) is either
+unknown by the crop classifier, read so); only the identified outlines that overlap the
+region's rectangle are taken out (others would leave it as it was). The region's
+minimum-area rectangle (``cv2.minAreaRect``) is either
 
 * one tile (:func:`tile_shaped`: its long side within
   :data:`vision.recognition.zoom.SIZE_TOLERANCE` of the local tile length, its aspect within
@@ -604,7 +606,7 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
             return verdict
     # the face runs on into an identified neighbour's (a tile touching it flush, as dark):
     # the region with the identified tiles' outlines taken out, as it is and parted
-    apart = [np.asarray(r.polygon, np.float64) for r in reads if r.state == "face_up"]
+    apart = _apart_from(reads, boxes[0][0], seed.centre, WINDOW * length / 2)
     for opened in (False, True) if apart else ():
         whole, trimmed = _face_boxes(image, seed.polygon, length, WINDOW, opened,
                                      np.stack(apart))
@@ -622,6 +624,22 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
         return None
     done.append(block)
     return _judge(block, shape, seed, decode, lengthwise, cut_shown, way, blocks_only=True)
+
+
+def _apart_from(reads: Sequence[TileRead], region: np.ndarray | None, centre: np.ndarray,
+                half: float) -> list[np.ndarray]:
+    """The identified tiles' outlines (float64 (4, 2) px) to take out of a seed's face
+    region: those inside the window (``centre`` +- ``half`` px) that overlap the region's
+    rectangle (``region``; None, a region cut by the window: every one in the window). Empty
+    where none does: taken out, they would leave the region as it was."""
+    c = np.asarray(centre, np.float64)
+    polys = [np.asarray(r.polygon, np.float64) for r in reads if r.state == "face_up"]
+    polys = [q for q in polys if (q.max(0) >= c - half).all() and (q.min(0) <= c + half).all()]
+    if region is None or not polys:
+        return polys
+    inter, _, _ = polygon_intersections(np.asarray(region, np.float32)[None],
+                                        np.stack(polys).astype(np.float32))
+    return [q for q, a in zip(polys, inter[0]) if a > 0]
 
 
 def _spots_kept(got: Sequence[TileRead], rect: np.ndarray, whole: np.ndarray | None,
