@@ -606,7 +606,7 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
             return verdict
     # the face runs on into an identified neighbour's (a tile touching it flush, as dark):
     # the region with the identified tiles' outlines taken out, as it is and parted
-    apart = _apart_from(reads, boxes[0][0], seed.centre, WINDOW * length / 2)
+    apart = _apart_from(reads, boxes[0][0])
     for opened in (False, True) if apart else ():
         whole, trimmed = _face_boxes(image, seed.polygon, length, WINDOW, opened,
                                      np.stack(apart))
@@ -626,15 +626,12 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
     return _judge(block, shape, seed, decode, lengthwise, cut_shown, way, blocks_only=True)
 
 
-def _apart_from(reads: Sequence[TileRead], region: np.ndarray | None, centre: np.ndarray,
-                half: float) -> list[np.ndarray]:
+def _apart_from(reads: Sequence[TileRead], region: np.ndarray | None) -> list[np.ndarray]:
     """The identified tiles' outlines (float64 (4, 2) px) to take out of a seed's face
-    region: those inside the window (``centre`` +- ``half`` px) that overlap the region's
-    rectangle (``region``; None, a region cut by the window: every one in the window). Empty
-    where none does: taken out, they would leave the region as it was."""
-    c = np.asarray(centre, np.float64)
+    region: those that overlap the region's rectangle (``region``; None, a region cut by the
+    window: every one -- those off the window draw nothing there). Empty where none does:
+    taken out, they would leave the region as it was."""
     polys = [np.asarray(r.polygon, np.float64) for r in reads if r.state == "face_up"]
-    polys = [q for q in polys if (q.max(0) >= c - half).all() and (q.min(0) <= c + half).all()]
     if region is None or not polys:
         return polys
     inter, _, _ = polygon_intersections(np.asarray(region, np.float32)[None],
