@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from helpers.children import free_port, wait_for
 REPO = Path(__file__).resolve().parents[1]
 SCENES = REPO.parent / "shared" / "scenes"
 LS_VENV = REPO / ".venv-labelstudio"
+LS_TEMPLATE = LS_VENV / "data-template"  # a migrated data folder (scripts/setup.sh)
 VERSION = "tiles-test+pips-test"
 
 
@@ -290,6 +292,25 @@ def _stop(proc):
             proc.wait(20)
 
 
+def _ls_data(ls_bin: Path, env: dict, tmp_path: Path) -> Path:
+    """Label Studio's data folder for one test, ``env["LABEL_STUDIO_BASE_DATA_DIR"]``, holding a
+    migrated database: a copy of the one scripts/setup.sh migrates into ``LS_TEMPLATE`` (its
+    first start would otherwise spend about 40 s of CPU on some hundred migrations while the
+    test polls it), or, where that is absent (a venv set up before it), migrated here by
+    ``label-studio version``, which migrates and exits. AssertionError with its output if that
+    fails."""
+    data = Path(env["LABEL_STUDIO_BASE_DATA_DIR"])
+    if (LS_TEMPLATE / "label_studio.sqlite3").is_file():
+        shutil.copytree(LS_TEMPLATE, data)
+        return data
+    r = subprocess.run([str(ls_bin), "version"], env=env, cwd=tmp_path, capture_output=True,
+                       timeout=800)
+    out = (r.stdout + r.stderr).decode("utf-8", "replace").splitlines()
+    assert r.returncode == 0 and (data / "label_studio.sqlite3").is_file(), \
+        "Label Studio's migrations failed:\n" + "\n".join(out[-40:])
+    return data
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_label_studio_gets_predictions_and_sends_annotations(tmp_path):
@@ -316,8 +337,11 @@ def test_label_studio_gets_predictions_and_sends_annotations(tmp_path):
               "LABEL_STUDIO_USER_TOKEN": TOKEN, "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
               "LABEL_STUDIO_HOST": ls_url,
               # the backend listens on 127.0.0.1, a network Label Studio refuses by default
-              "USE_DEFAULT_BANNED_SUBNETS": "false"}
+              "USE_DEFAULT_BANNED_SUBNETS": "false",
+              # no asking pypi.org for a newer release (a table's network may have no way out)
+              "LATEST_VERSION_CHECK": "false"}
     be_env = {**os.environ, "LABEL_STUDIO_API_KEY": TOKEN}
+    _ls_data(ls_bin, ls_env, tmp_path)
     ls_log, be_log = open(tmp_path / "ls.log", "wb"), open(tmp_path / "backend.log", "wb")
     ls = subprocess.Popen([str(ls_bin), "start", "--port", str(ls_port), "--host", "127.0.0.1",
                            "--internal-host", "127.0.0.1", "--no-browser"], env=ls_env,
@@ -337,8 +361,8 @@ def test_label_studio_gets_predictions_and_sends_annotations(tmp_path):
                     return False
             return ok
 
-        wait_for(up(be_url), "paigow label-server /health", 120)
-        wait_for(up(ls_url), "Label Studio /health (first start migrates its database)", 600)
+        wait_for(up(be_url), "paigow label-server /health", 120, be, tmp_path / "backend.log")
+        wait_for(up(ls_url), "Label Studio /health", 600, ls, tmp_path / "ls.log")
         c = httpx.Client(base_url=ls_url, headers={"Authorization": f"Token {TOKEN}"},
                          timeout=300)
         r = c.post("/api/projects/", json={"title": "pai gow tiles", "label_config": label_config()})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import textwrap
 import time
+from pathlib import Path
 
 #: ``CLI_WITH_FAKE_MODELS.format(tests=TESTS_DIR, fake=PICKLE)`` then ``python -c`` it with
 #: the CLI's arguments: the real ``paigow`` with only the model loader replaced.
@@ -33,13 +34,32 @@ def free_port() -> int:
     return port
 
 
-def wait_for(cond, what: str, timeout: float):
+def wait_for(cond, what: str, timeout: float, proc=None, log=None):
     """``cond()``'s first truthy value, polled every 0.2 s; AssertionError naming ``what``
-    after ``timeout`` s (an upper bound for a loaded machine, not a speed assertion)."""
+    after ``timeout`` s (an upper bound for a loaded machine, not a speed assertion).
+
+    ``proc`` (a ``subprocess.Popen``): the child that should bring ``cond`` about; its exit
+    ends the wait at once. ``log`` (a path): that child's output, whose last lines the
+    AssertionError carries, so a failure on a machine nobody can look at says what happened."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         got = cond()
         if got:
             return got
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"{what}: the child exited with {proc.returncode}"
+                                 f"{log_tail(log)}")
         time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what} ({timeout:g} s){log_tail(log)}")
+
+
+def log_tail(log, lines: int = 40) -> str:
+    """The last ``lines`` lines of the file ``log`` (None: nothing), as text to append to an
+    assertion message."""
+    if log is None:
+        return ""
+    try:
+        text = Path(log).read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError as e:
+        return f"\n(no log: {e})"
+    return f"\n--- last {min(lines, len(text))} lines of {log} ---\n" + "\n".join(text[-lines:])
