@@ -24,10 +24,12 @@ fi
 .venv/bin/python -m pip install -q -c scripts/constraints.txt cvat-sdk==2.80.0 cvat-cli==2.80.0
 # Label Studio itself, for tests/test_label_server.py (a real server that `paigow label-server`
 # connects to; docs/labelling.md), in a venv of its own: it pins Django and many packages that
-# would clash with .venv's (about 70 s and 1 GB). A failure here does not stop the set-up; the
-# test then skips, unless PAIGOW_REQUIRE_LABEL_STUDIO=1 (set by .ci/run) makes it fail.
+# would clash with .venv's (about 70 s and 1 GB), under the pins of
+# scripts/labelstudio-constraints.txt (a new sentry-sdk once broke every fresh install). A
+# failure here does not stop the set-up; the test then skips, unless
+# PAIGOW_REQUIRE_LABEL_STUDIO=1 (set by .ci/run) makes it fail.
 if [ ! -x .venv-labelstudio/bin/label-studio ]; then
-  ( "$PY" -m venv .venv-labelstudio && .venv-labelstudio/bin/python -m pip install -q label-studio==1.23.2 ) \
+  ( "$PY" -m venv .venv-labelstudio && .venv-labelstudio/bin/python -m pip install -q -c scripts/labelstudio-constraints.txt label-studio==1.23.2 ) \
     || { echo "Label Studio not installed in .venv-labelstudio: tests/test_label_server.py will skip" >&2; rm -rf .venv-labelstudio; }
 fi
 # Its database migrated once, here, while nothing else runs (about 40 s of CPU): the test
