@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a fresh machine: a virtual environment in .venv with everything the project needs.
 # torch and torchvision are pinned exactly: those wheels lie on the project's machines' disks.
+# Every package is installed at the version scripts/lock.txt names (the set the tests passed on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -8,20 +9,21 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q torch==2.14.1 torchvision==0.29.1
+.venv/bin/python -m pip install -q -c scripts/lock.txt torch==2.14.1 torchvision==0.29.1
 # postgres: psycopg 3 for the audit store on PostgreSQL; ray: `paigow reaudit` (Ray tasks);
 # openvino: `--backend openvino`. scripts/constraints.txt pins the packages whose numerics reach
 # a reading to the versions the models' figures were measured with (see there why).
-.venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[train,test,postgres,ray,openvino]'
+.venv/bin/python -m pip install -q -c scripts/constraints.txt -c scripts/lock.txt -e '.[train,test,postgres,ray,openvino]'
 # The labelling tools' own validators for tests/test_exports.py, without their dependency pins:
 # label-studio-sdk 2.1 pins opencv-python-headless<4.13 (and numpy<2.3 through it), datumaro 1.13
 # opencv-python-headless<5 and pillow~=12; either would replace the OpenCV 5 / Pillow 13 the
 # project runs on (ultralytics pulls opencv-python 5, and two OpenCV versions would share one cv2
 # folder). The modules the tests use need only the light dependencies in the `test` extra.
-.venv/bin/python -m pip install -q --no-deps label-studio-sdk==2.1.2 datumaro==1.13.12
+.venv/bin/python -m pip install -q -c scripts/lock.txt --no-deps label-studio-sdk==2.1.2 datumaro==1.13.12
 # CVAT's SDK and command line (the auto-annotation function vision/exports/cvat_function.py and
 # tests/test_cvat_function.py): light dependencies only, installed under the pins.
-.venv/bin/python -m pip install -q -c scripts/constraints.txt cvat-sdk==2.80.0 cvat-cli==2.80.0
+.venv/bin/python -m pip install -q -c scripts/constraints.txt -c scripts/lock.txt cvat-sdk==2.80.0 \
+  cvat-cli==2.80.0
 # Label Studio itself, for tests/test_label_server.py (a real server that `paigow label-server`
 # connects to; docs/labelling.md), in a venv of its own: it pins Django and many packages that
 # would clash with .venv's (about 70 s and 1 GB), under the pins of
