@@ -349,6 +349,9 @@ class OpenVINOBackend:
                                            variant="head" if self.nms else "")
         except Exception as exc:  # noqa: BLE001 - OpenVINO raises its own RuntimeError types
             raise InputError(f"OpenVINO cannot compile {self.path}: {exc}") from None
+        #: the arithmetic OpenVINO chose, which the model version records: bfloat16 asked of a
+        #: CPU without bfloat16 units runs in f32, and a round read so must not say ``@bf16``
+        self.precision = compiled_precision(self.compiled, self.precision)
         #: idle infer requests, one per stream: a caller takes one for its call
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         for _ in range(self.streams):
@@ -369,6 +372,25 @@ class OpenVINOBackend:
         if self.nms is not None:
             return [embedded_nms(outs[0], blob.shape[2:], self.nms)]
         return outs
+
+
+#: OpenVINO's element types (as ``str(Type)`` or the hint's text) -> the model version's names
+_PRECISIONS = {"bfloat16": "bf16", "bf16": "bf16", "float16": "f16", "f16": "f16",
+               "float32": "f32", "f32": "f32"}
+
+
+def compiled_precision(compiled, asked: str) -> str:
+    """The arithmetic a compiled OpenVINO model runs in: its ``INFERENCE_PRECISION_HINT`` as
+    OpenVINO resolved it for this CPU (``"bf16"``, ``"f16"`` or ``"f32"``), which may differ
+    from the one ``asked``: bfloat16 needs bfloat16 units (AVX-512 BF16, AMX), and elsewhere
+    OpenVINO runs f32 (session 42 measured both on this project's machines: docs/pit.md).
+    ``asked`` is returned where the property cannot be read or names another type."""
+    try:
+        got = str(compiled.get_property(INFERENCE_PRECISION))
+    except Exception:  # noqa: BLE001 - a compiled model without the property
+        return asked
+    got = got.removeprefix("<Type: '").removesuffix("'>")
+    return _PRECISIONS.get(got, asked)
 
 
 def _literal_dict(v: Any) -> dict:

@@ -371,7 +371,8 @@ def _jobs(todo, replies, models, batch: bool, streams: int, opening, pongs) -> l
             try:
                 m = _model(models, backend, path, opening, streams)
                 replies[slot].put((tag, "ok", {"metadata": dict(m.metadata),
-                                               "input_shape": tuple(m.input_shape)}))
+                                               "input_shape": tuple(m.input_shape),
+                                               "precision": getattr(m, "precision", None)}))
             except Exception as exc:  # noqa: BLE001 - the client raises it as its own error
                 replies[slot].put((tag, "error", f"{type(exc).__name__}: {exc}"))
             continue
@@ -494,7 +495,8 @@ class SharedDetectorClient:
 
     def __init__(self, path: Path, handle: ServiceHandle, backend: str) -> None:
         self.path, self.handle, self.backend = Path(path), handle, backend
-        #: the arithmetic the service runs the model in (the engine records ``@bf16``)
+        #: the arithmetic the service runs the model in (the engine records ``@bf16``): the
+        #: backend's, then what the service's compiled model says it chose
         self.precision = backend_precision(backend)
         self._nonce = uuid.uuid4().hex[:12]
         self._seq = 0
@@ -505,6 +507,8 @@ class SharedDetectorClient:
         facts = self._call(("open", handle.slot, None, backend, str(self.path)))
         self.metadata = facts["metadata"]
         self.input_shape = tuple(facts["input_shape"])
+        # the arithmetic the service's backend chose on its CPU (bf16 asked may run f32)
+        self.precision = facts.get("precision") or self.precision
 
     def infer(self, blob: np.ndarray) -> list[np.ndarray]:
         """The graph's outputs for ``blob``, computed by the service."""
