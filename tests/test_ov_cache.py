@@ -87,6 +87,27 @@ def test_another_model_file_or_configuration_is_another_key(core, tmp_path):
     assert len(list(tmp_path.glob("*.ovc"))) == 3
 
 
+class _Core:
+    """An ``openvino.Core`` stand-in for the key: a CPU's name and capabilities."""
+
+    def __init__(self, caps):
+        self.caps = caps
+
+    def get_property(self, device, name):
+        assert device == "CPU"
+        return "AMD EPYC" if name == "FULL_DEVICE_NAME" else self.caps
+
+
+def test_a_cpu_with_other_units_is_another_key():
+    """Two kinds of this project's machines both call themselves "AMD EPYC"; one has bfloat16
+    units, the other not (session 42): a blob compiled on one is not the other's."""
+    from vision.recognition.ov_cache import _key
+
+    key = lambda caps: _key(_Core(caps), PIPS, CONFIG, 1)  # noqa: E731
+    assert key(["FP32", "INT8"]) == key(["INT8", "FP32"])
+    assert key(["FP32", "INT8"]) != key(["BF16", "FP32", "INT8"])
+
+
 def test_a_folder_that_cannot_be_written_costs_only_time(core, plain, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

@@ -12,7 +12,8 @@ the blob is OpenVINO's own export (``CompiledModel.export_model`` / ``Core.impor
 this module adds:
 
 * a key of everything that shapes the compiled graph: the ONNX file's SHA-256, OpenVINO's
-  version, the CPU's name, the compile configuration and the process's inference threads;
+  version, the CPU's name and optimization capabilities (bfloat16 units or not), the compile
+  configuration and the process's inference threads;
 * one file per key that holds the SHA-256 of its blob, checked before every import: a
   mismatch (a damaged, truncated or tampered file) is never imported -- the model is compiled
   again and the file rewritten;
@@ -74,9 +75,13 @@ def _key(core, path: Path, config: Mapping[str, Any], threads: int, variant: str
         cpu = str(core.get_property("CPU", "FULL_DEVICE_NAME"))
     except Exception:  # noqa: BLE001 - a plugin without the property: the key still differs by path
         cpu = "?"
+    try:  # what the CPU can run (BF16 or not): one name covers both kinds of AMD EPYC here
+        caps = sorted(str(c) for c in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    except Exception:  # noqa: BLE001 - a plugin without the property
+        caps = ["?"]
     # the file's digest is the one the checksum check computed (modelcheck caches it)
     parts = {"model_sha256": file_sha256(path), "openvino": ov.__version__, "cpu": cpu,
-             "config": {str(k): str(v) for k, v in sorted(config.items())},
+             "cpu_capabilities": caps, "config": {str(k): str(v) for k, v in sorted(config.items())},
              "threads": int(threads)}
     if variant:  # a part of the file's graph (vision.recognition.obb_nms.head_graph)
         parts["variant"] = str(variant)
