@@ -607,9 +607,8 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
     # the face runs on into an identified neighbour's (a tile touching it flush, as dark):
     # the region with the identified tiles' outlines taken out, as it is and parted
     apart = _apart_from(reads, boxes[0][0])
-    for opened in (False, True) if apart else ():
-        whole, trimmed = _face_boxes(image, seed.polygon, length, WINDOW, opened,
-                                     np.stack(apart))
+    for opened in (False, True) if apart is not None else ():
+        whole, trimmed = _face_boxes(image, seed.polygon, length, WINDOW, opened, apart)
         for rect in (whole, trimmed):
             verdict = _judge(rect, shape, seed, decode, lengthwise, cut_shown, way)
             if verdict is not None and (rect is whole or _spots_kept(
@@ -626,17 +625,20 @@ def _seed_verdict(seed, reads, image, shape, decode, lengthwise, cut_shown, way,
     return _judge(block, shape, seed, decode, lengthwise, cut_shown, way, blocks_only=True)
 
 
-def _apart_from(reads: Sequence[TileRead], region: np.ndarray | None) -> list[np.ndarray]:
-    """The identified tiles' outlines (float64 (4, 2) px) to take out of a seed's face
+def _apart_from(reads: Sequence[TileRead], region: np.ndarray | None) -> np.ndarray | None:
+    """The identified tiles' outlines (float64 (n, 4, 2) px) to take out of a seed's face
     region: those that overlap the region's rectangle (``region``; None, a region cut by the
-    window: every one -- those off the window draw nothing there). Empty where none does:
+    window: every one -- those off the window draw nothing there). None where none does:
     taken out, they would leave the region as it was."""
     polys = [np.asarray(r.polygon, np.float64) for r in reads if r.state == "face_up"]
-    if region is None or not polys:
-        return polys
-    inter, _, _ = polygon_intersections(np.asarray(region, np.float32)[None],
-                                        np.stack(polys).astype(np.float32))
-    return [q for q, a in zip(polys, inter[0]) if a > 0]
+    if not polys:
+        return None
+    polys = np.stack(polys)
+    if region is not None:
+        inter, _, _ = polygon_intersections(np.asarray(region, np.float32)[None],
+                                            polys.astype(np.float32))
+        polys = polys[inter[0] > 0]
+    return polys if len(polys) else None
 
 
 def _spots_kept(got: Sequence[TileRead], rect: np.ndarray, whole: np.ndarray | None,
